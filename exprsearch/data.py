@@ -1,0 +1,165 @@
+"""Measurement tables → :class:`Dataset`: validated factor columns and a positive target."""
+
+from __future__ import annotations
+
+import hashlib
+import keyword
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError
+from .vocabulary import FUNCTIONS, suggest
+
+_READERS = {
+    ".csv": lambda p: pd.read_csv(p),
+    ".tsv": lambda p: pd.read_csv(p, sep="\t"),
+    ".txt": lambda p: pd.read_csv(p, sep=None, engine="python"),
+    ".parquet": lambda p: pd.read_parquet(p),
+    ".json": lambda p: pd.read_json(p),
+}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Measurements: one row per run, factor columns ``X`` and the positive target ``y``."""
+
+    target: str
+    factors: tuple[str, ...]
+    X: np.ndarray
+    y: np.ndarray
+    name: str = "data"
+    path: str | None = None
+    sha256: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        self.X.setflags(write=False)
+        self.y.setflags(write=False)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.y)
+
+    def column(self, name: str) -> np.ndarray:
+        """The values of factor ``name``."""
+        return self.X[:, self.factors.index(name)]
+
+    def configurations(self) -> np.ndarray:
+        """An integer per row naming its configuration; repetitions share one."""
+        _, ids = np.unique(self.X, axis=0, return_inverse=True)
+        return ids.reshape(-1)
+
+    def subset(self, rows: np.ndarray) -> Dataset:
+        """The same dataset restricted to ``rows`` (an index or boolean mask)."""
+        return Dataset(
+            self.target, self.factors, self.X[rows].copy(), self.y[rows].copy(),
+            self.name, self.path, self.sha256, self.notes,
+        )
+
+
+def load_table(
+    path: str | Path,
+    target: str,
+    factors: list[str] | None = None,
+    drop_missing: bool = False,
+) -> Dataset:
+    """Read a CSV/TSV/Parquet/JSON table and validate it into a :class:`Dataset`."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"data file '{path}' does not exist; check the path")
+    reader = _READERS.get(path.suffix.lower())
+    if reader is None:
+        raise DataError(
+            f"'{path}' has an unknown extension '{path.suffix}'; "
+            f"use one of {', '.join(sorted(_READERS))}"
+        )
+    try:
+        frame = reader(path)
+    except Exception as exc:  # pandas raises many types for unreadable files
+        raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    header_lines = 1 if path.suffix.lower() in (".csv", ".tsv", ".txt") else 0
+    return from_frame(
+        frame, target, factors, drop_missing=drop_missing, name=path.stem,
+        path=str(path), sha256=sha, header_lines=header_lines,
+    )
+
+
+def from_frame(
+    frame: pd.DataFrame,
+    target: str,
+    factors: list[str] | None = None,
+    *,
+    drop_missing: bool = False,
+    name: str = "data",
+    path: str | None = None,
+    sha256: str | None = None,
+    header_lines: int = 0,
+) -> Dataset:
+    """Validate a DataFrame into a :class:`Dataset` (factors default to other numeric columns)."""
+    where = f"'{path}'" if path else "the table"
+    columns = [str(c) for c in frame.columns]
+    frame = frame.set_axis(columns, axis=1)
+    _require_column(target, columns, where, "target")
+    notes: list[str] = []
+    if factors is None:
+        factors = [c for c in columns if c != target and pd.api.types.is_numeric_dtype(frame[c])]
+        ignored = [c for c in columns if c != target and c not in factors]
+        if ignored:
+            notes.append(f"ignored non-numeric column(s) {', '.join(ignored)}")
+    else:
+        for f in factors:
+            _require_column(f, columns, where, "factor")
+        if target in factors:
+            raise DataError(f"'{target}' is the target; it cannot also be a factor")
+    if not factors:
+        raise DataError(f"{where} has no numeric factor column besides '{target}'; add one")
+    for f in factors:
+        if not f.isidentifier() or keyword.iskeyword(f) or f in FUNCTIONS:
+            raise DataError(
+                f"{where} factor column '{f}' cannot name a factor in a law: use letters, digits "
+                "and _ (not starting with a digit, not a function name); rename the column"
+            )
+    numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce")
+    positions = np.arange(len(numeric))
+    bad = ~np.isfinite(numeric.to_numpy(dtype=float))
+    if bad.any():
+        rows = np.flatnonzero(bad.any(axis=1))
+        if not drop_missing:
+            col = [*factors, target][int(np.flatnonzero(bad[rows[0]])[0])]
+            raise DataError(
+                f"{where} column '{col}' has missing or non-numeric values at "
+                f"{_rows(rows, header_lines)}; fill or remove them, or pass --drop-missing"
+            )
+        notes.append(f"dropped {len(rows)} row(s) with missing values: {_rows(rows, header_lines)}")
+        numeric = numeric.drop(index=numeric.index[rows])
+        positions = np.delete(positions, rows)
+    y = numeric[target].to_numpy(dtype=float)
+    nonpositive = np.flatnonzero(y <= 0)
+    if nonpositive.size:
+        raise DataError(
+            f"{where} target '{target}' must be positive (errors are relative to it) but is "
+            f"zero or negative at {_rows(positions[nonpositive], header_lines)}; remove those rows"
+        )
+    if len(y) < 2:
+        raise DataError(f"{where} has {len(y)} usable row(s); a law needs several measurements")
+    X = numeric[factors].to_numpy(dtype=float)
+    return Dataset(target, tuple(factors), X, y, name, path, sha256, tuple(notes))
+
+
+def _require_column(name: str, columns: list[str], where: str, what: str) -> None:
+    if name not in columns:
+        raise DataError(
+            f"{what} column '{name}' is not in {where}{suggest(name, columns)}; "
+            f"its columns are {', '.join(columns)}"
+        )
+
+
+def _rows(rows: np.ndarray, header_lines: int) -> str:
+    shown = ", ".join(str(int(r) + 1 + header_lines) for r in rows[:8])
+    more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
+    kind = "line" if header_lines else "row"
+    return f"{kind}{'s' if len(rows) > 1 else ''} {shown}{more}"

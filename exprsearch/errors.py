@@ -1,0 +1,31 @@
+"""Exceptions the library raises; only the CLI turns them into a message and an exit code."""
+
+from __future__ import annotations
+
+
+class ExprsearchError(Exception):
+    """Base class: the message is one sentence that names the culprit and says what to do."""
+
+
+class DataError(ExprsearchError, ValueError):
+    """The measurement table cannot be used as given (missing file or column, NaN, bad values)."""
+
+
+class GrammarError(ExprsearchError, ValueError):
+    """A grammar file is malformed: TOML syntax, unknown rule, name or function, bad limits."""
+
+
+class BindingError(ExprsearchError, ValueError):
+    """A grammar and a dataset do not fit together (a grammar factor missing from the data)."""
+
+
+class SearchError(ExprsearchError, RuntimeError):
+    """The search produced nothing usable (every candidate rejected, too few rows)."""
+
+
+class LawError(ExprsearchError, ValueError):
+    """A law file cannot be read or does not match the factors it is asked to predict."""
+
+
+class OutputError(ExprsearchError, OSError):
+    """Results cannot be written without overwriting something the user has."""

@@ -1,0 +1,96 @@
+"""Printers of a law (LaTeX, an importable Python module) and writers of the result files."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import sympy
+
+from .errors import OutputError
+from .law import Law
+from .rank import Ranking
+from .vocabulary import to_latex, to_numpy_code, to_text
+
+FILES = ("law.json", "law.tex", "law.py", "front.csv")
+
+
+def rounded_text(law: Law, digits: int = 4) -> str:
+    """The law as plain text with constants rounded for reading."""
+    rounded = {sympy.Symbol(k, real=True): sympy.Float(v, digits) for k, v in law.constants.items()}
+    return str(law.template.xreplace(rounded))
+
+
+def check_free(directory: str | Path) -> None:
+    """Raise if ``directory`` already holds result files, before any work is done."""
+    existing = [name for name in FILES if (Path(directory) / name).exists()]
+    if existing:
+        raise OutputError(
+            f"'{directory}' already holds {', '.join(existing)}; "
+            "pass --out to choose another directory or --force to replace them"
+        )
+    if Path(directory).exists() and not Path(directory).is_dir():
+        raise OutputError(f"'{directory}' exists and is not a directory; pass another --out")
+
+
+def latex(law: Law, digits: int = 4) -> str:
+    """The law as a LaTeX equation, constants rounded to ``digits`` significant digits."""
+    rounded = {sympy.Symbol(k, real=True): sympy.Float(v, digits) for k, v in law.constants.items()}
+    rhs = to_latex(law.template.xreplace(rounded))
+    target = sympy.latex(sympy.Symbol(law.target))
+    return f"\\begin{{equation}}\n  {target} = {rhs}\n\\end{{equation}}\n"
+
+
+def python_module(law: Law) -> str:
+    """Source of a module, needing only numpy, whose ``predict`` evaluates the law."""
+    arguments = ", ".join(law.factors)
+    conversions = "".join(f"    {f} = numpy.asarray({f}, dtype=float)\n" for f in law.factors)
+    shape = f"numpy.broadcast({', '.join(law.factors)}).shape" if len(law.factors) > 1 else f"{law.factors[0]}.shape"
+    return (
+        f'"""{law.target} = {to_text(law.expression)}\n\n'
+        f"Fitted by exprsearch {law.version} with grammar '{law.grammar.get('name')}'; "
+        f'this module needs only numpy.\n"""\n\n'
+        "import numpy\n\n"
+        f"FACTORS = {tuple(law.factors)!r}\n"
+        f"TARGET = {law.target!r}\n\n\n"
+        f"def predict({arguments}):\n"
+        f'    """Predicted {law.target}; arguments are numbers or numpy arrays that broadcast."""\n'
+        f"{conversions}"
+        f"    return numpy.zeros({shape}) + ({to_numpy_code(law.expression)})\n"
+    )
+
+
+def front_csv(ranking: Ranking) -> str:
+    """The Pareto front as CSV, simplest law first, with the chosen one marked."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["complexity", "constants", "mape_pct", "cv_mape_pct", "rmse", "r2",
+                     "extended_bic", "lack_of_fit_p", "chosen", "law"])
+    for i, s in enumerate(ranking.front):
+        law = s.fit.candidate.template.xreplace(
+            {sympy.Symbol(k, real=True): sympy.Float(v, 6) for k, v in s.fit.values.items()}
+        )
+        writer.writerow([
+            s.complexity, s.n_constants, f"{s.mape:.6g}", f"{s.cv_mape:.6g}", f"{s.rmse:.6g}",
+            f"{s.r2:.6g}", f"{s.ebic:.6g}",
+            "" if s.lack_of_fit_p is None else f"{s.lack_of_fit_p:.4g}",
+            "yes" if i == ranking.chosen else "", to_text(law),
+        ])
+    return out.getvalue()
+
+
+def write(law: Law, ranking: Ranking, directory: str | Path, overwrite: bool = False) -> list[Path]:
+    """Write law.json, law.tex, law.py and front.csv into ``directory``.
+
+    An existing file is replaced only with ``overwrite``; nothing is written before that check.
+    """
+    directory = Path(directory)
+    targets = [directory / name for name in FILES]
+    if not overwrite:
+        check_free(directory)
+    contents = [law.to_json(), latex(law), python_module(law), front_csv(ranking)]
+    directory.mkdir(parents=True, exist_ok=True)
+    for path, text in zip(targets, contents):
+        path.write_text(text)
+    return targets

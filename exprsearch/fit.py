@@ -1,0 +1,274 @@
+"""Fit a compiled candidate's constants by minimising a regularised relative-error cost.
+
+The cost of constants θ on measurements y is
+
+    J(θ) = mean(((f(x; θ) − y) / y)²) + λ · Σᵢ (sᵢ · cᵢ)²
+
+where cᵢ are the linear coefficients and sᵢ = rms(gᵢ / y) is the relative size of the basis
+column gᵢ they multiply, so the penalty is a ridge on each term's share of the target and does
+not depend on units. Linear coefficients are solved in closed form (variable projection); only
+the nonlinear constants (exponents) are searched by differential evolution. See docs/method.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import differential_evolution, minimize
+
+from .compile import CompiledCandidate
+
+_INVALID = 1e10  # cost given to constants whose predictions are not finite
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """How constants are fitted; ``plain_de`` searches every constant by DE (for comparison)."""
+
+    seed: int = 0
+    regularization: float = 1e-6
+    popsize: int = 10
+    maxiter: int = 60
+    tol: float = 1e-3
+    plain_de: bool = False
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Fitted constants of one candidate, or the reason it was rejected (``ok`` False)."""
+
+    candidate: object
+    values: dict[str, float] = field(default_factory=dict)
+    cost: float = float("inf")
+    mse: float = float("inf")
+    ok: bool = False
+    reason: str = ""
+
+
+def fit(compiled: CompiledCandidate, y: np.ndarray, settings: FitSettings = FitSettings()) -> Fit:
+    """Fit ``compiled`` to targets ``y`` and check its predictions are finite and positive."""
+    candidate = compiled.candidate
+    nonlinear_bounds = [candidate.bounds[s.name] for s in candidate.nonlinear]
+    if not all(np.isfinite(b).all() for b in nonlinear_bounds):
+        return Fit(candidate, reason="a nonlinear constant has an infinite bound; give it finite min and max")
+    problem = _Problem(compiled, y, settings.regularization)
+    if settings.plain_de:
+        theta, coef = problem.plain_de(settings, _seed(settings.seed, candidate))
+    elif candidate.nonlinear:
+        theta = problem.search_nonlinear(nonlinear_bounds, settings, _seed(settings.seed, candidate))
+        coef = None
+    else:
+        theta, coef = np.zeros(0), None
+    return problem.result(theta, coef)
+
+
+def _seed(seed: int, candidate: object) -> int:
+    """A per-candidate seed, so a candidate's fit does not depend on which others ran first."""
+    return (seed * 1_000_003 + zlib.crc32(str(candidate).encode())) % (2**32)
+
+
+class _Problem:
+    """One candidate on one dataset: the relative design and the cost of constants."""
+
+    def __init__(self, compiled: CompiledCandidate, y: np.ndarray, regularization: float) -> None:
+        self.compiled = compiled
+        self.candidate = compiled.candidate
+        self.y = y
+        self.lam = regularization
+        bounds = [self.candidate.bounds[s.name] for s in self.candidate.linear]
+        self.low = np.array([b[0] for b in bounds], dtype=float)
+        self.high = np.array([b[1] for b in bounds], dtype=float)
+
+    def relative(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Scaled relative design ``(S, n, m)``, its column scales, target ``(S, n)``, validity."""
+        basis, offset = self.compiled.design(theta)
+        design = basis / self.y[None, :, None]
+        target = 1.0 - offset / self.y[None, :]
+        valid = np.isfinite(design).all(axis=(1, 2)) & np.isfinite(target).all(axis=1)
+        design[~valid] = 0.0
+        target[~valid] = 0.0
+        scale = np.sqrt(np.mean(design**2, axis=1))
+        scale[~(scale > 0)] = 1.0
+        return design / scale[:, None, :], scale, target, valid
+
+    def solve(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Best coefficients (scaled), cost and mse for each column of ``theta`` ``(q, S)``."""
+        design, scale, target, valid = self.relative(theta)
+        z = self.least_squares(design, target, scale, valid)
+        return (z, *self._cost(design, target, z, valid))
+
+    def least_squares(self, design, target, scale, valid) -> np.ndarray:
+        """Ridge solution of ``design · z ≈ target`` per member, within the coefficient bounds."""
+        size, n, m = design.shape
+        if m == 0:
+            return np.zeros((size, 0))
+        gram = np.einsum("snm,snk->smk", design, design) / n + self.lam * np.eye(m)
+        rhs = np.einsum("snm,sn->sm", design, target) / n
+        z = np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
+        low, high = self.low * scale, self.high * scale
+        outside = ((z < low - 1e-12 * np.abs(low)) | (z > high)).any(axis=1) & valid
+        if outside.any():
+            z[outside] = _bounded(gram[outside], rhs[outside], low[outside], high[outside])
+        return z
+
+    def _cost(self, design, target, z, valid) -> tuple[np.ndarray, np.ndarray]:
+        residual = np.einsum("snm,sm->sn", design, z) - target
+        mse = np.mean(residual**2, axis=1)
+        cost = mse + self.lam * np.sum(z**2, axis=1)
+        bad = ~valid | ~np.isfinite(cost)
+        cost[bad], mse[bad] = _INVALID, _INVALID
+        return cost, mse
+
+    def search_nonlinear(self, bounds, settings: FitSettings, seed: int) -> np.ndarray:
+        def energy(theta: np.ndarray) -> np.ndarray:
+            return self.solve(theta)[1]
+
+        result = differential_evolution(
+            energy, bounds, vectorized=True, updating="deferred", seed=seed,
+            popsize=settings.popsize, maxiter=settings.maxiter, tol=settings.tol, polish=False,
+        )
+        return _polish(lambda t: float(energy(t[:, None])[0]), result.x, bounds)
+
+    def plain_de(self, settings: FitSettings, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """DE over every constant; infinite coefficient bounds become ±100 target-sized terms."""
+        q = len(self.candidate.nonlinear)
+        nl_bounds = [self.candidate.bounds[s.name] for s in self.candidate.nonlinear]
+        middle = np.array([[(lo + hi) / 2] for lo, hi in nl_bounds]).reshape(q, 1)
+        scale = self.relative(middle)[1][0]
+        low = np.where(np.isfinite(self.low), self.low, -100 / scale)
+        high = np.where(np.isfinite(self.high), self.high, 100 / scale)
+        bounds = nl_bounds + list(zip(low, high))
+
+        def energy(params: np.ndarray) -> np.ndarray:
+            design, scale, target, valid = self.relative(params[:q])
+            return self._cost(design, target, params[q:].T * scale, valid)[0]
+
+        result = differential_evolution(
+            energy, bounds, vectorized=True, updating="deferred", seed=seed,
+            popsize=settings.popsize, maxiter=settings.maxiter * 5, tol=settings.tol, polish=False,
+        )
+        best = _polish(lambda t: float(energy(t[:, None])[0]), result.x, bounds)
+        return best[:q], best[q:]
+
+    def result(self, theta: np.ndarray, coef: np.ndarray | None) -> Fit:
+        column = theta.reshape(-1, 1)
+        design, scale, target, valid = self.relative(column)
+        if coef is None:
+            z = self.solve(column)[0][0]
+            coef = z / scale[0]
+        cost, mse = self._cost(design, target, (coef * scale[0])[None, :], valid)
+        names = [s.name for s in self.candidate.linear + self.candidate.nonlinear]
+        values = dict(zip(names, [float(v) for v in (*coef, *theta)]))
+        if not valid[0]:
+            return Fit(self.candidate, values, reason=self._undefined_reason(column))
+        predicted = self.y * (1.0 - (target[0] - design[0] @ (coef * scale[0])))
+        bad = np.flatnonzero(~(predicted > 0))
+        if bad.size:
+            rows = ", ".join(str(r + 1) for r in bad[:5])
+            return Fit(self.candidate, values, float(cost[0]), float(mse[0]),
+                       reason=f"predicts zero or negative values at data rows {rows}")
+        return Fit(self.candidate, values, float(cost[0]), float(mse[0]), ok=True)
+
+    def _undefined_reason(self, theta: np.ndarray) -> str:
+        basis, offset = self.compiled.design(theta)
+        for j, term in enumerate(self.candidate.basis):
+            rows = np.flatnonzero(~np.isfinite(basis[0, :, j]))
+            if rows.size:
+                shown = ", ".join(str(r + 1) for r in rows[:5])
+                return f"term {term} is undefined (NaN or infinite) at data rows {shown}"
+        return "the law is undefined (NaN or infinite) on some rows"
+
+
+def _bounded(gram: np.ndarray, rhs: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Minimise zᵀ·gram·z − 2·rhsᵀz within [low, high] for each of S small problems.
+
+    A batched active-set method (clamp what leaves the bounds, free what the gradient pulls
+    back inside) settles almost every problem in one or two batched solves; the few that do
+    not are solved by exhaustive enumeration.
+    """
+    size, m = rhs.shape
+    at_low = np.zeros((size, m), dtype=bool)
+    at_high = np.zeros((size, m), dtype=bool)
+    eye = np.eye(m, dtype=bool)
+    z = np.zeros((size, m))
+    done = np.zeros(size, dtype=bool)
+    for _ in range(2 * m + 2):
+        clamped = at_low | at_high
+        system = np.where(clamped[:, :, None], eye[None], gram)
+        bound = np.where(at_low, low, high)
+        free_rhs = rhs - np.einsum("smk,sk->sm", gram, np.where(clamped, bound, 0.0))
+        z = np.linalg.solve(system, np.where(clamped, bound, free_rhs)[:, :, None])[:, :, 0]
+        below, above = (z < low) & ~clamped, (z > high) & ~clamped
+        gradient = np.einsum("smk,sk->sm", gram, z) - rhs
+        wrong_low = at_low & (gradient < -1e-12 * (1 + np.abs(rhs)))
+        wrong_high = at_high & (gradient > 1e-12 * (1 + np.abs(rhs)))
+        done = ~(below | above | wrong_low | wrong_high).any(axis=1)
+        if done.all():
+            return z
+        at_low |= below
+        at_high |= above
+        at_low &= ~wrong_low
+        at_high &= ~wrong_high
+    z[~done] = _bounded_quadratic(gram[~done], rhs[~done], low[~done], high[~done])
+    return z
+
+
+def _bounded_quadratic(gram: np.ndarray, rhs: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Exact minimiser of zᵀ·gram·z − 2·rhsᵀz within [low, high], for each of S small problems.
+
+    The objective is strictly convex, so the optimum is the unconstrained optimum of its free
+    variables with the others at a bound: trying every assignment of free / at-low / at-high and
+    keeping the best feasible one is exact. With at most a handful of terms that is a few dozen
+    small batched solves, far cheaper than a general bounded solver per member.
+    """
+    size, m = rhs.shape
+    best = np.full((size, m), np.nan)
+    best_cost = np.full(size, np.inf)
+    finite_low, finite_high = np.isfinite(low).all(axis=0), np.isfinite(high).all(axis=0)
+    states = [["free"] + (["low"] if finite_low[j] else []) + (["high"] if finite_high[j] else [])
+              for j in range(m)]
+    for pattern in itertools.product(*states):
+        free = np.array([s == "free" for s in pattern])
+        z = np.where(np.array([s == "low" for s in pattern]), low, high)
+        z[:, free] = 0.0 if free.all() else z[:, free]
+        if free.any():
+            fixed = ~free
+            reduced = rhs[:, free] - np.einsum("sfc,sc->sf", gram[:, free][:, :, fixed], np.where(fixed, z, 0)[:, fixed])
+            z[:, free] = np.linalg.solve(gram[:, free][:, :, free], reduced[:, :, None])[:, :, 0]
+        tolerance = 1e-10 * (1 + np.abs(z))
+        feasible = ((z >= low - tolerance) | ~np.isfinite(low)).all(axis=1) & ((z <= high + tolerance) | ~np.isfinite(high)).all(axis=1)
+        cost = np.einsum("sm,smk,sk->s", z, gram, z) - 2 * np.einsum("sm,sm->s", rhs, z)
+        better = feasible & (cost < best_cost)
+        best[better], best_cost[better] = np.clip(z[better], low[better], high[better]), cost[better]
+    return best
+
+
+def _polish(scalar, start: np.ndarray, bounds) -> np.ndarray:
+    """Refine the best DE member with L-BFGS-B inside the bounds; keep it if not improved."""
+    if len(start) == 0:
+        return start
+    result = minimize(scalar, start, method="L-BFGS-B", bounds=bounds)
+    return result.x if result.fun <= scalar(start) else start
+
+
+def cross_validate(
+    compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, folds: np.ndarray,
+    settings: FitSettings = FitSettings(),
+) -> float:
+    """Mean absolute relative error on held-out folds (``folds`` gives each row's fold).
+
+    The linear coefficients are refitted on the other folds; nonlinear constants stay at their
+    full-data values, which keeps this cheap enough to run on every law of the front.
+    """
+    problem = _Problem(compiled, y, settings.regularization)
+    theta = np.array([fitted.values[s.name] for s in compiled.candidate.nonlinear]).reshape(-1, 1)
+    design, scale, target, valid = problem.relative(theta)
+    errors = np.empty(len(y))
+    for fold in np.unique(folds):
+        train, test = folds != fold, folds == fold
+        z = problem.least_squares(design[:, train], target[:, train], scale, valid)
+        errors[test] = np.abs(design[0, test] @ z[0] - target[0, test])
+    return float(np.mean(errors))

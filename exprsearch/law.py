@@ -1,0 +1,105 @@
+"""The chosen law: a fitted expression of named factors that predicts the target and
+round-trips through JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import sympy
+
+from .compile import factor_symbol, to_function
+from .errors import LawError
+from .vocabulary import ExpressionSyntaxError, parse, suggest, to_text
+
+
+@dataclass(frozen=True)
+class Law:
+    """``target = template(factors; constants)``, with the figures that justified it."""
+
+    target: str
+    factors: tuple[str, ...]
+    template: sympy.Expr
+    constants: dict[str, float]
+    complexity: int
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    domain: dict[str, list[float]] = field(default_factory=dict)
+    grammar: dict[str, str | None] = field(default_factory=dict)
+    dataset: dict[str, str | None] = field(default_factory=dict)
+    selection: str = ""
+    seed: int = 0
+    version: str = ""
+
+    @property
+    def expression(self) -> sympy.Expr:
+        """The law with its constants inlined as numbers."""
+        values = {sympy.Symbol(k, real=True): sympy.Float(v, 17) for k, v in self.constants.items()}
+        return self.template.xreplace(values)
+
+    def predict(self, data: Mapping[str, object]) -> np.ndarray:
+        """Predicted target for columns ``data[factor]`` (a DataFrame or a dict of arrays)."""
+        missing = [f for f in self.factors if f not in data]
+        if missing:
+            raise LawError(
+                f"the law needs factor '{missing[0]}'{suggest(missing[0], [str(k) for k in data])}; "
+                f"it uses {', '.join(self.factors)}"
+            )
+        columns = [np.asarray(data[f], dtype=float) for f in self.factors]
+        shape = np.broadcast_shapes(*(c.shape for c in columns))
+        values = to_function(self.expression, self.factors)(columns)
+        return np.broadcast_to(values, shape).astype(float)
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON: the expression and template as text sympy can parse back."""
+        record = asdict(self)
+        record["expression"] = to_text(self.expression)
+        record["template"] = to_text(self.template)
+        record["factors"] = list(self.factors)
+        order = ["expression", "template", "constants", "target", "factors", "metrics",
+                 "complexity", "domain", "selection", "grammar", "dataset", "seed", "version"]
+        return {key: record[key] for key in order}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, record: Mapping) -> Law:
+        try:
+            factors = tuple(record["factors"])
+            constants = {str(k): float(v) for k, v in record["constants"].items()}
+            symbols = {f: factor_symbol(f) for f in factors}
+            symbols.update({k: sympy.Symbol(k, real=True) for k in constants})
+            template = parse(record["template"], symbols)
+            return cls(
+                target=record["target"], factors=factors, template=template,
+                constants=constants, complexity=int(record["complexity"]),
+                metrics=dict(record.get("metrics", {})), domain=dict(record.get("domain", {})),
+                grammar=dict(record.get("grammar", {})), dataset=dict(record.get("dataset", {})),
+                selection=record.get("selection", ""), seed=int(record.get("seed", 0)),
+                version=record.get("version", ""),
+            )
+        except KeyError as exc:
+            raise LawError(f"the law has no '{exc.args[0]}' entry; is it a law.json from exprsearch?") from None
+        except (ExpressionSyntaxError, TypeError, ValueError, AttributeError) as exc:
+            raise LawError(f"the law's template cannot be read: {exc}") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> Law:
+        try:
+            return cls.from_dict(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise LawError(f"not valid JSON: {exc}") from None
+
+
+def load(path: str | Path) -> Law:
+    """Read a law.json file."""
+    path = Path(path)
+    if not path.is_file():
+        raise LawError(f"law file '{path}' does not exist; check the path")
+    try:
+        return Law.from_json(path.read_text())
+    except LawError as exc:
+        raise LawError(f"{path}: {exc}") from None

@@ -1,0 +1,160 @@
+"""Score fitted candidates, keep the Pareto front of error vs complexity, and choose one law.
+
+The rule (docs/method.md): where repetitions measure the noise, a law is *adequate* when a
+lack-of-fit F-test cannot tell its residuals from that noise (p ≥ ``alpha``). The chosen law is
+the adequate law with the fewest constants (the best-fitting one among those), so a gain smaller
+than the noise never buys a more complex law. Without repetitions, or when no law is adequate,
+the chosen law has the lowest extended BIC, which charges for every constant and for how many
+laws of at most that size the grammar offered.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .fit import Fit
+
+MSE_FLOOR = 1e-20  # relative errors below 1e-10 are numerically exact fits
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Pure error from repeated configurations, in relative units."""
+
+    sum_squares: float
+    dof: int
+    configurations: int
+
+    @property
+    def relative_sd(self) -> float | None:
+        return math.sqrt(self.sum_squares / self.dof) if self.dof > 0 else None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A law on the front with every figure the selection rule and the user look at."""
+
+    fit: Fit
+    complexity: int
+    n_constants: int
+    mape: float
+    rmse: float
+    r2: float
+    cv_mape: float
+    ebic: float
+    lack_of_fit_p: float | None
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The Pareto front (simplest first) and the index of the chosen law in it."""
+
+    front: tuple[Scored, ...]
+    chosen: int
+    rule: str
+    noise: Noise
+
+    @property
+    def law(self) -> Scored:
+        return self.front[self.chosen]
+
+
+def pareto_front(fits: list[Fit]) -> list[Fit]:
+    """Fits no other fit beats on both complexity and cost, simplest first."""
+    ordered = sorted(
+        (f for f in fits if f.ok), key=lambda f: (f.candidate.complexity, f.cost)
+    )
+    front: list[Fit] = []
+    for f in ordered:
+        if not front or f.cost < front[-1].cost * (1 - 1e-9):
+            if front and front[-1].candidate.complexity == f.candidate.complexity:
+                continue
+            front.append(f)
+    return front
+
+
+def noise(y: np.ndarray, configurations: np.ndarray) -> Noise:
+    """Pooled within-configuration variation of ``y`` relative to each measurement."""
+    total, dof = 0.0, 0
+    for c in np.unique(configurations):
+        values = y[configurations == c]
+        if len(values) > 1:
+            total += float(np.sum(((values - values.mean()) / values) ** 2))
+            dof += len(values) - 1
+    return Noise(total, dof, len(np.unique(configurations)))
+
+
+def metrics(y: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
+    """MAPE (%), RMSE (target units) and R² of ``predicted`` against ``y``."""
+    residual = predicted - y
+    spread = float(np.sum((y - y.mean()) ** 2))
+    return {
+        "mape": float(100 * np.mean(np.abs(residual / y))),
+        "rmse": float(np.sqrt(np.mean(residual**2))),
+        "r2": float(1 - np.sum(residual**2) / spread) if spread > 0 else 1.0,
+    }
+
+
+def extended_bic(mse: float, n_rows: int, n_constants: int, space: int) -> float:
+    """n·ln(MSE) + (k+1)·ln(n) + 2·ln(laws of this size the grammar offered)."""
+    return (
+        n_rows * math.log(max(mse, MSE_FLOOR))
+        + (n_constants + 1) * math.log(n_rows)
+        + 2 * math.log(max(space, 1))
+    )
+
+
+def lack_of_fit_p(mse: float, n_rows: int, n_constants: int, pure: Noise) -> float | None:
+    """p-value of the lack-of-fit F-test, or None without repetitions to test against."""
+    lof_dof = pure.configurations - n_constants
+    if pure.dof < 2 or lof_dof < 1 or pure.sum_squares <= 0:
+        return None
+    lack = max(n_rows * mse - pure.sum_squares, 0.0) / lof_dof
+    return float(stats.f.sf(lack / (pure.sum_squares / pure.dof), lof_dof, pure.dof))
+
+
+def space_sizes(n_constants: list[int]) -> dict[int, int]:
+    """How many candidates the grammar offered with at most each number of constants."""
+    counts = Counter(n_constants)
+    return {k: sum(v for size, v in counts.items() if size <= k) for k in counts}
+
+
+def score(
+    fitted: Fit, y: np.ndarray, predicted: np.ndarray, cv_mape: float, space: dict[int, int],
+    pure: Noise,
+) -> Scored:
+    """All figures for one fitted law."""
+    k = fitted.candidate.n_constants
+    m = metrics(y, predicted)
+    return Scored(
+        fit=fitted,
+        complexity=fitted.candidate.complexity,
+        n_constants=k,
+        mape=m["mape"],
+        rmse=m["rmse"],
+        r2=m["r2"],
+        cv_mape=100 * cv_mape,
+        ebic=extended_bic(fitted.mse, len(y), k, space[k]),
+        lack_of_fit_p=lack_of_fit_p(fitted.mse, len(y), k, pure),
+    )
+
+
+def select(front: list[Scored], pure: Noise, alpha: float = 0.01) -> Ranking:
+    """Choose the law on ``front`` by the rule in the module docstring."""
+    adequate = [i for i, s in enumerate(front) if s.lack_of_fit_p is not None and s.lack_of_fit_p >= alpha]
+    if adequate:
+        chosen = min(adequate, key=lambda i: (front[i].n_constants, front[i].ebic))
+        rule = (
+            f"fewest constants among the {len(adequate)} law(s) on the front whose misfit is "
+            f"within the measured noise (lack-of-fit p >= {alpha})"
+        )
+    else:
+        why = "no law fits within the measured noise" if pure.dof else "no repeated configurations"
+        chosen = min(range(len(front)), key=lambda i: (front[i].ebic, front[i].complexity))
+        rule = f"lowest extended BIC on the front ({why})"
+    return Ranking(tuple(front), chosen, rule, pure)

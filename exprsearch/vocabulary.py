@@ -1,0 +1,118 @@
+"""The functions a grammar or a law may use, a safe parser for expressions, and the printers.
+
+Expressions are parsed by walking Python's ``ast`` (never ``eval``), so a grammar or law file
+can only name numbers, known symbols and the functions in :data:`FUNCTIONS`.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Callable, Mapping
+
+import sympy
+from sympy.codegen.cfunctions import log2
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.str import StrPrinter
+
+FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
+    "log2": log2,
+    "log": sympy.log,
+    "exp": sympy.exp,
+    "sqrt": sympy.sqrt,
+}
+
+# Functions whose argument must be strictly positive for a real, finite value.
+POSITIVE_DOMAIN = (log2, sympy.log)
+
+
+class ExpressionSyntaxError(ValueError):
+    """Raised by :func:`parse` with a message that names the offending token."""
+
+
+def suggest(name: str, choices: list[str]) -> str:
+    """Return ' (did you mean X?)' when ``name`` is close to one of ``choices``."""
+    close = difflib.get_close_matches(name, choices, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def parse(text: str, symbols: Mapping[str, sympy.Symbol]) -> sympy.Expr:
+    """Parse ``text`` into a sympy expression using only ``symbols``, numbers and FUNCTIONS."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionSyntaxError(f"'{text}' is not a valid expression ({exc.msg})") from None
+    return _convert(tree.body, symbols, text)
+
+
+_BINARY = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+
+
+def _convert(node: ast.AST, symbols: Mapping[str, sympy.Symbol], text: str) -> sympy.Expr:
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left = _convert(node.left, symbols, text)
+        right = _convert(node.right, symbols, text)
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _convert(node.operand, symbols, text)
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return sympy.Integer(node.value) if isinstance(node.value, int) else sympy.Float(node.value)
+    if isinstance(node, ast.Name):
+        if node.id in symbols:
+            return symbols[node.id]
+        raise ExpressionSyntaxError(
+            f"unknown name '{node.id}' in '{text}'{suggest(node.id, sorted(symbols))}"
+        )
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        name = node.func.id
+        if name not in FUNCTIONS:
+            raise ExpressionSyntaxError(
+                f"unknown function '{name}' in '{text}'{suggest(name, sorted(FUNCTIONS))}; "
+                f"known functions are {', '.join(sorted(FUNCTIONS))}"
+            )
+        if len(node.args) != 1:
+            raise ExpressionSyntaxError(f"{name}() takes one argument in '{text}'")
+        return FUNCTIONS[name](_convert(node.args[0], symbols, text))
+    raise ExpressionSyntaxError(
+        f"'{ast.unparse(node)}' in '{text}' is not allowed: use numbers, names, + - * / ** "
+        f"and {', '.join(sorted(FUNCTIONS))}"
+    )
+
+
+class _LatexPrinter(LatexPrinter):
+    """sympy's LaTeX printer with log2 written as \\log_2."""
+
+    def _print_log2(self, expr: sympy.Expr, exp: str | None = None) -> str:
+        arg = self._print(expr.args[0])
+        head = r"\log_{2}" if exp is None else rf"\log_{{2}}^{{{exp}}}"
+        return rf"{head}{{\left({arg} \right)}}"
+
+
+def to_latex(expr: sympy.Expr) -> str:
+    """LaTeX for ``expr`` (factors keep their names; log2 prints as \\log_2)."""
+    return _LatexPrinter({"mul_symbol": "dot"}).doprint(expr)
+
+
+def to_numpy_code(expr: sympy.Expr) -> str:
+    """Python source evaluating ``expr`` with ``numpy.`` functions, vectorised over arrays."""
+    return NumPyPrinter({"fully_qualified_modules": True}).doprint(expr)
+
+
+class _TextPrinter(StrPrinter):
+    """sympy's str printer, with floats written as Python's shortest exact repr."""
+
+    def _print_Float(self, expr: sympy.Float) -> str:
+        return repr(float(expr))
+
+
+def to_text(expr: sympy.Expr) -> str:
+    """A plain-text form of ``expr`` that :func:`parse` and ``sympy.sympify`` read back."""
+    return _TextPrinter().doprint(expr)

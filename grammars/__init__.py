@@ -1,0 +1,1 @@
+"""Built-in grammar files, installed as the package data ``exprsearch.grammars``."""

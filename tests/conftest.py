@@ -1,0 +1,36 @@
+"""Shared helpers: synthetic measurements of known laws with multiplicative noise."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+WORKERS = (1, 2, 4, 8, 16, 32)
+
+
+def measurements(law, grid: dict[str, tuple], noise: float = 0.02, repeats: int = 3, seed: int = 0) -> pd.DataFrame:
+    """Rows for every configuration of ``grid`` × ``repeats``, time = law · (1 + noise·N(0,1))."""
+    rng = np.random.default_rng(seed)
+    names = list(grid)
+    rows = []
+    for values in itertools.product(*grid.values()):
+        point = dict(zip(names, values))
+        truth = law(**{k: np.float64(v) for k, v in point.items()})
+        for _ in range(repeats):
+            rows.append({**point, "time": truth * (1 + noise * rng.standard_normal())})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def amdahl_frame() -> pd.DataFrame:
+    return measurements(lambda p, n: 2 + 0.01 * n / p, {"p": WORKERS, "n": (1000, 4000, 16000, 64000)})
+
+
+@pytest.fixture
+def amdahl_csv(tmp_path, amdahl_frame):
+    path = tmp_path / "amdahl.csv"
+    amdahl_frame.to_csv(path, index=False)
+    return path

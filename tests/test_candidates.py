@@ -1,0 +1,79 @@
+import sympy
+
+from exprsearch import candidates, grammar
+
+BASE = """
+[factors]
+p = "extrinsic"
+n = "extrinsic"
+[constants]
+c = { min = 0, max = inf }
+k = { min = -2, max = 2 }
+[rules]
+"""
+
+
+def expand(rules: str, columns=("p", "n"), limits: str = "") -> candidates.CandidateSet:
+    g = grammar.parse_text(BASE + rules + "\n" + limits, "test.toml")
+    return candidates.generate(grammar.bind(g, columns))
+
+
+def test_sums_in_either_order_are_one_candidate():
+    found = expand('start = ["c*p + c*n", "c*n + c*p"]')
+    assert [str(c) for c in found.candidates] == ["c0*n + c1*p"]
+    assert found.generated == 2
+
+
+def test_repeated_terms_merge_into_one_coefficient():
+    found = expand('start = ["c*p + c*p", "c*p"]')
+    assert [str(c) for c in found.candidates] == ["c0*p"]
+
+
+def test_every_occurrence_becomes_its_own_constant():
+    found = expand('start = "c + c*p**k + c*n**k"')
+    (only,) = found.candidates
+    assert {s.name for s in only.linear} == {"c0", "c1", "c2"}
+    assert {s.name for s in only.nonlinear} == {"k0", "k1"}
+    assert only.template == sympy.sympify(str(only.template), locals={s.name: s for s in only.template.free_symbols})
+
+
+def test_separable_structure():
+    (only,) = expand('start = "c + c*n/p + c*p**k"').candidates
+    assert len(only.basis) == 3 and only.offset == 0
+    rebuilt = sum(c * b for c, b in zip(only.linear, only.basis))
+    assert sympy.simplify(rebuilt - only.template) == 0
+
+
+def test_repetition_sums_distinct_expansions_and_limits_apply():
+    found = expand('start = "c + <t>{1,2}"\nt = ["c*<factor>", "c*log2(<factor>)", "c*<factor>**k"]',
+                   limits="[limits]\nmax_nonlinear = 1\n")
+    texts = [str(c) for c in found.candidates]
+    assert "c0 + c1*p" in texts and "c0 + c1*p + c2*log2(n)" in texts
+    assert all(len(c.nonlinear) <= 1 for c in found.candidates)
+    assert len(texts) == len(set(texts))
+    # 6 single terms, C(6,2) pairs minus the 1 pair with two exponents
+    assert len(found) == 6 + 15 - 1
+
+
+def test_order_is_deterministic_and_simplest_first():
+    rules = 'start = "c + <t>{1,3}"\nt = ["c*<factor>", "c/<factor>", "c*log2(<factor>)"]'
+    first = [str(c) for c in expand(rules).candidates]
+    assert first == [str(c) for c in expand(rules).candidates]
+    sizes = [c.complexity for c in expand(rules).candidates]
+    assert sizes == sorted(sizes)
+
+
+def test_max_candidates_keeps_the_simplest():
+    rules = 'start = "c + <t>{1,3}"\nt = ["c*<factor>", "c/<factor>", "c*log2(<factor>)"]'
+    found = expand(rules, limits="[limits]\nmax_candidates = 5\n")
+    assert len(found) == 5
+    assert any("max_candidates" in reason for reason in found.dropped)
+    assert max(c.complexity for c in found.candidates) <= min(
+        c.complexity for c in expand(rules).candidates[5:]
+    )
+
+
+def test_builtin_grammars_expand():
+    for name in grammar.builtin_names():
+        found = candidates.generate(grammar.bind(grammar.load(name), ("p", "n", "L"), intrinsic=("L",)))
+        assert len(found) > 2, name

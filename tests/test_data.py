@@ -1,0 +1,59 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from exprsearch.data import from_frame, load_table
+from exprsearch.errors import DataError
+
+
+def test_loads_csv_and_defaults_factors_to_numeric_columns(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("p,n,framework,time\n1,10,tf,3.0\n2,10,tf,2.0\n2,10,tf,2.1\n")
+    data = load_table(path, "time")
+    assert data.factors == ("p", "n")
+    assert data.n_rows == 3  # repetitions are kept
+    assert "framework" in data.notes[0]
+    assert list(data.configurations()) == [0, 1, 1]
+    assert data.sha256 and data.name == "m"
+
+
+@pytest.mark.parametrize(
+    "text, target, fragment",
+    [
+        ("p,time\n1,2\n", "tme", "column 'tme' is not in"),
+        ("p,time\n1,2\n2,\n", "time", "column 'time' has missing or non-numeric values at line 3"),
+        ("p,time\n1,2\n2,0\n3,-1\n", "time", "must be positive (errors are relative to it) but is zero or negative at lines 3, 4"),
+        ("time\n1\n2\n", "time", "no numeric factor column"),
+        ("batch size,time\n1,2\n2,3\n", "time", "factor column 'batch size' cannot name a factor"),
+    ],
+)
+def test_rejects_bad_tables_with_a_sentence(tmp_path, text, target, fragment):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(DataError) as info:
+        load_table(path, target)
+    assert fragment in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_missing_file_and_unknown_extension(tmp_path):
+    with pytest.raises(DataError, match="does not exist"):
+        load_table(tmp_path / "nope.csv", "time")
+    odd = tmp_path / "m.xyz"
+    odd.write_text("x")
+    with pytest.raises(DataError, match="unknown extension"):
+        load_table(odd, "time")
+
+
+def test_drop_missing_keeps_line_numbers_honest():
+    frame = pd.DataFrame({"p": [1, 2, np.nan, 4], "time": [1.0, 2.0, 3.0, -4.0]})
+    with pytest.raises(DataError, match="row 4"):
+        from_frame(frame, "time", drop_missing=True)
+    data = from_frame(frame.iloc[:3], "time", drop_missing=True)
+    assert data.n_rows == 2 and "dropped 1 row" in data.notes[0]
+
+
+def test_dataset_is_immutable(amdahl_frame):
+    data = from_frame(amdahl_frame, "time")
+    with pytest.raises(ValueError):
+        data.X[0, 0] = 5

@@ -1,0 +1,94 @@
+import pytest
+
+from exprsearch import grammar
+from exprsearch.errors import BindingError, GrammarError
+
+GOOD = """
+[factors]
+p = { role = "extrinsic", about = "workers" }
+n = { role = "extrinsic", about = "samples" }
+
+[constants]
+c = { min = 0, max = inf }
+k = { min = 0.25, max = 3 }
+
+[rules]
+start = ["c + <terms>"]
+terms = ["<term>", "<term> + <terms>"]
+term  = ["c * <work>", "c * <comm>"]
+work  = ["n/p", "n**k/p"]
+comm  = ["log2(p)", "p", "sqrt(p)"]
+
+[limits]
+max_terms = 3
+"""
+
+
+def test_builtin_grammars_load():
+    assert {"default", "pmnf", "generic-dl", "data-parallel"} <= set(grammar.builtin_names())
+    for name in grammar.builtin_names():
+        g = grammar.load(name)
+        assert "start" in g.rules and g.description
+
+
+def test_parses_factors_constants_rules_and_limits():
+    g = grammar.parse_text(GOOD, "good.toml")
+    assert [f.name for f in g.factors] == ["p", "n"]
+    assert g.constant("k").min == 0.25
+    assert len(g.rules["comm"]) == 3 and g.limits.max_terms == 3
+
+
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (("[rules]", "[rules"), "TOML syntax error"),
+        (('work  = ["n/p"', 'work  = ["n/q"'), "line 14: rule 'work': unknown name 'q'"),
+        (('comm  = ["log2(p)"', 'comm  = ["lg(p)"'), "line 15: rule 'comm': unknown function 'lg'"),
+        (('term  = ["c * <work>"', 'term  = ["c * <wrk>"'), "line 13: rule 'term' refers to unknown rule '<wrk>' (did you mean 'work'?)"),
+        (('terms = ["<term>", ', 'terms = ['), "rule 'terms' can never finish"),
+        (("[limits]", "[limit]"), "unknown section or key 'limit' (did you mean 'limits'?)"),
+        (("max_terms = 3", "max_terms = 0"), "limit 'max_terms' must be a whole number >= 1"),
+        (('role = "extrinsic", about = "workers"', 'role = "extrinsik"'), "role 'extrinsik' (did you mean 'extrinsic'?)"),
+        (("k = { min = 0.25, max = 3 }", "k = { min = 3, max = 1 }"), "constant 'k' needs numbers min < max"),
+        (('start = ["c + <terms>"]', 'begin = ["c + <terms>"]'), "needs a 'start' rule"),
+    ],
+)
+def test_broken_grammars_are_rejected_with_file_and_line(edit, fragment):
+    broken = GOOD.replace(*edit)
+    assert broken != GOOD
+    with pytest.raises(GrammarError) as info:
+        grammar.parse_text(broken, "mine.toml")
+    assert str(info.value).startswith("mine.toml")
+    assert fragment in str(info.value)
+
+
+def test_toml_syntax_error_names_the_line():
+    with pytest.raises(GrammarError, match=r"line 3"):
+        grammar.parse_text('[rules]\nstart = "c"\nthis is not toml\n', "bad.toml")
+
+
+def test_unknown_builtin_and_missing_file(tmp_path):
+    with pytest.raises(GrammarError, match="did you mean 'default'"):
+        grammar.load("defualt")
+    with pytest.raises(GrammarError, match="does not exist"):
+        grammar.load(tmp_path / "nope.toml")
+
+
+def test_bind_maps_names_and_adds_free_factors():
+    g = grammar.parse_text(GOOD, "good.toml")
+    bound = grammar.bind(g, ("gpus", "n", "L"), mapping={"p": "gpus"}, intrinsic=("L",))
+    assert [(f.name, f.column, f.role) for f in bound.factors] == [
+        ("p", "gpus", "extrinsic"), ("n", "n", "extrinsic"), ("L", "L", "intrinsic"),
+    ]
+    assert [a.text for a in bound.rules["intrinsic"]] == ["L"]
+    assert [a.text for a in bound.rules["other"]] == ["L"]
+
+
+def test_bind_rejects_missing_factor_and_bad_map():
+    g = grammar.parse_text(GOOD, "good.toml")
+    with pytest.raises(BindingError, match="needs factor 'p' .*pass --map p=COLUMN"):
+        grammar.bind(g, ("gpus", "n"))
+    with pytest.raises(BindingError, match="'q' is not a factor of grammar"):
+        grammar.bind(g, ("p", "n"), mapping={"q": "p"})
+    with pytest.raises(BindingError, match="--intrinsic names 'L'"):
+        grammar.bind(g, ("p", "n"), intrinsic=("L",))

@@ -1,0 +1,34 @@
+import pytest
+import sympy
+
+from exprsearch.vocabulary import ExpressionSyntaxError, parse, to_latex, to_numpy_code, to_text
+
+p, n = sympy.symbols("p n", positive=True)
+SYMBOLS = {"p": p, "n": n}
+
+
+def test_parse_builds_the_expression():
+    assert parse("2 + n/p + log2(p)**2", SYMBOLS) == 2 + n / p + parse("log2(p)", SYMBOLS) ** 2
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("foo(p)", "unknown function 'foo'"),
+        ("lg2(p)", "did you mean 'log2'"),
+        ("q + p", "unknown name 'q'"),
+        ("__import__('os')", "unknown function '__import__'"),
+        ("p.real", "is not allowed"),
+        ("p +", "not a valid expression"),
+    ],
+)
+def test_parse_rejects_what_is_not_vocabulary(text, fragment):
+    with pytest.raises(ExpressionSyntaxError, match=fragment.replace("(", r"\(")):
+        parse(text, SYMBOLS)
+
+
+def test_printers_are_round_trippable():
+    expr = parse("0.1 + 0.002*n/p + 0.5*log2(p)", SYMBOLS)
+    assert parse(to_text(expr), SYMBOLS) == expr
+    assert "numpy.log2(p)" in to_numpy_code(expr)
+    assert r"\log_{2}{\left(p \right)}" in to_latex(expr)
