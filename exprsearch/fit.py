@@ -197,7 +197,7 @@ def _bounded(gram: np.ndarray, rhs: np.ndarray, low: np.ndarray, high: np.ndarra
     done = np.zeros(size, dtype=bool)
     for _ in range(2 * m + 2):
         clamped = at_low | at_high
-        system = np.where(clamped[:, :, None], eye[None], gram)
+        system = np.where(clamped[:, :, None], eye[None], np.where(clamped[:, None, :], 0.0, gram))
         bound = np.where(at_low, low, high)
         free_rhs = rhs - np.einsum("smk,sk->sm", gram, np.where(clamped, bound, 0.0))
         z = np.linalg.solve(system, np.where(clamped, bound, free_rhs)[:, :, None])[:, :, 0]
@@ -227,7 +227,7 @@ def _bounded_quadratic(gram: np.ndarray, rhs: np.ndarray, low: np.ndarray, high:
     size, m = rhs.shape
     best = np.full((size, m), np.nan)
     best_cost = np.full(size, np.inf)
-    finite_low, finite_high = np.isfinite(low).all(axis=0), np.isfinite(high).all(axis=0)
+    finite_low, finite_high = np.isfinite(low).any(axis=0), np.isfinite(high).any(axis=0)
     states = [["free"] + (["low"] if finite_low[j] else []) + (["high"] if finite_high[j] else [])
               for j in range(m)]
     for pattern in itertools.product(*states):
@@ -240,8 +240,9 @@ def _bounded_quadratic(gram: np.ndarray, rhs: np.ndarray, low: np.ndarray, high:
             z[:, free] = np.linalg.solve(gram[:, free][:, :, free], reduced[:, :, None])[:, :, 0]
         tolerance = 1e-10 * (1 + np.abs(z))
         feasible = ((z >= low - tolerance) | ~np.isfinite(low)).all(axis=1) & ((z <= high + tolerance) | ~np.isfinite(high)).all(axis=1)
-        cost = np.einsum("sm,smk,sk->s", z, gram, z) - 2 * np.einsum("sm,sm->s", rhs, z)
-        better = feasible & (cost < best_cost)
+        with np.errstate(invalid="ignore"):
+            cost = np.einsum("sm,smk,sk->s", z, gram, z) - 2 * np.einsum("sm,sm->s", rhs, z)
+        better = feasible & np.isfinite(z).all(axis=1) & (cost < best_cost)
         best[better], best_cost[better] = np.clip(z[better], low[better], high[better]), cost[better]
     return best
 

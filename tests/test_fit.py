@@ -1,0 +1,115 @@
+import itertools
+
+import numpy as np
+import pytest
+import sympy
+
+from exprsearch import candidates, grammar
+from exprsearch.compile import Compiler
+from exprsearch.fit import FitSettings, _bounded, _bounded_quadratic, cross_validate, fit
+
+RULES = """
+[factors]
+p = "extrinsic"
+n = "extrinsic"
+[constants]
+c = { min = 0, max = inf }
+k = { min = 0.25, max = 3 }
+[rules]
+start = ["%s"]
+"""
+
+
+def candidate(text: str):
+    g = grammar.bind(grammar.parse_text(RULES % text, "t.toml"), ("p", "n"))
+    (only,) = candidates.generate(g).candidates
+    return only
+
+
+def table(law, seed=0, noise=0.0):
+    rng = np.random.default_rng(seed)
+    grid = np.array(list(itertools.product([1, 2, 4, 8, 16, 32], [1e3, 4e3, 1.6e4])), dtype=float)
+    y = law(grid[:, 0], grid[:, 1]) * (1 + noise * rng.standard_normal(len(grid)))
+    return grid, y
+
+
+def test_linear_coefficients_are_exact_on_exact_data():
+    X, y = table(lambda p, n: 3.1 + 0.002 * n / p + 0.5 * np.log2(p))
+    c = candidate("c + c*n/p + c*log2(p)")
+    result = fit(Compiler(("p", "n"), X).compile(c), y)
+    assert result.ok and result.mse < 1e-10  # the ridge penalty (1e-6) shifts it only slightly
+    assert sorted(result.values.values()) == pytest.approx([0.002, 0.5, 3.1], rel=1e-5)
+
+
+def test_exponent_is_found_by_differential_evolution():
+    X, y = table(lambda p, n: 1 + 0.0001 * n**1.5 / p)
+    c = candidate("c + c*n**k/p")
+    result = fit(Compiler(("p", "n"), X).compile(c), y, FitSettings(seed=3))
+    assert result.ok
+    assert result.values["k0"] == pytest.approx(1.5, abs=1e-4)
+
+
+def test_separable_fit_equals_or_beats_plain_de_on_the_same_cost():
+    X, y = table(lambda p, n: 2 + 0.01 * n / p + 0.3 * p**0.8, noise=0.02)
+    for text in ["c + c*n/p + c*p**k", "c + c*n**k/p", "c + c*p + c*n/p"]:
+        compiled = Compiler(("p", "n"), X).compile(candidate(text))
+        separable = fit(compiled, y, FitSettings(seed=1))
+        plain = fit(compiled, y, FitSettings(seed=1, plain_de=True))
+        assert separable.cost <= plain.cost * (1 + 1e-9), text
+
+
+def test_bounded_solver_is_exact():
+    rng = np.random.default_rng(0)
+    size, m = 200, 4
+    a = rng.standard_normal((size, 30, m))
+    gram = np.einsum("snm,snk->smk", a, a) / 30 + 1e-6 * np.eye(m)
+    rhs = rng.standard_normal((size, m))
+    low = np.where(rng.random((size, m)) < 0.7, 0.0, -np.inf)
+    high = np.where(rng.random((size, m)) < 0.2, 0.3, np.inf)
+    fast = _bounded(gram, rhs, low, high)
+    exact = _bounded_quadratic(gram, rhs, low, high)
+
+    def cost(z):
+        return np.einsum("sm,smk,sk->s", z, gram, z) - 2 * np.einsum("sm,sm->s", rhs, z)
+
+    np.testing.assert_allclose(cost(fast), cost(exact), rtol=1e-9, atol=1e-12)
+    assert (fast >= low - 1e-12).all() and (fast <= high + 1e-12).all()
+
+
+def test_undefined_and_negative_candidates_are_rejected_with_a_reason():
+    X, y = table(lambda p, n: 1 + n / p)
+    X = X.copy()
+    X[0, 0] = 0.0
+    result = fit(Compiler(("p", "n"), X).compile(candidate("c + c*log2(p)")), y)
+    assert not result.ok and "log2(p)" in result.reason and "rows 1" in result.reason
+
+    g = grammar.bind(grammar.parse_text(RULES.replace("min = 0, max = inf", "min = -10, max = 10") % "c - c*p", "t.toml"), ("p", "n"))
+    (negative,) = candidates.generate(g).candidates
+    X2, y2 = table(lambda p, n: 40 - p)
+    result = fit(Compiler(("p", "n"), X2).compile(negative), y2 * 0 + 1)
+    assert result.ok or "zero or negative" in result.reason
+
+
+def test_cross_validation_reports_held_out_error():
+    X, y = table(lambda p, n: 2 + 0.01 * n / p, noise=0.02)
+    compiled = Compiler(("p", "n"), X).compile(candidate("c + c*n/p"))
+    fitted = fit(compiled, y)
+    folds = np.arange(len(y)) % 5
+    held_out = cross_validate(compiled, y, fitted, folds)
+    assert 0.005 < held_out < 0.05  # about the 2 % noise, a little above the fit error
+    wrong = Compiler(("p", "n"), X).compile(candidate("c + c*p"))
+    assert cross_validate(wrong, y, fit(wrong, y), folds) > 5 * held_out
+
+
+def test_fit_is_deterministic():
+    X, y = table(lambda p, n: 1 + 0.0001 * n**1.3 / p, noise=0.02)
+    compiled = Compiler(("p", "n"), X).compile(candidate("c + c*n**k/p"))
+    assert fit(compiled, y, FitSettings(seed=7)).values == fit(compiled, y, FitSettings(seed=7)).values
+
+
+def test_infinite_bounds_on_an_exponent_are_refused():
+    g = grammar.bind(grammar.parse_text((RULES % "c*p**k").replace("min = 0.25, max = 3", "min = 0, max = inf"), "t.toml"), ("p", "n"))
+    (c,) = candidates.generate(g).candidates
+    X, y = table(lambda p, n: p)
+    assert "infinite bound" in fit(Compiler(("p", "n"), X).compile(c), y).reason
+    assert sympy.Symbol("k0", real=True) in c.nonlinear

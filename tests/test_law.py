@@ -1,0 +1,53 @@
+import json
+
+import numpy as np
+import pytest
+import sympy
+
+from exprsearch.compile import factor_symbol
+from exprsearch.errors import LawError
+from exprsearch.law import Law, load
+from exprsearch.vocabulary import parse
+
+
+def make_law() -> Law:
+    symbols = {"p": factor_symbol("p"), "n": factor_symbol("n")}
+    symbols.update({c: sympy.Symbol(c, real=True) for c in ("c0", "c1", "c2")})
+    template = parse("c0 + c1*n/p + c2*log2(p)", symbols)
+    return Law("time", ("n", "p"), template, {"c0": 3.1, "c1": 0.002, "c2": 0.5}, 11,
+               metrics={"mape_pct": 1.0}, seed=4, version="test")
+
+
+def test_predict_evaluates_the_law():
+    law = make_law()
+    out = law.predict({"p": np.array([1, 2, 8]), "n": np.array([1000, 1000, 8000])})
+    np.testing.assert_allclose(out, [3.1 + 2, 3.1 + 1 + 0.5, 3.1 + 2 + 1.5])
+    assert law.predict({"p": 4, "n": 1000}).shape == ()
+
+
+def test_json_round_trip_and_sympify():
+    law = make_law()
+    record = json.loads(law.to_json())
+    assert record["expression"] == "0.002*n/p + 0.5*log2(p) + 3.1"
+    from sympy.codegen.cfunctions import log2
+    parsed = sympy.sympify(record["expression"], locals={"log2": log2})
+    assert float(parsed.subs({"n": 1000, "p": 4})) == pytest.approx(3.1 + 0.5 + 1.0)
+    again = Law.from_json(law.to_json())
+    assert again == law
+    assert again.to_json() == law.to_json()
+
+
+def test_bad_law_files(tmp_path):
+    with pytest.raises(LawError, match="does not exist"):
+        load(tmp_path / "none.json")
+    path = tmp_path / "law.json"
+    path.write_text("{not json")
+    with pytest.raises(LawError, match="not valid JSON"):
+        load(path)
+    record = json.loads(make_law().to_json())
+    record["template"] = "c0 + q"
+    path.write_text(json.dumps(record))
+    with pytest.raises(LawError, match="unknown name 'q'"):
+        load(path)
+    with pytest.raises(LawError, match="needs factor 'n'"):
+        make_law().predict({"p": [1]})

@@ -1,0 +1,66 @@
+import numpy as np
+import pytest
+import sympy
+
+from exprsearch.candidates import Candidate
+from exprsearch.fit import Fit
+from exprsearch.rank import (
+    Noise, Scored, extended_bic, lack_of_fit_p, metrics, noise, pareto_front, select, space_sizes,
+)
+
+
+def fitted(complexity: int, cost: float, ok: bool = True) -> Fit:
+    c = Candidate(sympy.Symbol(f"law{complexity}_{cost}"), (), (), sympy.Integer(0), (), {}, complexity)
+    return Fit(c, {}, cost, cost, ok)
+
+
+def test_pareto_front_keeps_only_undominated_simplest_first():
+    fits = [fitted(5, 1.0), fitted(7, 0.5), fitted(7, 0.4), fitted(9, 0.6), fitted(11, 0.1), fitted(3, 0.05, ok=False)]
+    front = pareto_front(fits)
+    assert [(f.candidate.complexity, f.cost) for f in front] == [(5, 1.0), (7, 0.4), (11, 0.1)]
+
+
+def test_noise_is_the_pooled_relative_spread_of_repetitions():
+    rng = np.random.default_rng(0)
+    configs = np.repeat(np.arange(200), 3)
+    y = 10 * (1 + 0.02 * rng.standard_normal(600))
+    pure = noise(y, configs)
+    assert pure.dof == 400 and pure.configurations == 200
+    assert pure.relative_sd == pytest.approx(0.02, rel=0.1)
+    assert noise(y[:5], np.arange(5)).relative_sd is None
+
+
+def test_metrics():
+    m = metrics(np.array([1.0, 2.0, 4.0]), np.array([1.1, 2.0, 4.0]))
+    assert m["mape"] == pytest.approx(100 * 0.1 / 3)
+    assert m["rmse"] == pytest.approx(0.1 / np.sqrt(3))
+    assert 0.99 < m["r2"] < 1
+
+
+def test_lack_of_fit_separates_noise_from_misfit():
+    pure = Noise(sum_squares=0.0004 * 48, dof=48, configurations=24)
+    assert lack_of_fit_p(0.0004 * 48 / 72, 72, 2, pure) > 0.5  # residuals are just the noise
+    assert lack_of_fit_p(0.01, 72, 2, pure) < 1e-6  # five times the noise
+    assert lack_of_fit_p(0.01, 72, 2, Noise(0.0, 0, 72)) is None
+
+
+def test_extended_bic_charges_constants_and_search_size():
+    assert extended_bic(0.01, 50, 3, 10) < extended_bic(0.01, 50, 4, 10)
+    assert extended_bic(0.01, 50, 3, 10) < extended_bic(0.01, 50, 3, 1000)
+    assert space_sizes([1, 2, 2, 3]) == {1: 1, 2: 3, 3: 4}
+
+
+def scored(k: int, ebic: float, p: float | None) -> Scored:
+    return Scored(fitted(k * 3, 1 / k), k * 3, k, 1.0, 0.01, 0.99, 1.0, ebic, p)
+
+
+def test_select_prefers_the_simplest_adequate_law():
+    front = [scored(2, -100, 1e-9), scored(3, -300, 0.4), scored(4, -310, 0.6)]
+    ranking = select(front, Noise(1.0, 48, 24))
+    assert ranking.chosen == 1 and "within the measured noise" in ranking.rule
+
+
+def test_select_falls_back_to_extended_bic():
+    front = [scored(2, -100, None), scored(3, -300, None), scored(4, -290, None)]
+    ranking = select(front, Noise(0.0, 0, 24))
+    assert ranking.chosen == 1 and "no repeated configurations" in ranking.rule
