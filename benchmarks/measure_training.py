@@ -1,6 +1,7 @@
 """Time real training of a small numpy network on this machine, for datasets/.
 
-Trains a fully connected ReLU network (``layers`` hidden layers of ``width`` units) by
+Trains a fully connected ReLU network (an input layer to ``width`` units, then ``layers``
+width×width layers, then a 10-class output) by
 mini-batch SGD for one epoch of ``samples`` random samples with batch size ``batch``, and records
 the wall time of each epoch. Every configuration is repeated, in a shuffled order so that drift
 of the machine does not line up with one factor.
@@ -23,7 +24,7 @@ import numpy as np
 def epoch_seconds(layers: int, width: int, batch: int, samples: int, rng: np.random.Generator) -> float:
     """Wall time of one SGD epoch (forward, backward, update) over ``samples`` samples."""
     features, classes = 32, 10
-    sizes = [features] + [width] * layers + [classes]
+    sizes = [features, width] + [width] * layers + [classes]
     weights = [rng.standard_normal((a, b)) * np.sqrt(2 / a) for a, b in zip(sizes, sizes[1:])]
     x = rng.standard_normal((samples, features))
     y = rng.integers(0, classes, samples)
@@ -53,7 +54,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    grid = list(itertools.product([1, 2, 4, 8], [64, 128, 256], [16, 32, 64, 128, 256], [4096]))
+    grid = list(itertools.product([1, 2, 4, 8], [64, 128, 256], [16, 32, 64, 128, 256], [16384]))
     runs = [config for config in grid for _ in range(args.repeats)]
     rng = np.random.default_rng(args.seed)
     rng.shuffle(runs)

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from . import __version__, export
 from . import candidates as _candidates
@@ -34,8 +35,12 @@ def _guard(action: Callable[[], T]) -> T:
     try:
         return action()
     except ExprsearchError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        _error(str(exc))
         raise typer.Exit(2) from None
+
+
+def _error(message: str) -> None:
+    err.print(Text("error: ", style="bold red") + Text(message), highlight=False, soft_wrap=True)
 
 
 def _version(value: bool) -> None:
@@ -57,7 +62,7 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
     for value in values:
         name, sep, column = value.partition("=")
         if not sep or not name or not column:
-            err.print(f"[bold red]error:[/] {option} takes NAME=COLUMN, got '{value}'")
+            _error(f"{option} takes NAME=COLUMN, got '{value}'")
             raise typer.Exit(2)
         pairs[name.strip()] = column.strip()
     return pairs
@@ -116,7 +121,7 @@ def _progress(quiet: bool) -> Progress:
 
 def _report(result: Result, directory: Path) -> None:
     for note in result.notes:
-        err.print(f"[yellow]note:[/] {note}", highlight=False)
+        err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
     found = result.candidates
     skipped = ", ".join(f"{n} {r}" for r, n in sorted(result.rejected.items()))
     out.print(

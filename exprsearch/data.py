@@ -146,6 +146,10 @@ def from_frame(
         )
     if len(y) < 2:
         raise DataError(f"{where} has {len(y)} usable row(s); a law needs several measurements")
+    constant = [f for f in factors if numeric[f].nunique() == 1]
+    if constant and len(constant) < len(factors):
+        notes.append(f"left out factor(s) with a single value: {', '.join(constant)}")
+        factors = [f for f in factors if f not in constant]
     X = numeric[factors].to_numpy(dtype=float)
     return Dataset(target, tuple(factors), X, y, name, path, sha256, tuple(notes))
 

@@ -81,18 +81,18 @@ def _as_grammar(grammar: str | Path | _grammar.Grammar) -> _grammar.Grammar:
 
 
 def _identifiable(found: CandidateSet, dataset: _data.Dataset) -> tuple[list[Candidate], list[str]]:
-    """Candidates with no more constants than there are distinct configurations."""
+    """Candidates with fewer constants than distinct configurations, so a misfit can show."""
     configurations = len(np.unique(dataset.configurations()))
-    usable = [c for c in found.candidates if c.n_constants <= configurations]
+    usable = [c for c in found.candidates if c.n_constants < configurations]
     if not usable:
         fewest = min(c.n_constants for c in found.candidates)
         raise SearchError(
             f"the data have {configurations} distinct configuration(s) but the simplest candidate "
             f"needs {fewest} constants; measure more "
-            "configurations or use a grammar with fewer terms"
+            "configurations (at least one more than the law's constants) or use a grammar with fewer terms"
         )
     skipped = len(found) - len(usable)
-    return usable, ["more constants than distinct configurations"] * skipped
+    return usable, ["with as many constants as distinct configurations"] * skipped
 
 
 def _fit_all(
@@ -151,10 +151,9 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         "noise_sd_pct": None if ranking.noise.relative_sd is None else 100 * ranking.noise.relative_sd,
         "rows": dataset.n_rows,
     }
-    used = sorted(s.name for s in candidate.template.free_symbols)
     return Law(
         target=dataset.target,
-        factors=tuple(f for f in dataset.factors if f in used),
+        factors=dataset.factors,
         template=candidate.template,
         constants=dict(chosen.fit.values),
         complexity=candidate.complexity,

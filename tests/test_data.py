@@ -8,7 +8,7 @@ from exprsearch.errors import DataError
 
 def test_loads_csv_and_defaults_factors_to_numeric_columns(tmp_path):
     path = tmp_path / "m.csv"
-    path.write_text("p,n,framework,time\n1,10,tf,3.0\n2,10,tf,2.0\n2,10,tf,2.1\n")
+    path.write_text("p,n,framework,time\n1,10,tf,3.0\n2,20,tf,2.0\n2,20,tf,2.1\n")
     data = load_table(path, "time")
     assert data.factors == ("p", "n")
     assert data.n_rows == 3  # repetitions are kept
@@ -57,3 +57,10 @@ def test_dataset_is_immutable(amdahl_frame):
     data = from_frame(amdahl_frame, "time")
     with pytest.raises(ValueError):
         data.X[0, 0] = 5
+
+
+def test_single_valued_factors_are_left_out_with_a_note(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("p,n,time\n1,10,3.0\n2,10,2.0\n4,10,2.1\n")
+    data = load_table(path, "time")
+    assert data.factors == ("p",) and "single value: n" in data.notes[0]

@@ -5,7 +5,15 @@ import sympy
 from exprsearch.candidates import Candidate
 from exprsearch.fit import Fit
 from exprsearch.rank import (
-    Noise, Scored, extended_bic, lack_of_fit_p, metrics, noise, pareto_front, select, space_sizes,
+    Noise,
+    Scored,
+    extended_bic,
+    lack_of_fit_p,
+    metrics,
+    noise,
+    pareto_front,
+    select,
+    space_sizes,
 )
 
 

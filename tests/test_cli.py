@@ -1,0 +1,180 @@
+"""End to end through the command line (typer's CliRunner and a real subprocess)."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy
+from sympy.codegen.cfunctions import log2
+from typer.testing import CliRunner
+
+from exprsearch import __version__, load
+from exprsearch.cli import app
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_version_and_help():
+    assert __version__ in run("--version").output
+    assert "run" in run("--help").output
+
+
+def test_run_writes_every_file_and_they_agree(amdahl_csv, tmp_path):
+    out = tmp_path / "out"
+    result = run("run", amdahl_csv, "--target", "time", "--grammar", "data-parallel", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "Pareto front" in result.output and "time = " in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["front.csv", "law.json", "law.py", "law.tex"]
+    record = json.loads((out / "law.json").read_text())
+    for key in ("expression", "template", "constants", "target", "factors", "metrics", "complexity",
+                "grammar", "dataset", "seed", "version"):
+        assert key in record
+    assert record["template"] == "c0 + c1*n/p"
+    assert len(record["dataset"]["sha256"]) == 64 and len(record["grammar"]["sha256"]) == 64
+
+    spec = importlib.util.spec_from_file_location("fitted_law", out / "law.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    points = {"n": np.array([100.0, 5e3, 2e6]), "p": np.array([1.0, 64.0, 512.0])}
+    from_module = module.predict(**points)
+    from_memory = load(out / "law.json").predict(points)
+    expr = sympy.sympify(record["expression"], locals={"log2": log2})
+    from_sympy = [float(expr.subs({"n": n, "p": p})) for n, p in zip(points["n"], points["p"])]
+    np.testing.assert_allclose(from_module, from_memory, rtol=1e-9)
+    np.testing.assert_allclose(from_sympy, from_memory, rtol=1e-9)
+    assert "\\begin{equation}" in (out / "law.tex").read_text()
+    assert (out / "front.csv").read_text().startswith("complexity,constants,mape_pct")
+
+
+def test_same_seed_gives_byte_identical_law_json(amdahl_csv, tmp_path):
+    outputs = []
+    for name in ("a", "b"):
+        result = run("run", amdahl_csv, "-t", "time", "-g", "data-parallel", "--seed", 3, "--out", tmp_path / name)
+        assert result.exit_code == 0
+        outputs.append((tmp_path / name / "law.json").read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_json_prints_the_law(amdahl_csv, tmp_path):
+    result = run("run", amdahl_csv, "-t", "time", "-g", "data-parallel", "--json", "--out", tmp_path / "o")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["template"] == "c0 + c1*n/p"
+
+
+def test_existing_results_are_not_clobbered(amdahl_csv, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "law.json").write_text("precious")
+    result = run("run", amdahl_csv, "-t", "time", "-g", "data-parallel", "--out", out)
+    assert result.exit_code == 2 and "--force" in result.output
+    assert (out / "law.json").read_text() == "precious"
+    assert run("run", amdahl_csv, "-t", "time", "-g", "data-parallel", "--out", out, "--force").exit_code == 0
+    assert (out / "law.json").read_text() != "precious"
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+BAD_GRAMMARS = {
+    "syntax": ('[rules]\nstart = "c + "p"\n', "TOML syntax error"),
+    "unknown-rule": ('[constants]\nc = { min = 0, max = inf }\n[rules]\nstart = "c + <trm>"\nterm = "c*<factor>"\n',
+                     "line 4: rule 'start' refers to unknown rule '<trm>' (did you mean 'term'?)"),
+    "no-end": ('[constants]\nc = { min = 0, max = inf }\n[rules]\nstart = "c + <loop>"\nloop = "c*<loop>"\n',
+               "line 5: rule 'loop' can never finish"),
+    "function": ('[constants]\nc = { min = 0, max = inf }\n[rules]\nstart = "c + c*lg(<factor>)"\n',
+                 "line 4: rule 'start': unknown function 'lg'"),
+    "factor": ('[factors]\nworkers = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n[rules]\nstart = "c + c/workers"\n',
+               "needs factor 'workers'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_GRAMMARS))
+def test_bad_grammars_exit_2_with_one_sentence(case, amdahl_csv, tmp_path):
+    text, fragment = BAD_GRAMMARS[case]
+    path = write(tmp_path, f"{case}.toml", text)
+    result = run("run", amdahl_csv, "-t", "time", "-g", path, "--out", tmp_path / "o")
+    assert result.exit_code == 2
+    assert fragment in " ".join(result.output.split())
+    assert str(path) in " ".join(result.output.split()) or case == "factor"
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "o").exists()
+
+
+BAD_DATA = {
+    "missing-target": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "tme"], "target column 'tme' is not in"),
+    "nan": ("p,n,time\n1,2,3\n2,2,\n", ["-t", "time"], "column 'time' has missing or non-numeric values at line 3"),
+    "negative-target": ("p,n,time\n1,2,3\n2,2,-1\n", ["-t", "time"], "must be positive"),
+    "unknown-factor": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "--factors", "p,m"], "factor column 'm' is not in"),
+    "unknown-map": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "-g", "data-parallel", "--map", "q=p"], "'q' is not a factor of grammar"),
+    "bad-map": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "--map", "p"], "--map takes NAME=COLUMN"),
+    "too-few-rows": ("p,time\n1,3\n2,2\n", ["-t", "time", "-g", "data-parallel"], "2 distinct configuration(s)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_DATA))
+def test_bad_data_exit_2_with_one_sentence(case, tmp_path):
+    text, args, fragment = BAD_DATA[case]
+    path = write(tmp_path, "m.csv", text)
+    result = run("run", path, *args, "--out", tmp_path / "o")
+    assert result.exit_code == 2, result.output
+    assert fragment in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+def test_missing_file_exit_2(tmp_path):
+    result = run("run", tmp_path / "none.csv", "-t", "time")
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_factor_with_zeros_skips_log_candidates_and_says_so(tmp_path):
+    rows = ["p,n,time"] + [f"{p},{n},{2 + 0.01 * n / max(p, 1) * (1 + 0.01 * r)}"
+                           for p in (0, 1, 2, 4, 8, 16) for n in (1000, 4000, 16000) for r in range(2)]
+    path = write(tmp_path, "zeros.csv", "\n".join(rows) + "\n")
+    result = run("run", path, "-t", "time", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "factor 'p' is zero or negative at data rows 1, 2, 3" in text
+    assert "rejected:" in text and "undefined term" in text
+
+
+def test_factor_with_zeros_under_a_log_only_grammar_stops_with_advice(tmp_path):
+    grammar = write(tmp_path, "logs.toml", '[constants]\nc = { min = 0, max = inf }\n[rules]\nstart = "c + c*log2(<factor>)"\n')
+    path = write(tmp_path, "zeros.csv", "p,time\n0,1\n1,2\n2,3\n4,4\n")
+    result = run("run", path, "-t", "time", "-g", grammar, "--out", tmp_path / "o")
+    assert result.exit_code == 2
+    assert "every candidate was rejected" in result.output and "log2(p)" in result.output
+
+
+def test_grammar_commands(tmp_path):
+    listing = run("grammar", "list")
+    assert listing.exit_code == 0 and "data-parallel" in listing.output and "pmnf" in listing.output
+    shown = run("grammar", "show", "data-parallel")
+    assert shown.exit_code == 0 and "[rules]" in shown.output
+    checked = run("grammar", "check", "data-parallel")
+    assert checked.exit_code == 0 and "is valid" in checked.output and "unique candidates" in checked.output
+    bad = write(tmp_path, "bad.toml", '[rules]\nstart = "c"\n')
+    result = run("grammar", "check", bad)
+    assert result.exit_code == 2 and "[constants]" in result.output
+
+
+def test_console_script_runs_in_a_subprocess(amdahl_csv, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "exprsearch.cli", "run", str(amdahl_csv), "-t", "time", "-g", "data-parallel",
+         "--out", str(tmp_path / "o"), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["target"] == "time"
+    bad = subprocess.run([sys.executable, "-m", "exprsearch.cli", "run", str(tmp_path / "x.csv"), "-t", "t"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
