@@ -1,0 +1,57 @@
+"""The README's and docs' examples run as tests, so the documentation cannot drift from the code."""
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from exprsearch import grammar
+from exprsearch.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def blocks(path: Path, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", path.read_text(), flags=re.S)
+
+
+def test_readme_commands_run_as_written(tmp_path, monkeypatch):
+    commands = [line[2:] for block in blocks(ROOT / "README.md", "console")
+                for line in block.splitlines() if line.startswith("$ exprsearch ")]
+    assert commands
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "datasets").symlink_to(ROOT / "datasets")
+    for command in commands:
+        result = CliRunner().invoke(app, shlex.split(command)[1:])
+        assert result.exit_code == 0, result.output
+        law_line = next(line for line in blocks(ROOT / "README.md", "console")[0].splitlines()
+                        if line.startswith("epoch_s = "))
+        assert law_line in result.output  # the README shows the law this code finds
+
+
+def test_readme_setup_commands_name_the_bundled_dataset():
+    setup = blocks(ROOT / "README.md", "bash")
+    assert any("exprsearch run datasets/" in b for b in setup) and any("pytest" in b for b in setup)
+    for block in setup:
+        for path in re.findall(r"datasets/\S+", block):
+            assert (ROOT / path).is_file()
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_python_examples_run(path):
+    for code in blocks(path, "python"):
+        exec(compile(code, str(path), "exec"), {})
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_grammar_examples_are_valid(path, tmp_path):
+    for i, text in enumerate(blocks(path, "toml")):
+        if "# invalid" in text:
+            continue
+        parsed = grammar.parse_text(text, f"{path.name} example {i}")
+        columns = tuple(f.name for f in parsed.factors) + ("n",)
+        from exprsearch import candidates
+        assert len(candidates.generate(grammar.bind(parsed, columns))) > 0
