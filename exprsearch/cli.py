@@ -189,7 +189,7 @@ def grammar_check(
         return g, _candidates.generate(bound), columns
 
     g, found, columns = _guard(work)
-    out.print(f"[bold]{g.name}[/] ({g.source}) is valid.", highlight=False)
+    out.print(f"{g.source} is valid.", highlight=False)
     for f in g.factors:
         out.print(f"  factor {f.name}: {f.role}{' — ' + f.about if f.about else ''}", highlight=False)
     for c in g.constants:
