@@ -230,3 +230,33 @@ def _over_limit(candidate: Candidate, grammar: Grammar) -> str | None:
     if len(candidate.nonlinear) > limits.max_nonlinear:
         return f"more than max_nonlinear = {limits.max_nonlinear} nonlinear constants"
     return None
+
+
+def term_labels(grammar: Grammar, template: sympy.Expr) -> tuple[str, ...]:
+    """For each additive term of ``template``, the grammar rule that produced it.
+
+    A term is matched (with its constants turned back into their kinds) against the expansions
+    of each rule other than ``start``, in file order; a lone constant is the ``constant`` term
+    and a term no rule produces whole is labelled ``term``.
+    """
+    expander = _Expander(grammar)
+    kinds = {s.name: s for s in expander.kinds.values()}
+    generic_terms = []
+    for term in sympy.Add.make_args(template):
+        back = {s: kinds[s.name.rstrip("0123456789")] for s in term.free_symbols
+                if s.name.rstrip("0123456789") in kinds and s.name[-1:].isdigit()}
+        generic_terms.append(expander._canonical(term.xreplace(back)))
+    labels = []
+    for generic in generic_terms:
+        if generic in expander.kind_symbols:
+            labels.append("constant")
+            continue
+        label = "term"
+        for rule in grammar.rules:
+            if rule == "start" or rule in ("factor", "extrinsic", "intrinsic", "other"):
+                continue
+            if generic in expander.expand(rule, grammar.limits.max_depth):
+                label = rule
+                break
+        labels.append(label)
+    return tuple(labels)

@@ -22,9 +22,13 @@ def rounded_text(law: Law, digits: int = 4) -> str:
     return str(law.template.xreplace(rounded))
 
 
-def check_free(directory: str | Path) -> None:
-    """Raise if ``directory`` already holds result files, before any work is done."""
-    existing = [name for name in FILES if (Path(directory) / name).exists()]
+FIGURES = ("measured_vs_predicted.png", "law_along.png", "breakdown.png", "front.png")
+REPORT = "report.html"
+
+
+def check_free(directory: str | Path, names: tuple[str, ...] = FILES) -> None:
+    """Raise if ``directory`` already holds any of ``names``, before any work is done."""
+    existing = [name for name in names if (Path(directory) / name).exists()]
     if existing:
         raise OutputError(
             f"'{directory}' already holds {', '.join(existing)}; "

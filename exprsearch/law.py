@@ -32,6 +32,14 @@ class Law:
     selection: str = ""
     seed: int = 0
     version: str = ""
+    labels: tuple[str, ...] = ()
+
+    def terms(self) -> list[tuple[str, sympy.Expr]]:
+        """The law's additive terms with constants inlined, each with the rule it came from."""
+        values = {sympy.Symbol(k, real=True): sympy.Float(v, 17) for k, v in self.constants.items()}
+        terms = [t.xreplace(values) for t in sympy.Add.make_args(self.template)]
+        labels = self.labels if len(self.labels) == len(terms) else ("term",) * len(terms)
+        return list(zip(labels, terms))
 
     @property
     def expression(self) -> sympy.Expr:
@@ -58,7 +66,9 @@ class Law:
         record["expression"] = to_text(self.expression)
         record["template"] = to_text(self.template)
         record["factors"] = list(self.factors)
-        order = ["expression", "template", "constants", "target", "factors", "metrics",
+        record["terms"] = [{"rule": label, "template": to_text(term)} for label, term in
+                           zip(self.labels, sympy.Add.make_args(self.template))]
+        order = ["expression", "template", "constants", "target", "factors", "terms", "metrics",
                  "complexity", "domain", "selection", "grammar", "dataset", "seed", "version"]
         return {key: record[key] for key in order}
 
@@ -80,6 +90,7 @@ class Law:
                 grammar=dict(record.get("grammar", {})), dataset=dict(record.get("dataset", {})),
                 selection=record.get("selection", ""), seed=int(record.get("seed", 0)),
                 version=record.get("version", ""),
+                labels=tuple(t["rule"] for t in record.get("terms", [])),
             )
         except KeyError as exc:
             raise LawError(f"the law has no '{exc.args[0]}' entry; is it a law.json from exprsearch?") from None

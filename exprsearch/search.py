@@ -164,6 +164,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         selection=ranking.rule,
         seed=seed,
         version=__version__,
+        labels=_candidates.term_labels(grammar, candidate.template),
     )
 
 

@@ -1,0 +1,118 @@
+"""Configurations to evaluate a law at: ``--vary``/``--fix``/``--at`` specs and ``--where``
+constraints, parsed without ``eval``."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Mapping
+
+import numpy as np
+
+from .compile import factor_symbol, to_function
+from .errors import ExprsearchError
+from .vocabulary import ExpressionSyntaxError, parse, suggest
+
+
+class ConfigError(ExprsearchError, ValueError):
+    """A --vary, --fix, --at or --where value cannot be used."""
+
+
+def parse_values(spec: str, factor: str) -> np.ndarray:
+    """``1..1024`` (every integer), ``1..1024:x2`` (geometric), ``0.5..2.5`` (50 evenly spaced),
+    ``0.5..2:7`` (7 evenly spaced), or a list ``32,64,128``."""
+    text = spec.strip()
+    try:
+        if ".." in text:
+            low_text, _, rest = text.partition("..")
+            high_text, _, step = rest.partition(":")
+            low, high = float(low_text), float(high_text)
+            if high < low:
+                raise ConfigError(f"{factor}={spec}: the range is empty ({low:g} > {high:g}); write LOW..HIGH")
+            if step.startswith("x"):
+                ratio = float(step[1:])
+                if ratio <= 1 or low <= 0:
+                    raise ConfigError(f"{factor}={spec}: a geometric range needs LOW > 0 and a ratio above 1")
+                count = int(np.floor(np.log(high / low) / np.log(ratio) + 1e-9)) + 1
+                return low * ratio ** np.arange(count)
+            if step:
+                return np.linspace(low, high, int(step))
+            if low.is_integer() and high.is_integer():
+                return np.arange(low, high + 1)
+            return np.linspace(low, high, 50)
+        values = np.array([float(v) for v in text.split(",") if v.strip()])
+    except ConfigError:
+        raise
+    except ValueError:
+        raise ConfigError(
+            f"{factor}={spec} is not a list (32,64,128) or a range (1..512, 1..1024:x2, 0.5..2:7)"
+        ) from None
+    if values.size == 0:
+        raise ConfigError(f"{factor}={spec}: no values given")
+    return values
+
+
+def parse_assignments(specs: list[str], option: str) -> dict[str, str]:
+    """``["p=1..8", "n=1000"]`` → ``{"p": "1..8", "n": "1000"}``."""
+    pairs = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ConfigError(f"{option} takes FACTOR=VALUES, got '{spec}'")
+        pairs[name.strip()] = value.strip()
+    return pairs
+
+
+def check_factors(names: list[str], factors: tuple[str, ...], option: str) -> None:
+    for name in names:
+        if name not in factors:
+            raise ConfigError(
+                f"{option} names '{name}', which is not a factor of the law{suggest(name, list(factors))}; "
+                f"its factors are {', '.join(factors)}"
+            )
+
+
+def grid(factors: tuple[str, ...], vary: Mapping[str, np.ndarray], fixed: Mapping[str, float],
+         domain: Mapping[str, list[float]] | None = None, limit: int = 5_000_000) -> dict[str, np.ndarray]:
+    """Every combination of the varied values, the fixed ones alongside; all factors needed."""
+    check_factors(list(vary) + list(fixed), factors, "--vary/--fix")
+    missing = [f for f in factors if f not in vary and f not in fixed]
+    if missing:
+        measured = (domain or {}).get(missing[0])
+        hint = f" (measured {measured[0]:g}..{measured[1]:g})" if measured else ""
+        raise ConfigError(f"give factor '{missing[0]}' a value: --fix {missing[0]}=VALUE{hint}")
+    size = int(np.prod([len(v) for v in vary.values()])) if vary else 1
+    if size > limit:
+        raise ConfigError(f"the grid has {size:,} configurations, more than {limit:,}; use coarser ranges")
+    combos = list(itertools.product(*vary.values())) if vary else [()]
+    columns = {name: np.array([c[i] for c in combos], dtype=float) for i, name in enumerate(vary)}
+    for name, value in fixed.items():
+        columns[name] = np.full(len(combos), float(value))
+    return columns
+
+
+def constraint_mask(constraints: list[str], columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Rows of ``columns`` that satisfy every ``--where`` constraint such as ``p*b <= 65536``."""
+    mask = np.ones(len(next(iter(columns.values()))), dtype=bool)
+    names = tuple(columns)
+    symbols = {name: factor_symbol(name) for name in names}
+    for text in constraints:
+        try:
+            node = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            node = None
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            raise ConfigError(f"--where '{text}' must compare two expressions, e.g. 'p*b <= 65536'")
+        try:
+            left = parse(ast.unparse(node.left), symbols)
+            right = parse(ast.unparse(node.comparators[0]), symbols)
+        except ExpressionSyntaxError as exc:
+            raise ConfigError(f"--where '{text}': {exc}") from None
+        values = [to_function(side, names)([columns[n] for n in names]) for side in (left, right)]
+        op = type(node.ops[0])
+        compare = {ast.Lt: np.less, ast.LtE: np.less_equal, ast.Gt: np.greater,
+                   ast.GtE: np.greater_equal, ast.Eq: np.isclose, ast.NotEq: np.not_equal}.get(op)
+        if compare is None:
+            raise ConfigError(f"--where '{text}': use <, <=, >, >=, == or !=")
+        mask &= compare(*np.broadcast_arrays(*values))
+    return mask

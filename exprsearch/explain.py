@@ -1,0 +1,142 @@
+"""Where the time goes along one factor: each term's contribution, speedup, efficiency and the
+scalability limit (exact by sympy where it can solve dT/dx = 0, numerical otherwise)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from .compile import factor_symbol, to_function
+from .configs import ConfigError, check_factors
+from .law import Law
+
+
+@dataclass(frozen=True)
+class Limit:
+    """Where adding more of the factor stops paying off."""
+
+    value: float
+    time: float
+    exact: bool
+    kind: str  # "minimum" (time rises beyond) or "diminishing" (gains below the threshold)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    factor: str
+    values: np.ndarray
+    fixed: dict[str, float]
+    total: np.ndarray
+    labels: tuple[str, ...]
+    terms: tuple[str, ...]
+    contributions: np.ndarray  # (terms, values)
+    speedup: np.ndarray
+    efficiency: np.ndarray
+    limit: Limit | None
+    sentences: tuple[str, ...]
+
+    def dominant(self) -> list[int]:
+        return [int(i) for i in np.argmax(self.contributions, axis=0)]
+
+
+def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], threshold: float = 0.05) -> Explanation:
+    """Break the law down along ``factor`` with the other factors at ``fixed``."""
+    check_factors([factor, *fixed], law.factors, "--vary/--fix")
+    others = [f for f in law.factors if f != factor and f not in fixed and _uses(law, f)]
+    if others:
+        measured = law.domain.get(others[0])
+        hint = f" (measured {measured[0]:g}..{measured[1]:g})" if measured else ""
+        raise ConfigError(f"give factor '{others[0]}' a value: --fix {others[0]}=VALUE{hint}")
+    values = np.asarray(values, dtype=float)
+    x = factor_symbol(factor)
+    fix = {factor_symbol(k): sympy.Float(v) for k, v in fixed.items()}
+    pieces = [(label, term.xreplace(fix)) for label, term in law.terms()]
+    contributions = np.array([np.broadcast_to(to_function(t, (factor,))([values]), values.shape)
+                              for _, t in pieces])
+    total = contributions.sum(axis=0)
+    speedup = total[0] / total
+    efficiency = speedup / (values / values[0])
+    curve = sympy.Add(*(t for _, t in pieces))
+    limit = _exact_minimum(curve, x, values) or _numeric_limit(values, total, threshold)
+    labels = tuple(_label(label, term, x) for label, term in law.terms())
+    terms = tuple(_short(t) for _, t in pieces)
+    explanation = Explanation(factor, values, dict(fixed), total, labels, terms, contributions,
+                              speedup, efficiency, limit, ())
+    sentences = tuple(_sentences(explanation, [t for _, t in pieces], threshold))
+    return Explanation(**{**explanation.__dict__, "sentences": sentences})
+
+
+def _label(rule: str, term: sympy.Expr, x: sympy.Symbol) -> str:
+    """The grammar rule a term came from; for generic rules, how the term moves with ``x``."""
+    if rule not in ("term", ""):
+        return rule
+    if not term.has(x):
+        return "constant" if not term.free_symbols else f"independent of {x}"
+    slope = sympy.sign(sympy.diff(term, x).subs(x, 1))
+    return f"falls with {x}" if slope == -1 else f"grows with {x}" if slope == 1 else f"varies with {x}"
+
+
+def _uses(law: Law, factor: str) -> bool:
+    return factor_symbol(factor) in law.template.free_symbols
+
+
+def _short(expr: sympy.Expr) -> str:
+    return str(expr.xreplace({f: sympy.Float(f, 4) for f in expr.atoms(sympy.Float)}))
+
+
+def _exact_minimum(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray) -> Limit | None:
+    """Solve dT/dx = 0 with sympy; keep a real positive minimum inside the varied range."""
+    slope = sympy.diff(curve, x)
+    try:
+        roots = sympy.solve(slope, x)
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    for root in roots:
+        value = complex(sympy.N(root))
+        if abs(value.imag) > 1e-12 or not values.min() < value.real < values.max():
+            continue
+        if float(sympy.diff(slope, x).subs(x, value.real)) > 0:
+            return Limit(value.real, float(curve.subs(x, value.real)), True, "minimum")
+    return None
+
+
+def _numeric_limit(values: np.ndarray, total: np.ndarray, threshold: float) -> Limit | None:
+    """The smallest value where time stops falling, or where doubling it saves under ``threshold``."""
+    order = np.argsort(values)
+    v, t = values[order], total[order]
+    rising = np.flatnonzero(np.diff(t) > 0)
+    if rising.size:
+        i = int(rising[0])
+        return Limit(float(v[i]), float(t[i]), False, "minimum")
+    for i in range(len(v)):
+        doubled = np.interp(2 * v[i], v, t) if 2 * v[i] <= v[-1] else None
+        if doubled is not None and doubled > (1 - threshold) * t[i]:
+            return Limit(float(v[i]), float(t[i]), False, "diminishing")
+    return None
+
+
+def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> list[str]:
+    f = e.factor
+    first, last = 0, len(e.values) - 1
+    dom = e.dominant()
+    share = e.contributions[dom[first], first] / e.total[first]
+    out = [f"At {f} = {e.values[first]:g} the {e.labels[dom[first]]} term {e.terms[dom[first]]} "
+           f"is {100 * share:.0f} % of the time ({e.total[first]:.4g})."]
+    out.append(f"From {f} = {e.values[first]:g} to {e.values[last]:g} the speedup is {e.speedup[last]:.3g}× "
+               f"and the parallel efficiency {100 * e.efficiency[last]:.3g} %.")
+    limit = e.limit
+    if limit is None:
+        out.append(f"Within {e.values.min():g}..{e.values.max():g} time keeps falling and every doubling of "
+                   f"{f} still saves at least {100 * threshold:.0f} %.")
+    elif limit.kind == "minimum":
+        beyond = min(limit.value * 2, e.values.max())
+        after = int(np.argmax([float(np.ravel(to_function(t, (f,))([np.array([beyond])]))[0])
+                               for t in pieces]))
+        how = "solving d(time)/d" + f + " = 0 exactly" if limit.exact else "on the varied values"
+        out.append(f"Time is lowest at {f} ≈ {limit.value:.4g} ({limit.time:.4g}, found by {how}); beyond "
+                   f"{f} = {limit.value:.4g} the {e.labels[after]} term {e.terms[after]} dominates and time rises.")
+    else:
+        out.append(f"Beyond {f} = {limit.value:g}, doubling {f} saves less than {100 * threshold:.0f} % of the time.")
+    return out

@@ -1,0 +1,113 @@
+"""Pick configurations with a law: the fastest (a scalability optimiser) or the cheapest within a
+time budget, with the Pareto set of time vs cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .configs import ConfigError, constraint_mask, grid
+from .law import Law
+
+SECONDS = {"s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One configuration with its predicted time (target units) and cost (None without prices)."""
+
+    config: dict[str, float]
+    time: float
+    cost: float | None
+
+
+@dataclass(frozen=True)
+class Optimum:
+    best: Choice
+    objective: str  # "time" or "cost"
+    pareto: tuple[Choice, ...]
+    considered: int  # configurations in the grid
+    feasible: int  # of those, meeting the constraints and the budget
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """Cost = time in hours × price per hour × devices; a table gives the price per configuration."""
+
+    price: float | None = None
+    devices: str | None = None
+    table: pd.DataFrame | None = None
+    time_unit: str = "s"
+
+
+def optimize(
+    law: Law, vary: dict[str, np.ndarray], fixed: dict[str, float], where: list[str] = (),
+    pricing: Pricing | None = None, budget: float | None = None,
+) -> Optimum:
+    """Minimise time, or cost subject to ``time <= budget`` when ``pricing`` is given."""
+    if not vary:
+        raise ConfigError("give at least one --vary FACTOR=RANGE to search over")
+    columns = grid(law.factors, vary, fixed, law.domain)
+    time = law.predict(columns)
+    keep = constraint_mask(list(where), columns) & np.isfinite(time) & (time > 0)
+    if not keep.any():
+        raise ConfigError("no configuration meets the --where constraints; relax them")
+    cost = _cost(time, columns, pricing, keep) if pricing and (pricing.price is not None or pricing.table is not None) else None
+    if cost is not None:
+        keep &= np.isfinite(cost)
+    feasible = keep & (time <= budget) if budget is not None else keep
+    if not feasible.any():
+        fastest = int(np.flatnonzero(keep)[np.argmin(time[keep])])
+        raise ConfigError(
+            f"no configuration meets the budget of {budget:g}; the fastest is "
+            f"{_describe(columns, fastest)} at {time[fastest]:.4g}"
+        )
+    objective = "cost" if cost is not None else "time"
+    score = cost if cost is not None else time
+    index = np.flatnonzero(feasible)
+    best = int(index[np.lexsort((time[index], score[index]))[0]])
+    pareto = _pareto(index, time, cost) if cost is not None else [best]
+    choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()}, float(time[i]),  # noqa: E731
+                              None if cost is None else float(cost[i]))
+    return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()))
+
+
+def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, keep: np.ndarray) -> np.ndarray:
+    if pricing.time_unit not in SECONDS:
+        raise ConfigError(f"--time-unit must be one of {', '.join(SECONDS)}, got '{pricing.time_unit}'")
+    hours = time * SECONDS[pricing.time_unit] / 3600
+    if pricing.devices is not None:
+        if pricing.devices not in columns:
+            raise ConfigError(f"--devices names '{pricing.devices}', which is not a factor of the law")
+        hours = hours * columns[pricing.devices]
+    if pricing.table is None:
+        return hours * pricing.price
+    return hours * _table_price(pricing.table, columns)
+
+
+def _table_price(table: pd.DataFrame, columns: dict[str, np.ndarray]) -> np.ndarray:
+    if "price" not in table.columns:
+        raise ConfigError("the price table needs a 'price' column (per hour, per device with --devices)")
+    keys = [c for c in table.columns if c in columns]
+    if not keys:
+        raise ConfigError(f"the price table shares no column with the law's factors ({', '.join(columns)})")
+    frame = pd.DataFrame({k: columns[k] for k in keys})
+    merged = frame.merge(table[[*keys, "price"]].drop_duplicates(keys), on=keys, how="left")
+    return merged["price"].to_numpy(dtype=float)  # NaN where the table has no price: not offered
+
+
+def _pareto(index: np.ndarray, time: np.ndarray, cost: np.ndarray) -> list[int]:
+    """Configurations no other is both faster and cheaper than, fastest first."""
+    order = index[np.lexsort((cost[index], time[index]))]
+    front, cheapest = [], np.inf
+    for i in order:
+        if cost[i] < cheapest:
+            front.append(int(i))
+            cheapest = cost[i]
+    return front
+
+
+def _describe(columns: dict[str, np.ndarray], i: int) -> str:
+    return ", ".join(f"{k} = {v[i]:g}" for k, v in columns.items())

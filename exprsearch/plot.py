@@ -1,0 +1,145 @@
+"""PNG figures of a law (matplotlib is optional: ``pip install 'exprsearch[plot]'``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import sympy
+
+from .compile import factor_symbol
+from .data import Dataset
+from .errors import ExprsearchError
+from .explain import Explanation, explain
+from .law import Law
+
+
+class PlotError(ExprsearchError, ImportError):
+    """Plots were asked for but matplotlib is not installed."""
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotError("plots need matplotlib: pip install 'exprsearch[plot]' (or pip install matplotlib)") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def default_view(law: Law) -> tuple[str, np.ndarray, dict[str, float]]:
+    """A factor the law trades off (one term falls with it, another grows), else the one with the
+    widest measured range; from its smallest value to 8× its largest, with the other factors at
+    the geometric middle of their measured ranges."""
+    used = [f for f in law.factors if factor_symbol(f) in law.template.free_symbols] or list(law.factors)
+
+    def spread(f: str) -> float:
+        low, high = law.domain.get(f, [1.0, 1.0])
+        return high / low if low > 0 else high - low
+
+    def trades_off(f: str) -> bool:
+        x = factor_symbol(f)
+        signs = {sympy.sign(sympy.diff(t, x)) for _, t in law.terms() if t.has(x)}
+        return bool({-1, 1} <= {int(s) for s in signs if s.is_number})
+
+    factor = max(used, key=lambda f: (trades_off(f), spread(f)))
+    low, high = law.domain.get(factor, [1.0, 1.0])
+    values = np.geomspace(low, 8 * high, 60) if low > 0 else np.linspace(low, 8 * high, 60)
+    fixed = {}
+    for f in law.factors:
+        if f != factor:
+            lo, hi = law.domain.get(f, [1.0, 1.0])
+            fixed[f] = float(np.sqrt(lo * hi)) if lo > 0 else (lo + hi) / 2
+    return factor, values, fixed
+
+
+def measured_vs_predicted(law: Law, data: Dataset, path: Path) -> Path:
+    plt = _pyplot()
+    predicted = law.predict({f: data.column(f) for f in law.factors})
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.scatter(data.y, predicted, s=14, alpha=0.7, label="measurements")
+    low, high = min(data.y.min(), predicted.min()), max(data.y.max(), predicted.max())
+    ax.plot([low, high], [low, high], "k--", lw=1, label="predicted = measured")
+    ax.set(xscale="log", yscale="log", xlabel=f"measured {law.target}", ylabel=f"predicted {law.target}",
+           title="Measured vs predicted")
+    ax.legend()
+    return _save(fig, path)
+
+
+def along(law: Law, e: Explanation, path: Path, data: Dataset | None = None) -> Path:
+    """The law along one factor: measured range marked, extrapolation shaded, ±CV error band."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    x, y = e.values, e.total
+    band = (law.metrics.get("cv_mape_pct") or 0) / 100
+    ax.plot(x, y, lw=2, label=f"law ({law.target})")
+    ax.fill_between(x, y * (1 - band), y * (1 + band), alpha=0.2, label=f"± cross-validated error ({100 * band:.2g} %)")
+    low, high = law.domain.get(e.factor, [x.min(), x.max()])
+    ax.axvspan(high, x.max(), color="grey", alpha=0.15, label="extrapolation")
+    ax.axvline(low, color="grey", lw=0.8)
+    ax.axvline(high, color="grey", lw=0.8)
+    if data is not None and e.factor in data.factors:
+        ax.scatter(data.column(e.factor), data.y, s=8, color="k", alpha=0.35, label="measurements (all)")
+    if e.limit is not None and e.limit.value > x.min():
+        ax.axvline(e.limit.value, color="red", ls=":", label=f"limit {e.factor} ≈ {e.limit.value:.3g}")
+    fixed = ", ".join(f"{k} = {v:g}" for k, v in e.fixed.items())
+    ax.set(xscale="log" if x.min() > 0 else "linear", yscale="log" if (y > 0).all() else "linear",
+           xlabel=e.factor, ylabel=law.target,
+           title=f"{law.target} along {e.factor}" + (f" ({fixed})" if fixed else ""))
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def breakdown(law: Law, e: Explanation, path: Path) -> Path:
+    """Each term's contribution along the factor, stacked."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    labels = [f"{label}: {term}" for label, term in zip(e.labels, e.terms)]
+    ax.stackplot(e.values, np.clip(e.contributions, 0, None), labels=labels, alpha=0.8)
+    ax.set(xscale="log" if e.values.min() > 0 else "linear", xlabel=e.factor, ylabel=law.target,
+           title="Where the time goes")
+    ax.legend(fontsize=8, loc="upper left")
+    return _save(fig, path)
+
+
+def front(rows: list[dict], path: Path) -> Path:
+    """Error against complexity for the laws on the Pareto front, the chosen one marked."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    cx = [float(r["complexity"]) for r in rows]
+    err = [float(r["mape_pct"]) for r in rows]
+    ax.step(cx, err, where="post", color="grey", lw=1)
+    ax.scatter(cx, err, zorder=3, label="Pareto front")
+    chosen = [i for i, r in enumerate(rows) if r.get("chosen") == "yes"]
+    if chosen:
+        ax.scatter([cx[chosen[0]]], [err[chosen[0]]], s=120, facecolors="none", edgecolors="red", lw=2,
+                   label="chosen law", zorder=4)
+    ax.set(yscale="log", xlabel="complexity", ylabel="MAPE %", title="Error vs complexity")
+    ax.legend()
+    return _save(fig, path)
+
+
+def all_figures(law: Law, directory: Path, data: Dataset | None = None, front_rows: list[dict] | None = None,
+                view: tuple[str, np.ndarray, dict[str, float]] | None = None) -> list[Path]:
+    """Every figure that the inputs allow, written into ``directory``."""
+    _pyplot()
+    directory.mkdir(parents=True, exist_ok=True)
+    factor, values, fixed = view or default_view(law)
+    e = explain(law, factor, values, fixed)
+    paths = [along(law, e, directory / "law_along.png", data), breakdown(law, e, directory / "breakdown.png")]
+    if data is not None:
+        paths.insert(0, measured_vs_predicted(law, data, directory / "measured_vs_predicted.png"))
+    if front_rows:
+        paths.append(front(front_rows, directory / "front.png"))
+    return paths
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path

@@ -1,0 +1,99 @@
+"""predict / explain / optimize / plot and run --plot --report, through the CLI."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from exprsearch.cli import app
+from tests.test_explain import law
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def law_file(tmp_path):
+    path = tmp_path / "law.json"
+    path.write_text(law().to_json())
+    return path
+
+
+def run(*args):
+    result = runner.invoke(app, [str(a) for a in args])
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_predict_table_json_and_extrapolation_warning(law_file, tmp_path):
+    result = run("predict", law_file, "--at", "p=128,n=16000", "--at", "p=8,n=4000")
+    assert result.exit_code == 0 and "22.45" in result.output
+    assert "4× the largest measured p" in result.output
+    record = json.loads(run("predict", law_file, "--at", "p=16,n=1000", "--json").stdout)
+    assert record["predictions"][0]["time"] == pytest.approx(2 + 1000 * 0.01 / 16 + 0.15 * 16)
+    configs = tmp_path / "c.csv"
+    configs.write_text("p,n,comment\n1,1000,x\n2,2000,y\n")
+    assert run("predict", law_file, "--data", configs, "--json").exit_code == 0
+
+
+def test_explain_reports_the_limit(law_file):
+    result = run("explain", law_file, "--vary", "p=1..1024", "--fix", "n=16000")
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "Time is lowest at p ≈ 32.66" in text and "time rises" in text
+    record = json.loads(run("explain", law_file, "--vary", "p=1..64", "--fix", "n=16000", "--json").stdout)
+    assert record["limit"]["exact"] and record["limit"]["value"] == pytest.approx(32.6599, rel=1e-4)
+
+
+def test_optimize_time_and_cost(law_file):
+    record = json.loads(run("optimize", law_file, "--vary", "p=1..512", "--fix", "n=16000", "--json").stdout)
+    assert record["best"]["config"]["p"] == 33
+    record = json.loads(run("optimize", law_file, "--vary", "p=1..512", "--fix", "n=16000", "--price", "2.5",
+                            "--devices", "p", "--budget", "20", "--json").stdout)
+    assert record["best"]["config"]["p"] == 10 and record["best"]["cost"] > 0
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["optimize", "--vary", "p=1..512", "--fix", "n=16000", "--price", "1", "--budget", "5"],
+         "no configuration meets the budget of 5; the fastest is p = 33"),
+        (["optimize", "--vary", "q=1..8", "--fix", "n=16000"], "'q', which is not a factor of the law"),
+        (["optimize", "--vary", "p=8..1", "--fix", "n=16000"], "the range is empty"),
+        (["optimize", "--vary", "p=1..8"], "--fix n=VALUE"),
+        (["optimize", "--vary", "p=1..8", "--fix", "n=1", "--where", "p > 100"], "no configuration meets the --where"),
+        (["explain", "--vary", "p=1..8"], "--fix n=VALUE"),
+        (["predict", "--at", "p=1,m=3"], "'m', which is not a factor"),
+        (["predict"], "give configurations"),
+    ],
+)
+def test_bad_input_exits_2(law_file, args, fragment):
+    result = run(args[0], law_file, *args[1:])
+    assert result.exit_code == 2
+    assert fragment in " ".join(result.output.split())
+
+
+def test_missing_law_file(tmp_path):
+    result = run("explain", tmp_path / "none.json", "--vary", "p=1..8")
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_plot_command_and_run_with_plot_and_report(law_file, amdahl_csv, tmp_path):
+    pytest.importorskip("matplotlib")
+    result = run("plot", law_file, "--vary", "p=1..256", "--fix", "n=16000", "--out", tmp_path / "figs")
+    assert result.exit_code == 0
+    assert {p.name for p in (tmp_path / "figs").iterdir()} == {"law_along.png", "breakdown.png"}
+    out = tmp_path / "out"
+    result = run("run", amdahl_csv, "-t", "time", "-g", "data-parallel", "--out", out, "--plot", "--report")
+    assert result.exit_code == 0, result.output
+    names = {p.name for p in out.iterdir()}
+    assert {"measured_vs_predicted.png", "law_along.png", "breakdown.png", "front.png", "report.html"} <= names
+    page = (out / "report.html").read_text()
+    assert "<math" in page and page.count("data:image/png;base64,") == 4
+
+
+def test_plot_without_matplotlib_says_how_to_get_it(law_file, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    result = run("plot", law_file)
+    assert result.exit_code == 2 and "pip install 'exprsearch[plot]'" in result.output

@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+import sympy
+
+from exprsearch.compile import factor_symbol
+from exprsearch.configs import ConfigError, constraint_mask, grid, parse_values
+from exprsearch.explain import explain
+from exprsearch.law import Law
+from exprsearch.vocabulary import parse
+
+
+def law(text="c0 + c1*n/p + c2*p", constants=None, labels=("constant", "communication", "compute")) -> Law:
+    symbols = {"p": factor_symbol("p"), "n": factor_symbol("n")}
+    symbols.update({c: sympy.Symbol(c, real=True) for c in ("c0", "c1", "c2")})
+    template = parse(text, symbols)
+    return Law("time", ("p", "n"), template, constants or {"c0": 2.0, "c1": 0.01, "c2": 0.15}, 11,
+               labels=labels, domain={"p": [1.0, 32.0], "n": [1000.0, 64000.0]}, metrics={"cv_mape_pct": 2.0})
+
+
+def test_scalability_limit_is_exact_and_the_p_term_dominates_beyond_it():
+    model = law()
+    e = explain(model, "p", parse_values("1..1024", "p"), {"n": 16000})
+    assert e.limit.exact and e.limit.kind == "minimum"
+    assert e.limit.value == pytest.approx(np.sqrt(0.01 * 16000 / 0.15), rel=1e-9)  # 32.66
+    beyond = e.values > e.limit.value
+    p_term = [label for (label, term) in model.terms() if term.has(factor_symbol("p")) and not term.has(factor_symbol("n"))]
+    dominant = {e.labels[i] for i in np.array(e.dominant())[beyond]}
+    assert dominant == set(p_term)
+    assert any("beyond p = 32.66" in s and "0.15*p" in s and "time rises" in s for s in e.sentences)
+    assert e.speedup[0] == 1 and e.efficiency[0] == 1
+    np.testing.assert_allclose(e.contributions.sum(axis=0), e.total)
+
+
+def test_no_limit_and_diminishing_returns():
+    amdahl = law("c0 + c1*n/p", {"c0": 2.0, "c1": 0.01}, ("constant", "compute"))
+    e = explain(amdahl, "p", parse_values("1..64", "p"), {"n": 16000})
+    assert e.limit is None and "keeps falling" in e.sentences[-1]
+    # Doubling p saves (80/p) / (2 + 160/p), under 5 % once p > 720.
+    e = explain(amdahl, "p", parse_values("1..4096", "p"), {"n": 16000})
+    assert e.limit.kind == "diminishing" and e.limit.value == 721
+    assert "Beyond p = 721, doubling p saves less than 5 %" in e.sentences[-1]
+
+
+def test_explain_needs_every_factor():
+    with pytest.raises(ConfigError, match=r"--fix n=VALUE \(measured 1000..64000\)"):
+        explain(law(), "p", np.array([1.0, 2.0]), {})
+    with pytest.raises(ConfigError, match="not a factor of the law"):
+        explain(law(), "q", np.array([1.0, 2.0]), {"n": 1})
+
+
+def test_ranges_and_constraints():
+    assert parse_values("1..4", "p").tolist() == [1, 2, 3, 4]
+    assert parse_values("1..1024:x2", "p").tolist() == [2.0**i for i in range(11)]
+    assert parse_values("32,64", "b").tolist() == [32, 64]
+    assert len(parse_values("0.5..2:7", "x")) == 7
+    with pytest.raises(ConfigError, match="range is empty"):
+        parse_values("8..1", "p")
+    with pytest.raises(ConfigError, match="not a list"):
+        parse_values("a..b", "p")
+    columns = grid(("p", "b"), {"p": np.array([1.0, 2.0, 4.0]), "b": np.array([32.0, 64.0])}, {})
+    assert len(columns["p"]) == 6
+    mask = constraint_mask(["p*b <= 128", "p >= 2"], columns)
+    assert sorted(zip(columns["p"][mask], columns["b"][mask])) == [(2.0, 32.0), (2.0, 64.0), (4.0, 32.0)]
+    with pytest.raises(ConfigError, match="must compare"):
+        constraint_mask(["p*b"], columns)
+    with pytest.raises(ConfigError, match="unknown name 'q'"):
+        constraint_mask(["q < 3"], columns)

@@ -1,0 +1,44 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from exprsearch.configs import ConfigError
+from exprsearch.optimize import Pricing, optimize
+from tests.test_explain import law
+
+P = {"p": np.arange(1, 513, dtype=float)}
+
+
+def test_fastest_configuration_is_the_integer_optimum():
+    best = optimize(law(), P, {"n": 16000}).best
+    assert best.config["p"] == 33  # analytic optimum sqrt(0.01*16000/0.15) = 32.66
+    assert best.time == pytest.approx(2 + 160 / 33 + 0.15 * 33)
+
+
+def test_cheapest_within_budget_is_the_analytic_one():
+    # T(p) = 2 + 160/p + 0.15 p <= 20  <=>  p in [9.67, 110.3]; cost = T·p·2.5/3600 grows with p.
+    o = optimize(law(), P, {"n": 16000}, pricing=Pricing(price=2.5, devices="p"), budget=20)
+    assert o.objective == "cost" and o.best.config["p"] == 10
+    assert o.best.cost == pytest.approx((2 + 16 + 1.5) * 10 * 2.5 / 3600)
+    assert o.feasible == 110 - 10 + 1 and o.considered == 512
+    times = [c.time for c in o.pareto]
+    costs = [c.cost for c in o.pareto]
+    assert times == sorted(times) and costs == sorted(costs, reverse=True)
+    assert o.pareto[0].config["p"] == 33
+
+
+def test_price_table_and_constraints():
+    table = pd.DataFrame({"p": [8.0, 16.0, 32.0], "price": [1.0, 1.5, 4.0]})
+    o = optimize(law(), P, {"n": 16000}, pricing=Pricing(table=table), budget=15)
+    assert o.best.config["p"] == 16  # 8 misses the budget (23.2), 32 costs more per hour
+    o = optimize(law(), P, {"n": 16000}, where=["p <= 20"])
+    assert o.best.config["p"] == 20
+
+
+def test_infeasible_budget_names_the_fastest():
+    with pytest.raises(ConfigError, match=r"no configuration meets the budget of 5; the fastest is p = 33, n = 16000 at 11.8"):
+        optimize(law(), P, {"n": 16000}, pricing=Pricing(price=1.0), budget=5)
+    with pytest.raises(ConfigError, match="--where"):
+        optimize(law(), P, {"n": 16000}, where=["p > 1000"])
+    with pytest.raises(ConfigError, match="at least one --vary"):
+        optimize(law(), {}, {"n": 16000})
