@@ -234,12 +234,9 @@ def predict(
     def work():
         law = _law(law_file)
         if data is not None:
-            from .data import _READERS
+            from .data import read_table
 
-            reader = _READERS.get(data.suffix.lower())
-            if not data.is_file() or reader is None:
-                raise ConfigError(f"--data '{data}' is not a readable CSV/TSV/Parquet/JSON file")
-            frame = reader(data)
+            frame = read_table(data)
         elif at:
             rows = []
             for spec in at:

@@ -60,13 +60,8 @@ class Dataset:
         )
 
 
-def load_table(
-    path: str | Path,
-    target: str,
-    factors: list[str] | None = None,
-    drop_missing: bool = False,
-) -> Dataset:
-    """Read a CSV/TSV/Parquet/JSON table and validate it into a :class:`Dataset`."""
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a CSV/TSV/Parquet/JSON file into a DataFrame, with a clear error when it cannot."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file '{path}' does not exist; check the path")
@@ -77,9 +72,20 @@ def load_table(
             f"use one of {', '.join(sorted(_READERS))}"
         )
     try:
-        frame = reader(path)
+        return reader(path)
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
+
+
+def load_table(
+    path: str | Path,
+    target: str,
+    factors: list[str] | None = None,
+    drop_missing: bool = False,
+) -> Dataset:
+    """Read a CSV/TSV/Parquet/JSON table and validate it into a :class:`Dataset`."""
+    path = Path(path)
+    frame = read_table(path)
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     header_lines = 1 if path.suffix.lower() in (".csv", ".tsv", ".txt") else 0
     return from_frame(

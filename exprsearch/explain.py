@@ -3,7 +3,7 @@ scalability limit (exact by sympy where it can solve dT/dx = 0, numerical otherw
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import sympy
@@ -65,7 +65,7 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     explanation = Explanation(factor, values, dict(fixed), total, labels, terms, contributions,
                               speedup, efficiency, limit, ())
     sentences = tuple(_sentences(explanation, [t for _, t in pieces], threshold))
-    return Explanation(**{**explanation.__dict__, "sentences": sentences})
+    return replace(explanation, sentences=sentences)
 
 
 def _label(rule: str, term: sympy.Expr, x: sympy.Symbol) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import differential_evolution, minimize
 
+from .candidates import Candidate
 from .compile import CompiledCandidate
 
 _INVALID = 1e10  # cost given to constants whose predictions are not finite
@@ -40,7 +41,7 @@ class FitSettings:
 class Fit:
     """Fitted constants of one candidate, or the reason it was rejected (``ok`` False)."""
 
-    candidate: object
+    candidate: Candidate
     values: dict[str, float] = field(default_factory=dict)
     cost: float = float("inf")
     mse: float = float("inf")
@@ -65,7 +66,7 @@ def fit(compiled: CompiledCandidate, y: np.ndarray, settings: FitSettings = FitS
     return problem.result(theta, coef)
 
 
-def _seed(seed: int, candidate: object) -> int:
+def _seed(seed: int, candidate: Candidate) -> int:
     """A per-candidate seed, so a candidate's fit does not depend on which others ran first."""
     return (seed * 1_000_003 + zlib.crc32(str(candidate).encode())) % (2**32)
 
