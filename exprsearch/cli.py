@@ -83,6 +83,7 @@ def run(
     map_: Annotated[list[str], typer.Option("--map", help="Bind grammar factor to a column: p=gpus (repeatable).")] = [],  # noqa: B006
     intrinsic: Annotated[str | None, typer.Option(help="Comma-separated factors that are intrinsic (layers, parameters).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
+    jobs: Annotated[int, typer.Option(help="Processes fitting candidates (0: one per core); the law does not depend on it.")] = 1,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.")] = False,
@@ -109,7 +110,7 @@ def run(
             task = bar.add_task("fitting candidates", total=None)
             result = search(
                 dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
-                seed=seed, progress=lambda done, total: bar.update(task, completed=done, total=total),
+                seed=seed, progress=lambda done, total: bar.update(task, completed=done, total=total), jobs=jobs,
             )
         export.write(result.law, result.ranking, directory, overwrite=force)
         if plot or report:

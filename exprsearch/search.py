@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,21 +52,31 @@ def search(
     seed: int = 0,
     settings: FitSettings | None = None,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> Result:
-    """Find the law of ``target`` in ``data`` among the candidates ``grammar`` derives."""
+    """Find the law of ``target`` in ``data`` among the candidates ``grammar`` derives.
+
+    ``jobs`` processes fit candidates in parallel (0: one per core); the law does not depend on it.
+    """
     settings = settings or FitSettings(seed=seed)
     dataset = _as_dataset(data, target, factors)
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
     found = _candidates.generate(bound)
     usable, skipped = _identifiable(found, dataset)
     compiler = Compiler(dataset.factors, dataset.X)
-    fits = _fit_all(usable, compiler, dataset.y, settings, progress)
+    fits = _fit_all(usable, compiler, dataset.y, settings, progress, _jobs(jobs))
     ranking = _rank_front(fits, found, compiler, dataset, settings)
     law = _law(ranking, dataset, bound, settings.seed)
     rejected = Counter(skipped)
     rejected.update(_reason_kind(f.reason) for f in fits if not f.ok)
     notes = dataset.notes + _domain_notes(dataset)
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes)
+
+
+def _jobs(jobs: int) -> int:
+    if jobs < 0:
+        raise SearchError(f"jobs must be 0 (one per core) or a positive number, got {jobs}")
+    return jobs or os.cpu_count() or 1
 
 
 def _as_dataset(data, target: str | None, factors: list[str] | None) -> _data.Dataset:
@@ -95,15 +108,50 @@ def _identifiable(found: CandidateSet, dataset: _data.Dataset) -> tuple[list[Can
     return usable, ["with as many constants as distinct configurations"] * skipped
 
 
+_WORKER: dict = {}  # each process's compiler and candidates, set once so terms compile once
+
+
+def _start_worker(compiler: Compiler, y: np.ndarray, settings: FitSettings, usable: list[Candidate]) -> None:
+    _WORKER.update(compiler=compiler, y=y, settings=settings, usable=usable)
+
+
+def _fit_chunk(bounds: tuple[int, int]) -> list[tuple]:
+    """Fit candidates ``bounds[0]:bounds[1]``; plain tuples travel between processes cheaply
+    (pickling sympy expressions costs more than fitting them)."""
+    compiler, y, settings = _WORKER["compiler"], _WORKER["y"], _WORKER["settings"]
+    out = []
+    for candidate in _WORKER["usable"][bounds[0]:bounds[1]]:
+        f = fit(compiler.compile(candidate), y, settings)
+        out.append((f.values, f.cost, f.mse, f.ok, f.reason))
+    return out
+
+
 def _fit_all(
     usable: list[Candidate], compiler: Compiler, y: np.ndarray, settings: FitSettings,
-    progress: Progress | None,
+    progress: Progress | None, jobs: int = 1,
 ) -> list[Fit]:
-    fits = []
-    for i, candidate in enumerate(usable):
-        fits.append(fit(compiler.compile(candidate), y, settings))
-        if progress is not None:
-            progress(i + 1, len(usable))
+    """Fit every candidate, in ``jobs`` processes; results keep the candidates' order, and each
+    candidate's DE seed depends only on it, so the outcome does not depend on ``jobs``."""
+    size = 200 if jobs > 1 else 25
+    chunks = [(i, min(i + size, len(usable))) for i in range(0, len(usable), size)]
+    rows: list[tuple] = []
+    _start_worker(compiler, y, settings, usable)
+    if jobs > 1 and len(chunks) > 1:
+        # Forked workers inherit the candidates; elsewhere they are sent once per worker.
+        forking = "fork" in multiprocessing.get_all_start_methods()
+        options = ({"mp_context": multiprocessing.get_context("fork")} if forking else
+                   {"initializer": _start_worker, "initargs": (compiler, y, settings, usable)})
+        with ProcessPoolExecutor(max_workers=jobs, **options) as pool:
+            for done in pool.map(_fit_chunk, chunks):
+                rows.extend(done)
+                if progress is not None:
+                    progress(len(rows), len(usable))
+    else:
+        for chunk in chunks:
+            rows.extend(_fit_chunk(chunk))
+            if progress is not None:
+                progress(len(rows), len(usable))
+    fits = [Fit(c, *row) for c, row in zip(usable, rows)]
     if not any(f.ok for f in fits):
         reasons = Counter(_reason_kind(f.reason) for f in fits).most_common(2)
         raise SearchError(

@@ -203,3 +203,17 @@ def test_candidate_order_does_not_depend_on_python_hash_seed():
     orders = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("3", "4")]
     assert orders[0] and orders[0] == orders[1]
+
+
+def test_law_does_not_depend_on_jobs(tmp_path):
+    from tests.conftest import WORKERS, measurements
+
+    path = tmp_path / "m.csv"
+    measurements(lambda p, n: 1 + 0.01 * n / p + 0.2 * p**0.5, {"p": WORKERS, "n": (1000, 4000, 16000)}).to_csv(path, index=False)
+    outputs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}"
+        result = run("run", path, "-t", "time", "--jobs", jobs, "--out", out)
+        assert result.exit_code == 0, result.output
+        outputs.append((out / "law.json").read_bytes() + (out / "front.csv").read_bytes())
+    assert outputs[0] == outputs[1]
