@@ -1,5 +1,5 @@
-"""A self-contained HTML page for a law: the equation (MathML, rendered by any browser without
-scripts), metrics, the Pareto front, the explanation and the figures embedded as PNG."""
+"""A self-contained HTML page for a law: the equation (rendered as MathML by any browser without
+scripts, with its LaTeX source alongside), metrics, the Pareto front, the explanation and the figures embedded as PNG."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from sympy.printing.mathml import mathml
 
 from .explain import Explanation
+from .export import latex
 from .law import Law
 
 
@@ -29,6 +30,7 @@ def html_page(law: Law, front_csv: str, explanation: Explanation | None, figures
         "</head><body>",
         f"<h1>Law of {html.escape(law.target)}</h1>",
         f"<p><math display='block'><mi>{html.escape(law.target)}</mi><mo>=</mo>{equation}</math></p>",
+        f"<details><summary>LaTeX</summary><pre>{html.escape(latex(law))}</pre></details>",
         f"<p>Chosen by {html.escape(law.selection)}.</p>",
         _metrics(law),
     ]

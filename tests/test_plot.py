@@ -35,4 +35,5 @@ def test_report_is_self_contained(tmp_path):
     front = "complexity,constants,mape_pct,cv_mape_pct,rmse,r2,extended_bic,lack_of_fit_p,chosen,law\n11,3,1.2,1.3,0.1,0.99,-500,0.4,yes,c0 + c1*p\n"
     page = report.html_page(model, front, e, [png])
     assert "<math" in page and "data:image/png;base64," in page and "time rises" in page
+    assert "\\begin{equation}" in page
     assert "http" not in page.replace("http-equiv", "")  # nothing loaded from the network
