@@ -219,7 +219,7 @@ def _parameterise(expr: sympy.Expr, grammar: Grammar) -> Candidate:
         offset=offset,
         nonlinear=tuple(nonlinear),
         bounds=bounds,
-        complexity=complexity(template),
+        complexity=complexity(template) + len(nonlinear),  # a fitted exponent costs more than a fixed one
     )
 
 

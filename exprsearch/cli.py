@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -76,8 +77,9 @@ def _split(value: str | None) -> list[str] | None:
 
 @app.command()
 def run(
-    data: Annotated[Path, typer.Argument(help="Measurements: CSV, TSV, Parquet or JSON table.")],
-    target: Annotated[str, typer.Option("--target", "-t", help="Column with the measured time.")],
+    data: Annotated[Path, typer.Argument(help="Measurements: a CSV/TSV/Parquet/JSON table or an Extra-P text/JSON file.")],
+    target: Annotated[str | None, typer.Option("--target", "-t", help="Column with the measured time (Extra-P files: REGION:METRIC, default all).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text or extrap-json (default: detected).")] = None,
     factors: Annotated[str | None, typer.Option(help="Comma-separated factor columns (default: the other numeric columns).")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
     map_: Annotated[list[str], typer.Option("--map", help="Bind grammar factor to a column: p=gpus (repeatable).")] = [],  # noqa: B006
@@ -92,36 +94,75 @@ def run(
     report: Annotated[bool, typer.Option("--report", help="Also write report.html (figures need matplotlib).")] = False,
 ) -> None:
     """Search the grammar's laws for the one that explains TARGET, and write it to --out."""
-    from .data import load_table
-
     directory = out_dir or Path("exprsearch-out") / data.stem
     mapping = _pairs(map_, "--map")
     names = export.FILES + (export.FIGURES if plot or report else ()) + ((export.REPORT,) if report else ())
 
-    def work() -> Result:
+    def work() -> list[Result]:
         if plot:
             from .plot import _pyplot
 
             _pyplot()  # fail before the search, not after it
+        datasets = _datasets(data, target, factors, fmt, drop_missing)
+        where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
         if not force:
-            export.check_free(directory, names)
-        dataset = load_table(data, target, _split(factors), drop_missing=drop_missing)
-        with _progress(quiet=json_) as bar:
-            task = bar.add_task("fitting candidates", total=None)
-            result = search(
-                dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
-                seed=seed, progress=lambda done, total: bar.update(task, completed=done, total=total), jobs=jobs,
-            )
-        export.write(result.law, result.ranking, directory, overwrite=force)
-        if plot or report:
-            _figures_and_report(result, directory, plot, report)
-        return result
+            for folder in where.values():
+                export.check_free(folder, names)
+        results = []
+        for name, dataset in datasets.items():
+            with _progress(quiet=json_) as bar:
+                task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
+                result = search(
+                    dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
+                    seed=seed, jobs=jobs,
+                    progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
+                )
+            export.write(result.law, result.ranking, where[name], overwrite=force)
+            if plot or report:
+                _figures_and_report(result, where[name], plot, report)
+            results.append((name, where[name], result))
+        return results
 
-    result = _guard(work)
+    results = _guard(work)
     if json_:
-        sys.stdout.write(result.law.to_json())
+        if len(results) == 1:
+            sys.stdout.write(results[0][2].law.to_json())
+        else:
+            import json
+
+            laws = {name: result.law.to_dict() for name, _, result in results}
+            sys.stdout.write(json.dumps(laws, indent=2) + "\n")
         return
-    _report(result, directory)
+    for name, folder, result in results:
+        if len(results) > 1:
+            out.rule(name)
+        _report(result, folder)
+
+
+def _folder(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "series"
+
+
+def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool):
+    """The series to fit: one table column, or the REGION:METRIC series of an Extra-P file."""
+    from .data import DataError, detect_format, load_extrap, load_table, read_table
+
+    fmt = fmt or detect_format(data)
+    if fmt == "table":
+        if target is None:
+            columns = ", ".join(str(c) for c in read_table(data).columns)
+            raise DataError(f"pass --target COLUMN, the measured time; the columns of '{data}' are {columns}")
+        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}
+    series = load_extrap(data, fmt)
+    if target is None:
+        return series
+    matches = [k for k in series if k == target or k.split(":")[0] == target]
+    if len(matches) != 1:
+        raise DataError(
+            f"'{data}' has no single series '{target}'; its series are {', '.join(series)} "
+            "(pass --target REGION:METRIC)"
+        )
+    return {matches[0]: series[matches[0]]}
 
 
 def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import keyword
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,3 +174,109 @@ def _rows(rows: np.ndarray, header_lines: int) -> str:
     more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
     kind = "line" if header_lines else "row"
     return f"{kind}{'s' if len(rows) > 1 else ''} {shown}{more}"
+
+
+EXTRAP_FORMATS = ("extrap-text", "extrap-json")
+
+
+def detect_format(path: str | Path) -> str:
+    """``table``, ``extrap-text`` or ``extrap-json``, from the extension and the first bytes."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"data file '{path}' does not exist; check the path")
+    head = path.read_text(errors="replace")[:4096].lstrip()
+    if path.suffix.lower() == ".txt" and head.upper().startswith(("PARAMETER", "#")):
+        return "extrap-text"
+    if path.suffix.lower() == ".json" and '"parameters"' in head and '"measurements"' in head:
+        return "extrap-json"
+    return "table"
+
+
+def load_extrap(path: str | Path, fmt: str | None = None) -> dict[str, Dataset]:
+    """Every REGION:METRIC of an Extra-P text or JSON file as a Dataset (repetitions are rows)."""
+    path = Path(path)
+    fmt = fmt or detect_format(path)
+    text = path.read_text()
+    if fmt == "extrap-text":
+        parameters, points, series = _extrap_text(text, path)
+    elif fmt == "extrap-json":
+        parameters, points, series = _extrap_json(text, path)
+    else:
+        raise DataError(f"'{path}': unknown format '{fmt}'; use table, extrap-text or extrap-json")
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    datasets = {}
+    for name, rows in series.items():
+        frame = pd.DataFrame(
+            [dict(zip(parameters, point)) | {"time": v} for point, values in rows for v in values]
+        )
+        datasets[name] = from_frame(frame, "time", list(parameters), name=f"{path.stem}-{name}",
+                                    path=str(path), sha256=sha)
+    if not datasets:
+        raise DataError(f"'{path}' holds no measurements (no REGION with DATA lines)")
+    return datasets
+
+
+def _extrap_text(text: str, path: Path):
+    parameters: list[str] = []
+    points: list[tuple[float, ...]] = []
+    series: dict[str, list] = {}
+    region, metric, index = None, "time", 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        keyword, _, rest = line.partition(" ")
+        keyword = keyword.upper()
+        try:
+            if keyword == "PARAMETER":
+                parameters.append(rest.strip())
+            elif keyword == "POINTS":
+                points.extend(_points(rest, len(parameters)))
+            elif keyword == "REGION":
+                region, metric, index = rest.strip(), "time", 0
+            elif keyword == "METRIC":
+                metric, index = rest.strip(), 0
+            elif keyword == "DATA":
+                if region is None:
+                    raise ValueError("DATA before any REGION")
+                if index >= len(points):
+                    raise ValueError(f"more DATA lines than the {len(points)} POINTS")
+                values = [float(v) for v in rest.split()]
+                series.setdefault(f"{region}:{metric}", []).append((points[index], values))
+                index += 1
+            else:
+                raise ValueError(f"unknown keyword '{keyword}'; expected PARAMETER, POINTS, REGION, METRIC or DATA")
+        except ValueError as exc:
+            raise DataError(f"'{path}', line {number}: {exc}") from None
+    if not parameters:
+        raise DataError(f"'{path}' declares no PARAMETER; is it an Extra-P text file?")
+    return parameters, points, series
+
+
+def _points(rest: str, dimensions: int) -> list[tuple[float, ...]]:
+    groups = re.findall(r"\(([^)]*)\)", rest)
+    if groups:
+        points = [tuple(float(v) for v in g.replace(",", " ").split()) for g in groups]
+    else:
+        points = [(float(v),) for v in rest.split()]
+    for point in points:
+        if len(point) != dimensions:
+            raise ValueError(f"a point has {len(point)} coordinate(s) but there are {dimensions} PARAMETER(s)")
+    return points
+
+
+def _extrap_json(text: str, path: Path):
+    import json
+
+    try:
+        doc = json.loads(text)
+        parameters = [str(p) for p in doc["parameters"]]
+        series = {}
+        for region, metrics in doc["measurements"].items():
+            for metric, entries in metrics.items():
+                series[f"{region}:{metric}"] = [
+                    (tuple(float(v) for v in e["point"]), [float(v) for v in e["values"]]) for e in entries
+                ]
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"'{path}' is not an Extra-P JSON measurement file ({exc})") from None
+    return parameters, None, series

@@ -21,6 +21,10 @@ def blocks(path: Path, language: str) -> list[str]:
 def test_readme_commands_run_as_written(tmp_path, monkeypatch):
     commands = [line[2:] for block in blocks(ROOT / "README.md", "console")
                 for line in block.splitlines() if line.startswith("$ exprsearch ")]
+    # The Extra-P example names the user's own file; run it on one this test writes.
+    from tests.test_extrap import write_text_file
+
+    write_text_file(tmp_path / "kernels.txt")
     assert commands
     monkeypatch.chdir(tmp_path)
     (tmp_path / "datasets").symlink_to(ROOT / "datasets")

@@ -1,0 +1,106 @@
+"""Extra-P's text and JSON measurement files: read, fitted per REGION:METRIC, through the CLI."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from exprsearch import search
+from exprsearch.cli import app
+from exprsearch.data import DataError, detect_format, load_extrap
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "extrap-format"
+
+
+def write_text_file(path: Path, seed: int = 0) -> Path:
+    """Two regions over two parameters, 3 repetitions, 1 % noise, in Extra-P's text format."""
+    rng = np.random.default_rng(seed)
+    points = [(p, n) for p in (1, 2, 4, 8, 16) for n in (100, 400, 1600)]
+    laws = {"solve": lambda p, n: 2 + 0.05 * n / p, "halo": lambda p, n: 1 + 0.5 * np.log2(p)}
+    lines = ["# made by tests/test_extrap.py", "PARAMETER p", "PARAMETER n", ""]
+    lines.append("POINTS " + " ".join(f"( {p} {n} )" for p, n in points))
+    for region, law in laws.items():
+        lines += ["", f"REGION {region}", "METRIC time"]
+        for p, n in points:
+            values = law(p, n) * (1 + 0.01 * rng.standard_normal(3))
+            lines.append("DATA " + " ".join(f"{v:.6f}" for v in values))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_text_format_is_detected_and_read(tmp_path):
+    path = write_text_file(tmp_path / "two.txt")
+    assert detect_format(path) == "extrap-text"
+    series = load_extrap(path)
+    assert list(series) == ["solve:time", "halo:time"]
+    assert series["solve:time"].factors == ("p", "n") and series["solve:time"].n_rows == 45
+
+
+def test_each_region_gets_its_own_law(tmp_path):
+    series = load_extrap(write_text_file(tmp_path / "two.txt"))
+    assert str(search(series["solve:time"], grammar="data-parallel").law.template) == "c0 + c1*n/p"
+    assert str(search(series["halo:time"], grammar="pmnf").law.template) == "a0 + c0*log2(p)"
+
+
+def test_json_format(tmp_path):
+    doc = {"parameters": ["x"], "measurements": {"kernel": {"time": [
+        {"point": [x], "values": [1.5 + 0.5 * x] * 3} for x in (4, 8, 16, 32, 64)]}}}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    assert detect_format(path) == "extrap-json"
+    law = search(load_extrap(path)["kernel:time"], grammar="pmnf").law
+    assert law.constants["c0"] == pytest.approx(0.5, rel=1e-4) and law.constants["a0"] == pytest.approx(1.5, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 2\nDATA 3\n", "line 6: more DATA lines than the 2 POINTS"),
+        ("PARAMETER p\nPOINTS (1 2) (3 4)\n", "line 2: a point has 2 coordinate(s) but there are 1 PARAMETER"),
+        ("PARAMETER p\nPOINTS 1 2\nDATA 1\n", "line 3: DATA before any REGION"),
+        ("PARAMETER p\nPOINTS 1 2\nREGON r\n", "line 3: unknown keyword 'REGON'"),
+    ],
+)
+def test_broken_text_files_name_the_line(tmp_path, text, fragment):
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(DataError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        load_extrap(path, "extrap-text")
+
+
+def test_cli_writes_one_law_per_series_and_selects_one(tmp_path):
+    path = write_text_file(tmp_path / "two.txt")
+    runner = CliRunner()
+    result = runner.invoke(app, ["run", str(path), "-g", "data-parallel", "--out", str(tmp_path / "all")])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == ["halo_time", "solve_time"]
+    result = runner.invoke(app, ["run", str(path), "-g", "data-parallel", "-t", "solve", "--json",
+                                 "--out", str(tmp_path / "one")])
+    assert json.loads(result.stdout)["template"] == "c0 + c1*n/p"
+    result = runner.invoke(app, ["run", str(path), "-t", "nope", "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "its series are solve:time, halo:time" in " ".join(result.output.split())
+
+
+def test_table_without_target_lists_the_columns(tmp_path, amdahl_csv):
+    result = CliRunner().invoke(app, ["run", str(amdahl_csv), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "pass --target COLUMN" in result.output and "p, n, time" in result.output
+
+
+TRUTH = {  # ../shared/README.md: the laws behind Extra-P's test inputs
+    ("one_parameter_1.txt", "compute:time"): "a0 + c0*x**2",
+    ("one_parameter_6.txt", "met1:time"): "a0",
+    ("one_parameter_6.txt", "met2:time"): "a0 + c0*p**2",
+    ("one_parameter_6.txt", "met3:time"): "a0 + c0*p**2 + c1*log2(p)",
+    ("one_parameter_6.txt", "met4:time"): "a0 + c0*p**2",
+    ("input1.json", "sweep:time"): "a0 + c0*x",
+}
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/extrap-format is not beside the project")
+@pytest.mark.parametrize("case", sorted(TRUTH), ids=lambda c: f"{c[0]}-{c[1]}")
+def test_extrap_examples_recover_the_true_form(case):
+    file, name = case
+    law = search(load_extrap(SHARED / file)[name], grammar="pmnf").law
+    assert str(law.template) == TRUTH[case]
