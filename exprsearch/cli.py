@@ -86,6 +86,7 @@ def run(
     intrinsic: Annotated[str | None, typer.Option(help="Comma-separated factors that are intrinsic (layers, parameters).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
     jobs: Annotated[int, typer.Option(help="Processes fitting candidates (0: one per core); the law does not depend on it.")] = 1,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the law's intervals (0: none).")] = 200,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.")] = False,
@@ -114,7 +115,7 @@ def run(
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 result = search(
                     dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
-                    seed=seed, jobs=jobs,
+                    seed=seed, jobs=jobs, resamples=bootstrap,
                     progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                 )
             export.write(result.law, result.ranking, where[name], overwrite=force)
@@ -220,6 +221,14 @@ def _report(result: Result, directory: Path) -> None:
         + (f", measured noise {noise:.3g} %" if noise is not None else "")
         + f"; chosen by {law.selection}.", highlight=False,
     )
+    if law.intervals:
+        spans = ", ".join(f"{k} = {law.constants[k]:.4g} [{lo:.4g}, {hi:.4g}]" for k, (lo, hi) in law.intervals.items())
+        out.print(f"95 % bootstrap intervals ({len(law.bootstrap)} resamples): {spans}", highlight=False)
+        wide = [k for k, (lo, hi) in law.intervals.items() if hi - lo > abs(law.constants[k])]
+        if wide:
+            err.print(Text("warning: ", style="yellow") + Text(
+                f"the interval of {', '.join(wide)} is wider than the value itself: the data barely "
+                "determine that term; measure a wider range of its factor"), highlight=False)
     out.print(f"wrote {', '.join(export.FILES)} to {directory}", highlight=False)
 
 
@@ -301,8 +310,15 @@ def predict(
         if missing:
             raise ConfigError(f"give factor '{missing[0]}' a value in every configuration")
         frame = frame.copy()
-        frame[law.target] = law.predict({f: frame[f].to_numpy(dtype=float) for f in law.factors})
-        warnings = [w for f in law.factors if (w := _far_outside(law, f, frame[f].to_numpy(dtype=float)))]
+        columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors}
+        frame[law.target] = law.predict(columns)
+        warnings = [w for f in law.factors if (w := _far_outside(law, f, columns[f]))]
+        if law.bootstrap:
+            frame["low_95"], frame["high_95"] = law.predict_interval(columns)
+            width = (frame["high_95"] - frame["low_95"]) / frame[law.target]
+            if (width > 0.5).any():
+                warnings.append(f"the 95 % prediction interval is wider than half the prediction at "
+                                f"{int((width > 0.5).sum())} configuration(s)")
         return law, frame, warnings
 
     law, frame, warnings = _guard(work)
@@ -311,9 +327,10 @@ def predict(
         return
     for w in warnings:
         err.print(Text("warning: ", style="yellow") + Text(w), highlight=False)
-    table = Table(*[*law.factors, law.target])
+    extra = ["low_95", "high_95"] if "low_95" in frame else []
+    table = Table(*[*law.factors, law.target, *extra])
     for _, row in frame.iterrows():
-        table.add_row(*[f"{row[f]:g}" for f in law.factors], f"{row[law.target]:.6g}")
+        table.add_row(*[f"{row[f]:g}" for f in law.factors], *[f"{row[c]:.6g}" for c in (law.target, *extra)])
     out.print(table)
 
 

@@ -49,13 +49,19 @@ class Fit:
     reason: str = ""
 
 
-def fit(compiled: CompiledCandidate, y: np.ndarray, settings: FitSettings = FitSettings()) -> Fit:
-    """Fit ``compiled`` to targets ``y`` and check its predictions are finite and positive."""
+def fit(
+    compiled: CompiledCandidate, y: np.ndarray, settings: FitSettings = FitSettings(),
+    rows: np.ndarray | None = None,
+) -> Fit:
+    """Fit ``compiled`` to targets ``y`` and check its predictions are finite and positive.
+
+    ``rows`` (indices, repeats allowed) fits on those rows only, as a bootstrap resample does.
+    """
     candidate = compiled.candidate
     nonlinear_bounds = [candidate.bounds[s.name] for s in candidate.nonlinear]
     if not all(np.isfinite(b).all() for b in nonlinear_bounds):
         return Fit(candidate, reason="a nonlinear constant has an infinite bound; give it finite min and max")
-    problem = _Problem(compiled, y, settings.regularization)
+    problem = _Problem(compiled, y, settings.regularization, rows)
     if settings.plain_de:
         theta, coef = problem.plain_de(settings, _seed(settings.seed, candidate))
     elif candidate.nonlinear:
@@ -74,10 +80,12 @@ def _seed(seed: int, candidate: Candidate) -> int:
 class _Problem:
     """One candidate on one dataset: the relative design and the cost of constants."""
 
-    def __init__(self, compiled: CompiledCandidate, y: np.ndarray, regularization: float) -> None:
+    def __init__(self, compiled: CompiledCandidate, y: np.ndarray, regularization: float,
+                 rows: np.ndarray | None = None) -> None:
         self.compiled = compiled
         self.candidate = compiled.candidate
-        self.y = y
+        self.rows = rows
+        self.y = y if rows is None else y[rows]
         self.lam = regularization
         bounds = [self.candidate.bounds[s.name] for s in self.candidate.linear]
         self.low = np.array([b[0] for b in bounds], dtype=float)
@@ -86,6 +94,8 @@ class _Problem:
     def relative(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Scaled relative design ``(S, n, m)``, its column scales, target ``(S, n)``, validity."""
         basis, offset = self.compiled.design(theta)
+        if self.rows is not None:
+            basis, offset = basis[:, self.rows], offset[:, self.rows]
         design = basis / self.y[None, :, None]
         target = 1.0 - offset / self.y[None, :]
         valid = np.isfinite(design).all(axis=(1, 2)) & np.isfinite(target).all(axis=1)

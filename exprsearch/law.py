@@ -33,6 +33,29 @@ class Law:
     seed: int = 0
     version: str = ""
     labels: tuple[str, ...] = ()
+    intervals: dict[str, list[float]] = field(default_factory=dict)
+    bootstrap: tuple[tuple[float, ...], ...] = ()  # refitted constants, in the order of ``constants``
+    residual_sd: float = 0.0  # relative spread of the measurements around the law
+
+    def predict_interval(self, data: Mapping[str, object], level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Prediction interval: the bootstrap spread of the law, widened by its residual spread."""
+        from scipy.stats import norm
+
+        center = self.predict(data)
+        if not self.bootstrap:
+            raise LawError("this law has no bootstrap samples; fit it with bootstrap resamples > 0")
+        names = list(self.constants)
+        params = [sympy.Symbol(n, real=True) for n in names]
+        samples = np.array(self.bootstrap, dtype=float)
+        columns = [np.asarray(data[f], dtype=float) for f in self.factors]
+        curves = to_function(self.template, self.factors, params)(columns, [samples[:, i, None] for i in range(len(names))])
+        curves = np.broadcast_to(curves, (len(samples), *np.shape(center)))
+        tail = 100 * (1 - level) / 2
+        low, high = np.percentile(curves, [tail, 100 - tail], axis=0)
+        noise = norm.ppf(1 - (1 - level) / 2) * self.residual_sd
+        below = np.sqrt(np.clip(1 - low / center, 0, None) ** 2 + noise**2)
+        above = np.sqrt(np.clip(high / center - 1, 0, None) ** 2 + noise**2)
+        return center * (1 - below), center * (1 + above)
 
     def terms(self) -> list[tuple[str, sympy.Expr]]:
         """The law's additive terms with constants inlined, each with the rule it came from."""
@@ -68,8 +91,10 @@ class Law:
         record["factors"] = list(self.factors)
         record["terms"] = [{"rule": label, "template": to_text(term)} for label, term in
                            zip(self.labels, sympy.Add.make_args(self.template))]
-        order = ["expression", "template", "constants", "target", "factors", "terms", "metrics",
-                 "complexity", "domain", "selection", "grammar", "dataset", "seed", "version"]
+        record["bootstrap"] = {"resamples": len(self.bootstrap), "residual_sd": self.residual_sd,
+                               "samples": [list(b) for b in self.bootstrap]}
+        order = ["expression", "template", "constants", "intervals", "target", "factors", "terms", "metrics",
+                 "complexity", "domain", "selection", "grammar", "dataset", "seed", "version", "bootstrap"]
         return {key: record[key] for key in order}
 
     def to_json(self) -> str:
@@ -91,6 +116,9 @@ class Law:
                 selection=record.get("selection", ""), seed=int(record.get("seed", 0)),
                 version=record.get("version", ""),
                 labels=tuple(t["rule"] for t in record.get("terms", [])),
+                intervals={k: list(v) for k, v in record.get("intervals", {}).items()},
+                bootstrap=tuple(tuple(float(x) for x in b) for b in record.get("bootstrap", {}).get("samples", [])),
+                residual_sd=float(record.get("bootstrap", {}).get("residual_sd", 0.0)),
             )
         except KeyError as exc:
             raise LawError(f"the law has no '{exc.args[0]}' entry; is it a law.json from exprsearch?") from None

@@ -73,9 +73,14 @@ def along(law: Law, e: Explanation, path: Path, data: Dataset | None = None) -> 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     x, y = e.values, e.total
-    band = (law.metrics.get("cv_mape_pct") or 0) / 100
     ax.plot(x, y, lw=2, label=f"law ({law.target})")
-    ax.fill_between(x, y * (1 - band), y * (1 + band), alpha=0.2, label=f"± cross-validated error ({100 * band:.2g} %)")
+    if law.bootstrap:
+        columns = {e.factor: x, **{k: np.full_like(x, v) for k, v in e.fixed.items()}}
+        low, high = law.predict_interval(columns)
+        ax.fill_between(x, low, high, alpha=0.2, label=f"95 % prediction interval ({len(law.bootstrap)} bootstrap fits)")
+    else:
+        band = (law.metrics.get("cv_mape_pct") or 0) / 100
+        ax.fill_between(x, y * (1 - band), y * (1 + band), alpha=0.2, label=f"± cross-validated error ({100 * band:.2g} %)")
     low, high = law.domain.get(e.factor, [x.min(), x.max()])
     ax.axvspan(high, x.max(), color="grey", alpha=0.15, label="extrapolation")
     ax.axvline(low, color="grey", lw=0.8)

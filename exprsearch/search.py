@@ -23,6 +23,7 @@ from .compile import Compiler
 from .errors import SearchError
 from .fit import Fit, FitSettings, cross_validate, fit
 from .law import Law
+from .uncertainty import Bootstrap, bootstrap
 
 Progress = Callable[[int, int], None]
 
@@ -53,10 +54,12 @@ def search(
     settings: FitSettings | None = None,
     progress: Progress | None = None,
     jobs: int = 1,
+    resamples: int = 200,
 ) -> Result:
     """Find the law of ``target`` in ``data`` among the candidates ``grammar`` derives.
 
     ``jobs`` processes fit candidates in parallel (0: one per core); the law does not depend on it.
+    ``resamples`` bootstrap refits give the law's intervals (0: none).
     """
     settings = settings or FitSettings(seed=seed)
     dataset = _as_dataset(data, target, factors)
@@ -66,7 +69,8 @@ def search(
     compiler = Compiler(dataset.factors, dataset.X)
     fits = _fit_all(usable, compiler, dataset.y, settings, progress, _jobs(jobs))
     ranking = _rank_front(fits, found, compiler, dataset, settings)
-    law = _law(ranking, dataset, bound, settings.seed)
+    spread = _bootstrap(ranking.law.fit, compiler, dataset, resamples, settings)
+    law = _law(ranking, dataset, bound, settings.seed, spread)
     rejected = Counter(skipped)
     rejected.update(_reason_kind(f.reason) for f in fits if not f.ok)
     notes = dataset.notes + _domain_notes(dataset)
@@ -190,7 +194,16 @@ def _folds(dataset: _data.Dataset, seed: int, k: int = 5) -> np.ndarray:
     return (order % min(k, count))[configurations]
 
 
-def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Grammar, seed: int) -> Law:
+def _bootstrap(chosen: Fit, compiler: Compiler, dataset: _data.Dataset, resamples: int,
+               settings: FitSettings) -> Bootstrap | None:
+    if resamples <= 0:
+        return None
+    return bootstrap(compiler.compile(chosen.candidate), dataset.y, dataset.configurations(), chosen,
+                     resamples, settings)
+
+
+def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Grammar, seed: int,
+         spread: Bootstrap | None) -> Law:
     chosen = ranking.law
     candidate = chosen.fit.candidate
     metrics = {
@@ -213,6 +226,10 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         seed=seed,
         version=__version__,
         labels=_candidates.term_labels(grammar, candidate.template),
+        intervals={} if spread is None else spread.intervals(),
+        bootstrap=() if spread is None else tuple(
+            tuple(row[spread.names.index(name)] for name in chosen.fit.values) for row in spread.samples.tolist()),
+        residual_sd=0.0 if spread is None else spread.residual_sd,
     )
 
 
