@@ -87,6 +87,7 @@ def run(
     seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
     jobs: Annotated[int, typer.Option(help="Processes fitting candidates (0: one per core); the law does not depend on it.")] = 1,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the law's intervals (0: none).")] = 200,
+    loss: Annotated[str, typer.Option(help="squared, or huber / absolute to resist outliers (warm-up rows, failed runs).")] = "squared",
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.")] = False,
@@ -115,7 +116,7 @@ def run(
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 result = search(
                     dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
-                    seed=seed, jobs=jobs, resamples=bootstrap,
+                    seed=seed, jobs=jobs, resamples=bootstrap, loss=loss,
                     progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                 )
             export.write(result.law, result.ranking, where[name], overwrite=force)
@@ -205,11 +206,12 @@ def _report(result: Result, directory: Path) -> None:
         + (f" (rejected: {skipped})" if skipped else ""), highlight=False,
     )
     table = Table(title="Pareto front (error vs complexity)", title_justify="left")
-    for column in ("", "complexity", "constants", "MAPE %", "CV MAPE %", "R²", "law"):
+    for column in ("", "complexity", "constants", "MAPE %", "CV MAPE %", "held-out %", "R²", "law"):
         table.add_column(column, justify="left" if column in ("", "law") else "right")
     for i, s in enumerate(result.ranking.front):
         mark = "→" if i == result.ranking.chosen else ""
-        table.add_row(mark, str(s.complexity), str(s.n_constants), f"{s.mape:.3g}", f"{s.cv_mape:.3g}",
+        held = "" if s.holdout_mape is None else f"{s.holdout_mape:.3g}"
+        table.add_row(mark, str(s.complexity), str(s.n_constants), f"{s.mape:.3g}", f"{s.cv_mape:.3g}", held,
                       f"{s.r2:.4f}", str(s.fit.candidate.template))
     out.print(table)
     law = result.law

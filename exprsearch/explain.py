@@ -122,7 +122,7 @@ def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> li
     first, last = 0, len(e.values) - 1
     dom = e.dominant()
     share = e.contributions[dom[first], first] / e.total[first]
-    out = [f"At {f} = {e.values[first]:g} the {e.labels[dom[first]]} term {e.terms[dom[first]]} "
+    out = [f"At {f} = {e.values[first]:g} the term {e.terms[dom[first]]} ({e.labels[dom[first]]}) "
            f"is {100 * share:.0f} % of the time ({e.total[first]:.4g})."]
     out.append(f"From {f} = {e.values[first]:g} to {e.values[last]:g} the speedup is {e.speedup[last]:.3g}× "
                f"and the parallel efficiency {100 * e.efficiency[last]:.3g} %.")
@@ -136,7 +136,7 @@ def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> li
                                for t in pieces]))
         how = "solving d(time)/d" + f + " = 0 exactly" if limit.exact else "on the varied values"
         out.append(f"Time is lowest at {f} ≈ {limit.value:.4g} ({limit.time:.4g}, found by {how}); beyond "
-                   f"{f} = {limit.value:.4g} the {e.labels[after]} term {e.terms[after]} dominates and time rises.")
+                   f"{f} = {limit.value:.4g} the term {e.terms[after]} ({e.labels[after]}) dominates and time rises.")
     else:
         out.append(f"Beyond {f} = {limit.value:g}, doubling {f} saves less than {100 * threshold:.0f} % of the time.")
     return out

@@ -69,14 +69,15 @@ def front_csv(ranking: Ranking) -> str:
     """The Pareto front as CSV, simplest law first, with the chosen one marked."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["complexity", "constants", "mape_pct", "cv_mape_pct", "rmse", "r2",
+    writer.writerow(["complexity", "constants", "mape_pct", "cv_mape_pct", "holdout_mape_pct", "rmse", "r2",
                      "extended_bic", "lack_of_fit_p", "chosen", "law"])
     for i, s in enumerate(ranking.front):
         law = s.fit.candidate.template.xreplace(
             {sympy.Symbol(k, real=True): sympy.Float(v, 6) for k, v in s.fit.values.items()}
         )
         writer.writerow([
-            s.complexity, s.n_constants, f"{s.mape:.6g}", f"{s.cv_mape:.6g}", f"{s.rmse:.6g}",
+            s.complexity, s.n_constants, f"{s.mape:.6g}", f"{s.cv_mape:.6g}",
+            "" if s.holdout_mape is None else f"{s.holdout_mape:.6g}", f"{s.rmse:.6g}",
             f"{s.r2:.6g}", f"{s.ebic:.6g}",
             "" if s.lack_of_fit_p is None else f"{s.lack_of_fit_p:.4g}",
             "yes" if i == ranking.chosen else "", to_text(law),

@@ -35,6 +35,8 @@ class FitSettings:
     maxiter: int = 60
     tol: float = 1e-3
     plain_de: bool = False
+    loss: str = "squared"  # or "huber", "absolute": robust to outliers (IRLS on relative errors)
+    robust_iterations: int = 20
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,46 @@ def fit(
     """Fit ``compiled`` to targets ``y`` and check its predictions are finite and positive.
 
     ``rows`` (indices, repeats allowed) fits on those rows only, as a bootstrap resample does.
+    With a robust ``settings.loss`` the fit is repeated with rows weighted by their residuals
+    (iteratively reweighted least squares) until the weights settle.
     """
+    if settings.loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.loss}'")
+    fitted, residual = _fit_once(compiled, y, settings, rows, None)
+    if settings.loss == "squared":
+        return fitted
+    weights = None
+    for _ in range(settings.robust_iterations):
+        if not fitted.ok:
+            break
+        new = _robust_weights(residual, settings.loss)
+        if weights is not None and np.max(np.abs(new - weights)) < 1e-4:
+            break
+        weights = new
+        fitted, residual = _fit_once(compiled, y, settings, rows, weights)
+    return fitted
+
+
+LOSSES = ("squared", "huber", "absolute")
+
+
+def _robust_weights(residual: np.ndarray, loss: str) -> np.ndarray:
+    """IRLS weights for relative residuals: Huber (δ = 1.345 robust sd) or absolute error."""
+    spread = 1.4826 * np.median(np.abs(residual - np.median(residual)))
+    spread = max(spread, 1e-12)
+    size = np.abs(residual)
+    if loss == "huber":
+        return np.minimum(1.0, 1.345 * spread / np.maximum(size, 1e-300))
+    return 1.0 / np.maximum(size, 0.01 * spread)
+
+
+def _fit_once(compiled, y, settings, rows, weights) -> tuple[Fit, np.ndarray]:
     candidate = compiled.candidate
     nonlinear_bounds = [candidate.bounds[s.name] for s in candidate.nonlinear]
     if not all(np.isfinite(b).all() for b in nonlinear_bounds):
-        return Fit(candidate, reason="a nonlinear constant has an infinite bound; give it finite min and max")
-    problem = _Problem(compiled, y, settings.regularization, rows)
+        failed = Fit(candidate, reason="a nonlinear constant has an infinite bound; give it finite min and max")
+        return failed, np.zeros(0)
+    problem = _Problem(compiled, y, settings.regularization, rows, weights)
     if settings.plain_de:
         theta, coef = problem.plain_de(settings, _seed(settings.seed, candidate))
     elif candidate.nonlinear:
@@ -81,23 +117,27 @@ class _Problem:
     """One candidate on one dataset: the relative design and the cost of constants."""
 
     def __init__(self, compiled: CompiledCandidate, y: np.ndarray, regularization: float,
-                 rows: np.ndarray | None = None) -> None:
+                 rows: np.ndarray | None = None, weights: np.ndarray | None = None) -> None:
         self.compiled = compiled
         self.candidate = compiled.candidate
         self.rows = rows
+        self.root_weights = None if weights is None else np.sqrt(weights)
         self.y = y if rows is None else y[rows]
         self.lam = regularization
         bounds = [self.candidate.bounds[s.name] for s in self.candidate.linear]
         self.low = np.array([b[0] for b in bounds], dtype=float)
         self.high = np.array([b[1] for b in bounds], dtype=float)
 
-    def relative(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def relative(self, theta: np.ndarray, weighted: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Scaled relative design ``(S, n, m)``, its column scales, target ``(S, n)``, validity."""
         basis, offset = self.compiled.design(theta)
         if self.rows is not None:
             basis, offset = basis[:, self.rows], offset[:, self.rows]
         design = basis / self.y[None, :, None]
         target = 1.0 - offset / self.y[None, :]
+        if weighted and self.root_weights is not None:
+            design = design * self.root_weights[None, :, None]
+            target = target * self.root_weights[None, :]
         valid = np.isfinite(design).all(axis=(1, 2)) & np.isfinite(target).all(axis=1)
         design[~valid] = 0.0
         target[~valid] = 0.0
@@ -174,14 +214,16 @@ class _Problem:
         names = [s.name for s in self.candidate.linear + self.candidate.nonlinear]
         values = dict(zip(names, [float(v) for v in (*coef, *theta)]))
         if not valid[0]:
-            return Fit(self.candidate, values, reason=self._undefined_reason(column))
-        predicted = self.y * (1.0 - (target[0] - design[0] @ (coef * scale[0])))
+            return Fit(self.candidate, values, reason=self._undefined_reason(column)), np.zeros(0)
+        plain, plain_scale, plain_target, _ = self.relative(column, weighted=False)
+        residual = plain[0] @ (coef * plain_scale[0]) - plain_target[0]
+        predicted = self.y * (1.0 + residual)
         bad = np.flatnonzero(~(predicted > 0))
         if bad.size:
             rows = ", ".join(str(r + 1) for r in bad[:5])
             return Fit(self.candidate, values, float(cost[0]), float(mse[0]),
-                       reason=f"predicts zero or negative values at data rows {rows}")
-        return Fit(self.candidate, values, float(cost[0]), float(mse[0]), ok=True)
+                       reason=f"predicts zero or negative values at data rows {rows}"), residual
+        return Fit(self.candidate, values, float(cost[0]), float(mse[0]), ok=True), residual
 
     def _undefined_reason(self, theta: np.ndarray) -> str:
         basis, offset = self.compiled.design(theta)
@@ -275,12 +317,26 @@ def cross_validate(
     The linear coefficients are refitted on the other folds; nonlinear constants stay at their
     full-data values, which keeps this cheap enough to run on every law of the front.
     """
+    return float(np.mean(_held_out(compiled, y, fitted, folds, np.unique(folds), settings)))
+
+
+def holdout(
+    compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, test: np.ndarray,
+    settings: FitSettings = FitSettings(),
+) -> float:
+    """Mean absolute relative error on the ``test`` rows of a law refitted on the others
+    (linear coefficients refitted, nonlinear constants kept, as in :func:`cross_validate`)."""
+    errors = _held_out(compiled, y, fitted, test.astype(int), [1], settings)
+    return float(np.mean(errors[test]))
+
+
+def _held_out(compiled, y, fitted, folds, which, settings) -> np.ndarray:
     problem = _Problem(compiled, y, settings.regularization)
     theta = np.array([fitted.values[s.name] for s in compiled.candidate.nonlinear]).reshape(-1, 1)
     design, scale, target, valid = problem.relative(theta)
-    errors = np.empty(len(y))
-    for fold in np.unique(folds):
+    errors = np.full(len(y), np.nan)
+    for fold in which:
         train, test = folds != fold, folds == fold
         z = problem.least_squares(design[:, train], target[:, train], scale, valid)
         errors[test] = np.abs(design[0, test] @ z[0] - target[0, test])
-    return float(np.mean(errors))
+    return errors

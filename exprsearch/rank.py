@@ -48,6 +48,7 @@ class Scored:
     cv_mape: float
     ebic: float
     lack_of_fit_p: float | None
+    holdout_mape: float | None = None  # error on the largest-scale configurations, fitted without them
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def space_sizes(n_constants: list[int]) -> dict[int, int]:
 
 def score(
     fitted: Fit, y: np.ndarray, predicted: np.ndarray, cv_mape: float, space: dict[int, int],
-    pure: Noise,
+    pure: Noise, holdout_mape: float | None = None,
 ) -> Scored:
     """All figures for one fitted law."""
     k = fitted.candidate.n_constants
@@ -141,20 +142,41 @@ def score(
         cv_mape=100 * cv_mape,
         ebic=extended_bic(fitted.mse, len(y), k, space[k]),
         lack_of_fit_p=lack_of_fit_p(fitted.mse, len(y), k, pure),
+        holdout_mape=None if holdout_mape is None else 100 * holdout_mape,
     )
 
 
-def select(front: list[Scored], pure: Noise, alpha: float = 0.01) -> Ranking:
-    """Choose the law on ``front`` by the rule in the module docstring."""
-    adequate = [i for i, s in enumerate(front) if s.lack_of_fit_p is not None and s.lack_of_fit_p >= alpha]
+def extrapolating(front: list[Scored], pure: Noise, slack: float = 1.5) -> list[int]:
+    """Laws whose error on the held-out largest configurations is within ``slack`` × the best
+    one's (or within twice the measured noise of it): the ones worth trusting beyond the data."""
+    errors = [s.holdout_mape for s in front]
+    if any(e is None or not math.isfinite(e) for e in errors):
+        return list(range(len(front)))
+    noise = 2 * 100 * (pure.relative_sd or 0.0)
+    best = min(errors)
+    return [i for i, e in enumerate(errors) if e <= max(slack * best, best + noise)]
+
+
+def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool = False) -> Ranking:
+    """Choose the law on ``front`` by the rule in the module docstring.
+
+    With a robust loss the outliers that the loss discounts still inflate the measured noise, so
+    the noise test would call every law adequate: the extended BIC decides alone.
+    """
+    pool = extrapolating(front, pure)
+    held = "" if len(pool) == len(front) else (
+        f", among the {len(pool)} law(s) that best predict the held-out largest configurations")
+    adequate = [] if robust else [
+        i for i in pool if front[i].lack_of_fit_p is not None and front[i].lack_of_fit_p >= alpha]
     if adequate:
         chosen = min(adequate, key=lambda i: (front[i].n_constants, front[i].ebic))
         rule = (
             f"fewest constants among the {len(adequate)} law(s) on the front whose misfit is "
-            f"within the measured noise (lack-of-fit p >= {alpha})"
+            f"within the measured noise (lack-of-fit p >= {alpha}){held}"
         )
     else:
-        why = "no law fits within the measured noise" if pure.dof else "no repeated configurations"
-        chosen = min(range(len(front)), key=lambda i: (front[i].ebic, front[i].complexity))
-        rule = f"lowest extended BIC on the front ({why})"
+        why = ("robust loss: the noise test does not apply" if robust else
+               "no law fits within the measured noise" if pure.dof else "no repeated configurations")
+        chosen = min(pool, key=lambda i: (front[i].ebic, front[i].complexity))
+        rule = f"lowest extended BIC on the front ({why}){held}"
     return Ranking(tuple(front), chosen, rule, pure)

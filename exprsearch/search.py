@@ -21,7 +21,7 @@ from . import rank as _rank
 from .candidates import Candidate, CandidateSet
 from .compile import Compiler
 from .errors import SearchError
-from .fit import Fit, FitSettings, cross_validate, fit
+from .fit import LOSSES, Fit, FitSettings, cross_validate, fit, holdout
 from .law import Law
 from .uncertainty import Bootstrap, bootstrap
 
@@ -55,20 +55,25 @@ def search(
     progress: Progress | None = None,
     jobs: int = 1,
     resamples: int = 200,
+    loss: str = "squared",
 ) -> Result:
     """Find the law of ``target`` in ``data`` among the candidates ``grammar`` derives.
 
     ``jobs`` processes fit candidates in parallel (0: one per core); the law does not depend on it.
-    ``resamples`` bootstrap refits give the law's intervals (0: none).
+    ``resamples`` bootstrap refits give the law's intervals (0: none). ``loss`` "huber" or
+    "absolute" keeps outliers (warm-up rows, failed runs) from dragging the law.
     """
-    settings = settings or FitSettings(seed=seed)
+    if loss not in LOSSES:
+        raise SearchError(f"loss must be one of {', '.join(LOSSES)}, got '{loss}'")
+    settings = settings or FitSettings(seed=seed, loss=loss)
     dataset = _as_dataset(data, target, factors)
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
     found = _candidates.generate(bound)
     usable, skipped = _identifiable(found, dataset)
     compiler = Compiler(dataset.factors, dataset.X)
     fits = _fit_all(usable, compiler, dataset.y, settings, progress, _jobs(jobs))
-    ranking = _rank_front(fits, found, compiler, dataset, settings)
+    extrinsic = [f.column for f in bound.factors if f.role == "extrinsic"]
+    ranking = _rank_front(fits, found, compiler, dataset, settings, extrinsic)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, resamples, settings)
     law = _law(ranking, dataset, bound, settings.seed, spread)
     rejected = Counter(skipped)
@@ -165,20 +170,32 @@ def _fit_all(
     return fits
 
 
+def _largest_scale(dataset: _data.Dataset, extrinsic: list[str]) -> np.ndarray:
+    """Rows at the largest value of each extrinsic factor measured at four or more values."""
+    top = np.zeros(dataset.n_rows, dtype=bool)
+    for name in extrinsic:
+        column = dataset.column(name)
+        if len(np.unique(column)) >= 4:
+            top |= column == column.max()
+    return top if (~top).sum() >= 3 else np.zeros(dataset.n_rows, dtype=bool)
+
+
 def _rank_front(
     fits: list[Fit], found: CandidateSet, compiler: Compiler, dataset: _data.Dataset,
-    settings: FitSettings,
+    settings: FitSettings, extrinsic: list[str],
 ) -> _rank.Ranking:
     pure = _rank.noise(dataset.y, dataset.configurations())
     space = _rank.space_sizes([c.n_constants for c in found.candidates])
     folds = _folds(dataset, settings.seed)
+    top = _largest_scale(dataset, extrinsic)
     scored = []
     for f in _rank.pareto_front(fits):
         compiled = compiler.compile(f.candidate)
         predicted = _predictions(f, dataset)
         cv = cross_validate(compiled, dataset.y, f, folds, settings)
-        scored.append(_rank.score(f, dataset.y, predicted, cv, space, pure))
-    return _rank.select(scored, pure)
+        held = holdout(compiled, dataset.y, f, top, settings) if top.any() else None
+        scored.append(_rank.score(f, dataset.y, predicted, cv, space, pure, held))
+    return _rank.select(scored, pure, robust=settings.loss != "squared")
 
 
 def _predictions(f: Fit, dataset: _data.Dataset) -> np.ndarray:
@@ -207,7 +224,8 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
     chosen = ranking.law
     candidate = chosen.fit.candidate
     metrics = {
-        "mape_pct": chosen.mape, "cv_mape_pct": chosen.cv_mape, "rmse": chosen.rmse,
+        "mape_pct": chosen.mape, "cv_mape_pct": chosen.cv_mape, "holdout_mape_pct": chosen.holdout_mape,
+        "rmse": chosen.rmse,
         "r2": chosen.r2, "extended_bic": chosen.ebic, "lack_of_fit_p": chosen.lack_of_fit_p,
         "noise_sd_pct": None if ranking.noise.relative_sd is None else 100 * ranking.noise.relative_sd,
         "rows": dataset.n_rows,

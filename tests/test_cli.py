@@ -118,6 +118,7 @@ BAD_DATA = {
     "unknown-factor": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "--factors", "p,m"], "factor column 'm' is not in"),
     "unknown-map": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "-g", "data-parallel", "--map", "q=p"], "'q' is not a factor of grammar"),
     "bad-map": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "--map", "p"], "--map takes NAME=COLUMN"),
+    "bad-loss": ("p,n,time\n1,2,3\n2,2,2\n4,2,1\n", ["-t", "time", "--loss", "l1"], "loss must be one of squared, huber, absolute"),
     "too-few-rows": ("p,time\n1,3\n2,2\n", ["-t", "time", "-g", "data-parallel"], "2 distinct configuration(s)"),
 }
 

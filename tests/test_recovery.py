@@ -70,3 +70,41 @@ def test_predictions_agree_between_result_expression_and_template():
     expr = sympy.sympify(result.law.to_dict()["expression"], locals={"log2": log2})
     direct = [float(expr.subs(dict(zip(("p", "n"), values)))) for values in zip(*points.values())]
     np.testing.assert_allclose(result.law.predict(points), direct, rtol=1e-9)
+
+
+@pytest.mark.parametrize("loss, seed", [("absolute", 0), ("absolute", 1), ("huber", 0)])
+def test_robust_loss_ignores_warm_up_rows(loss, seed):
+    law, grid, form = CASES["linear-communication"]
+    frame = measurements(law, grid, seed=5 + seed)
+    slow = np.random.default_rng(seed).choice(len(frame), 7, replace=False)
+    frame.loc[slow, "time"] *= 3  # seven warm-up runs, three times slower
+    dragged = search(frame, "time", "data-parallel", resamples=0).law
+    robust = search(frame, "time", "data-parallel", resamples=0, loss=loss)
+    check(robust, law, grid, form)
+    assert str(dragged.template) != form  # the squared loss is pulled to another law
+    assert "robust loss" in robust.law.selection
+
+
+def test_held_out_largest_scale_is_reported():
+    law, grid, _ = CASES["log-communication"]
+    result = search(measurements(law, grid, seed=4), "time", "data-parallel", resamples=0)
+    assert all(s.holdout_mape is not None for s in result.ranking.front)
+    assert result.law.metrics["holdout_mape_pct"] < 5
+
+
+@pytest.mark.parametrize("name, grammar_name, seed", [("amdahl", "data-parallel", 1), ("linear-communication", "default", 1)])
+def test_rule_beats_naive_lowest_error_at_8x_scale(name, grammar_name, seed):
+    """Data sets where the lowest-error law on the front is over-fitted and extrapolates badly."""
+    law, grid, form = CASES[name]
+    result = search(measurements(law, grid, seed=seed), "time", grammar_name, resamples=0)
+    points = {"p": np.full(len(grid["n"]), 8.0 * max(grid["p"])), "n": np.array(grid["n"], dtype=float)}
+
+    def error(scored):
+        from exprsearch.law import Law
+
+        fitted = Law("time", ("p", "n"), scored.fit.candidate.template, scored.fit.values, 0)
+        return np.max(np.abs(fitted.predict(points) / law(**points) - 1))
+
+    naive = min(result.ranking.front, key=lambda s: s.mape)
+    assert str(naive.fit.candidate.template) != form and error(naive) > 0.10
+    assert str(result.law.template) == form and error(result.ranking.law) < 0.03
