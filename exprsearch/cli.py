@@ -88,6 +88,9 @@ def run(
     jobs: Annotated[int, typer.Option(help="Processes fitting candidates (0: one per core); the law does not depend on it.")] = 1,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the law's intervals (0: none).")] = 200,
     loss: Annotated[str, typer.Option(help="squared, or huber / absolute to resist outliers (warm-up rows, failed runs).")] = "squared",
+    validation: Annotated[str, typer.Option(help="largest: prefer laws that predict the held-out largest configurations; kfold: 5-fold CV.")] = "largest",
+    by: Annotated[str | None, typer.Option(help="Fit one law per value of this column (framework, gpu, model).")] = None,
+    shared_form: Annotated[bool, typer.Option(help="With --by: also fit one form shared by all groups, constants per group.")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.")] = False,
@@ -105,7 +108,7 @@ def run(
             from .plot import _pyplot
 
             _pyplot()  # fail before the search, not after it
-        datasets = _datasets(data, target, factors, fmt, drop_missing)
+        datasets = _datasets(data, target, factors, fmt, drop_missing, by)
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
         if not force:
             for folder in where.values():
@@ -116,16 +119,17 @@ def run(
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 result = search(
                     dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
-                    seed=seed, jobs=jobs, resamples=bootstrap, loss=loss,
+                    seed=seed, jobs=jobs, resamples=bootstrap, loss=loss, validation=validation,
                     progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                 )
             export.write(result.law, result.ranking, where[name], overwrite=force)
             if plot or report:
                 _figures_and_report(result, where[name], plot, report)
             results.append((name, where[name], result))
-        return results
+        shared = _shared(results, directory, force) if shared_form and len(results) > 1 else None
+        return results, shared
 
-    results = _guard(work)
+    results, shared = _guard(work)
     if json_:
         if len(results) == 1:
             sys.stdout.write(results[0][2].law.to_json())
@@ -139,22 +143,65 @@ def run(
         if len(results) > 1:
             out.rule(name)
         _report(result, folder)
+    if len(results) > 1:
+        table = Table("series", "law", "MAPE %", "held-out %", title="Side by side", title_justify="left")
+        for name, _, result in results:
+            held = result.law.metrics.get("holdout_mape_pct")
+            table.add_row(name, export.rounded_text(result.law), f"{result.law.metrics['mape_pct']:.3g}",
+                          "" if held is None else f"{held:.3g}")
+        out.print(table)
+    if shared is not None:
+        _print_shared(shared)
 
+
+def _shared(results, directory: Path, force: bool):
+    """One form for all groups (lowest summed BIC among the groups' own laws), written to shared.json."""
+    import json
+
+    from .groups import shared_form
+
+    groups = {name: result.dataset for name, _, result in results}
+    forms = [result.ranking.law.fit.candidate for _, _, result in results]
+    shared = shared_form(groups, forms)
+    if shared is None:
+        err.print(Text("note: ", style="yellow") + Text("no single form fits every group"), highlight=False)
+        return None
+    path = directory / "shared.json"
+    if path.exists() and not force:
+        export.check_free(directory, ("shared.json",))
+    path.write_text(json.dumps(shared.to_dict(), indent=2) + "\n")
+    return shared
+
+
+def _print_shared(shared) -> None:
+    from .groups import rounded
+
+    table = Table("group", f"shared form {shared.candidate.template}", "MSE (relative)",
+                  title=f"One form for all groups (lowest summed BIC of {len(shared.considered)} forms)",
+                  title_justify="left")
+    for name, fitted in shared.fits.items():
+        table.add_row(name, rounded(fitted), f"{fitted.mse:.3g}")
+    out.print(table)
 
 def _folder(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "series"
 
 
-def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool):
-    """The series to fit: one table column, or the REGION:METRIC series of an Extra-P file."""
-    from .data import DataError, detect_format, load_extrap, load_table, read_table
+def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,
+              by: str | None = None):
+    """The series to fit: one table column (per --by group), or an Extra-P file's REGION:METRICs."""
+    from .data import DataError, detect_format, load_extrap, load_groups, load_table, read_table
 
     fmt = fmt or detect_format(data)
     if fmt == "table":
         if target is None:
             columns = ", ".join(str(c) for c in read_table(data).columns)
             raise DataError(f"pass --target COLUMN, the measured time; the columns of '{data}' are {columns}")
+        if by is not None:
+            return load_groups(data, target, by, _split(factors), drop_missing=drop_missing)
         return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}
+    if by is not None:
+        raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
     series = load_extrap(data, fmt)
     if target is None:
         return series

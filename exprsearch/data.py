@@ -95,6 +95,31 @@ def load_table(
     )
 
 
+def load_groups(
+    path: str | Path, target: str, by: str, factors: list[str] | None = None, drop_missing: bool = False,
+) -> dict[str, Dataset]:
+    """One Dataset per value of column ``by`` (``"by=value"`` → Dataset), in sorted order."""
+    path = Path(path)
+    frame = read_table(path)
+    columns = [str(c) for c in frame.columns]
+    _require_column(by, columns, f"'{path}'", "--by")
+    if by == target:
+        raise DataError(f"--by {by}: that is the target; group by another column")
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    rest = frame.drop(columns=[by])
+    chosen = factors or [c for c in rest.columns if c != target and pd.api.types.is_numeric_dtype(rest[c])]
+    groups = {}
+    for value, group in frame.groupby(by, sort=True):
+        try:
+            groups[f"{by}={value}"] = from_frame(
+                group.drop(columns=[by]).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
+                name=f"{path.stem}-{value}", path=str(path), sha256=sha,
+            )
+        except DataError as exc:
+            raise DataError(f"group {by}={value}: {exc}") from None
+    return groups
+
+
 def from_frame(
     frame: pd.DataFrame,
     target: str,

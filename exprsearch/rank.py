@@ -146,10 +146,11 @@ def score(
     )
 
 
-def extrapolating(front: list[Scored], pure: Noise, slack: float = 1.5) -> list[int]:
-    """Laws whose error on the held-out largest configurations is within ``slack`` × the best
-    one's (or within twice the measured noise of it): the ones worth trusting beyond the data."""
-    errors = [s.holdout_mape for s in front]
+def extrapolating(front: list[Scored], pure: Noise, slack: float = 1.5, validation: str = "largest") -> list[int]:
+    """Laws whose validation error — on the held-out largest configurations, or cross-validated
+    with ``validation="kfold"`` — is within ``slack`` × the best one's (or within twice the
+    measured noise of it): the ones worth trusting beyond the data."""
+    errors = [s.cv_mape if validation == "kfold" else s.holdout_mape for s in front]
     if any(e is None or not math.isfinite(e) for e in errors):
         return list(range(len(front)))
     noise = 2 * 100 * (pure.relative_sd or 0.0)
@@ -157,15 +158,16 @@ def extrapolating(front: list[Scored], pure: Noise, slack: float = 1.5) -> list[
     return [i for i, e in enumerate(errors) if e <= max(slack * best, best + noise)]
 
 
-def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool = False) -> Ranking:
+def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool = False,
+           validation: str = "largest") -> Ranking:
     """Choose the law on ``front`` by the rule in the module docstring.
 
     With a robust loss the outliers that the loss discounts still inflate the measured noise, so
     the noise test would call every law adequate: the extended BIC decides alone.
     """
-    pool = extrapolating(front, pure)
-    held = "" if len(pool) == len(front) else (
-        f", among the {len(pool)} law(s) that best predict the held-out largest configurations")
+    pool = extrapolating(front, pure, validation=validation)
+    what = "cross-validated folds" if validation == "kfold" else "held-out largest configurations"
+    held = "" if len(pool) == len(front) else f", among the {len(pool)} law(s) that best predict the {what}"
     adequate = [] if robust else [
         i for i in pool if front[i].lack_of_fit_p is not None and front[i].lack_of_fit_p >= alpha]
     if adequate:

@@ -26,6 +26,7 @@ from .law import Law
 from .uncertainty import Bootstrap, bootstrap
 
 Progress = Callable[[int, int], None]
+VALIDATIONS = ("largest", "kfold")
 
 
 @dataclass(frozen=True)
@@ -56,15 +57,20 @@ def search(
     jobs: int = 1,
     resamples: int = 200,
     loss: str = "squared",
+    validation: str = "largest",
 ) -> Result:
     """Find the law of ``target`` in ``data`` among the candidates ``grammar`` derives.
 
     ``jobs`` processes fit candidates in parallel (0: one per core); the law does not depend on it.
     ``resamples`` bootstrap refits give the law's intervals (0: none). ``loss`` "huber" or
-    "absolute" keeps outliers (warm-up rows, failed runs) from dragging the law.
+    "absolute" keeps outliers (warm-up rows, failed runs) from dragging the law. ``validation``
+    "largest" prefers laws that predict the held-out largest configurations; "kfold" uses
+    5-fold cross-validation over configurations instead.
     """
     if loss not in LOSSES:
         raise SearchError(f"loss must be one of {', '.join(LOSSES)}, got '{loss}'")
+    if validation not in VALIDATIONS:
+        raise SearchError(f"validation must be one of {', '.join(VALIDATIONS)}, got '{validation}'")
     settings = settings or FitSettings(seed=seed, loss=loss)
     dataset = _as_dataset(data, target, factors)
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
@@ -73,7 +79,7 @@ def search(
     compiler = Compiler(dataset.factors, dataset.X)
     fits = _fit_all(usable, compiler, dataset.y, settings, progress, _jobs(jobs))
     extrinsic = [f.column for f in bound.factors if f.role == "extrinsic"]
-    ranking = _rank_front(fits, found, compiler, dataset, settings, extrinsic)
+    ranking = _rank_front(fits, found, compiler, dataset, settings, extrinsic, validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, resamples, settings)
     law = _law(ranking, dataset, bound, settings.seed, spread)
     rejected = Counter(skipped)
@@ -182,7 +188,7 @@ def _largest_scale(dataset: _data.Dataset, extrinsic: list[str]) -> np.ndarray:
 
 def _rank_front(
     fits: list[Fit], found: CandidateSet, compiler: Compiler, dataset: _data.Dataset,
-    settings: FitSettings, extrinsic: list[str],
+    settings: FitSettings, extrinsic: list[str], validation: str,
 ) -> _rank.Ranking:
     pure = _rank.noise(dataset.y, dataset.configurations())
     space = _rank.space_sizes([c.n_constants for c in found.candidates])
@@ -195,7 +201,7 @@ def _rank_front(
         cv = cross_validate(compiled, dataset.y, f, folds, settings)
         held = holdout(compiled, dataset.y, f, top, settings) if top.any() else None
         scored.append(_rank.score(f, dataset.y, predicted, cv, space, pure, held))
-    return _rank.select(scored, pure, robust=settings.loss != "squared")
+    return _rank.select(scored, pure, robust=settings.loss != "squared", validation=validation)
 
 
 def _predictions(f: Fit, dataset: _data.Dataset) -> np.ndarray:

@@ -1,0 +1,58 @@
+"""One law form shared by several groups (frameworks, GPUs, models), with constants per group:
+the comparison across TensorFlow, MXNet and PyTorch that the generic performance model makes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import sympy
+
+from .candidates import Candidate
+from .compile import Compiler
+from .data import Dataset
+from .fit import Fit, FitSettings, fit
+from .vocabulary import to_text
+
+
+@dataclass(frozen=True)
+class SharedForm:
+    """The form with the lowest summed BIC over groups, and each group's fit of it."""
+
+    candidate: Candidate
+    fits: dict[str, Fit]
+    bic: float
+    considered: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "template": to_text(self.candidate.template),
+            "groups": {g: {"constants": f.values, "mse_relative": f.mse} for g, f in self.fits.items()},
+            "summed_bic": self.bic,
+            "forms_considered": list(self.considered),
+        }
+
+
+def shared_form(groups: dict[str, Dataset], forms: list[Candidate], settings: FitSettings = FitSettings()) -> SharedForm | None:
+    """Fit every form in ``forms`` to every group; keep the one with the lowest summed
+    n·ln(MSE) + (k+1)·ln(n). Forms that need a factor some group lacks are skipped."""
+    unique = list({str(c.template): c for c in forms}.values())
+    best = None
+    for candidate in unique:
+        names = {s.name for s in candidate.template.free_symbols} - set(candidate.bounds)
+        if any(not names <= set(d.factors) for d in groups.values()):
+            continue
+        fits = {g: fit(Compiler(d.factors, d.X).compile(candidate), d.y, settings) for g, d in groups.items()}
+        if not all(f.ok for f in fits.values()):
+            continue
+        bic = sum(d.n_rows * math.log(max(fits[g].mse, 1e-20)) + (candidate.n_constants + 1) * math.log(d.n_rows)
+                  for g, d in groups.items())
+        if best is None or bic < best.bic:
+            best = SharedForm(candidate, fits, bic, tuple(str(c.template) for c in unique))
+    return best
+
+
+def rounded(fitted: Fit, digits: int = 4) -> str:
+    """A group's law under the shared form, constants rounded."""
+    values = {sympy.Symbol(k, real=True): sympy.Float(v, digits) for k, v in fitted.values.items()}
+    return str(fitted.candidate.template.xreplace(values))

@@ -1,0 +1,62 @@
+"""--by: one law per group, side by side, and optionally one shared form."""
+
+import json
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from exprsearch import search
+from exprsearch.cli import app
+from exprsearch.data import load_groups
+from exprsearch.groups import shared_form
+from tests.conftest import WORKERS, measurements
+
+GRID = {"p": WORKERS, "n": (1000, 4000, 16000)}
+
+
+def frameworks(tmp_path):
+    parts = [
+        measurements(lambda p, n: 2 + 0.01 * n / p + 0.15 * p, GRID, seed=1).assign(framework="tf"),
+        measurements(lambda p, n: 1 + 0.02 * n / p + 0.1 * p, GRID, seed=2).assign(framework="mxnet"),
+        measurements(lambda p, n: 3 + 0.008 * n / p + 0.05 * p, GRID, seed=3).assign(framework="torch"),
+    ]
+    path = tmp_path / "fw.csv"
+    pd.concat(parts).to_csv(path, index=False)
+    return path
+
+
+def test_groups_are_separate_datasets(tmp_path):
+    groups = load_groups(frameworks(tmp_path), "time", "framework")
+    assert list(groups) == ["framework=mxnet", "framework=tf", "framework=torch"]
+    assert all(g.factors == ("p", "n") and g.n_rows == 54 for g in groups.values())
+
+
+def test_shared_form_has_constants_per_group(tmp_path):
+    groups = load_groups(frameworks(tmp_path), "time", "framework")
+    forms = [search(d, grammar="data-parallel", resamples=0).ranking.law.fit.candidate for d in groups.values()]
+    shared = shared_form(groups, forms)
+    assert str(shared.candidate.template) == "c0 + c1*p + c2*n/p"
+    assert round(shared.fits["framework=tf"].values["c2"], 3) == 0.010
+    assert round(shared.fits["framework=mxnet"].values["c2"], 3) == 0.020
+
+
+def test_cli_by_writes_a_law_per_group_and_a_shared_form(tmp_path):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(frameworks(tmp_path)), "-t", "time", "-g", "data-parallel",
+                                      "--by", "framework", "--shared-form", "--bootstrap", "0", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["framework_mxnet", "framework_tf", "framework_torch", "shared.json"]
+    assert "Side by side" in result.output and "One form for all groups" in result.output
+    assert json.loads((out / "shared.json").read_text())["template"] == "c0 + c1*p + c2*n/p"
+
+
+def test_by_unknown_column_exits_2(tmp_path):
+    result = CliRunner().invoke(app, ["run", str(frameworks(tmp_path)), "-t", "time", "--by", "framewrk",
+                                      "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "did you mean 'framework'" in result.output
+
+
+def test_kfold_validation_is_an_option():
+    frame = measurements(lambda p, n: 2 + 0.01 * n / p + 0.15 * p, GRID, seed=4)
+    law = search(frame, "time", "data-parallel", resamples=0, validation="kfold").law
+    assert str(law.template) == "c0 + c1*p + c2*n/p"
