@@ -105,9 +105,9 @@ def run(
 
     def work() -> list[Result]:
         if plot:
-            from .plot import _pyplot
+            from .plot import require_matplotlib
 
-            _pyplot()  # fail before the search, not after it
+            require_matplotlib()  # fail before the search, not after it
         datasets = _datasets(data, target, factors, fmt, drop_missing, by)
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
         if not force:

@@ -204,7 +204,8 @@ class _Problem:
         best = _polish(lambda t: float(energy(t[:, None])[0]), result.x, bounds)
         return best[:q], best[q:]
 
-    def result(self, theta: np.ndarray, coef: np.ndarray | None) -> Fit:
+    def result(self, theta: np.ndarray, coef: np.ndarray | None) -> tuple[Fit, np.ndarray]:
+        """The checked fit at ``theta`` and its unweighted relative residuals (for IRLS)."""
         column = theta.reshape(-1, 1)
         design, scale, target, valid = self.relative(column)
         if coef is None:

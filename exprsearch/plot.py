@@ -18,7 +18,8 @@ class PlotError(ExprsearchError, ImportError):
     """Plots were asked for but matplotlib is not installed."""
 
 
-def _pyplot():
+def require_matplotlib():
+    """matplotlib's pyplot on the Agg backend, or a PlotError saying how to install it."""
     try:
         import matplotlib
     except ImportError:
@@ -56,7 +57,7 @@ def default_view(law: Law) -> tuple[str, np.ndarray, dict[str, float]]:
 
 
 def measured_vs_predicted(law: Law, data: Dataset, path: Path) -> Path:
-    plt = _pyplot()
+    plt = require_matplotlib()
     predicted = law.predict({f: data.column(f) for f in law.factors})
     fig, ax = plt.subplots(figsize=(5.5, 5))
     ax.scatter(data.y, predicted, s=14, alpha=0.7, label="measurements")
@@ -70,7 +71,7 @@ def measured_vs_predicted(law: Law, data: Dataset, path: Path) -> Path:
 
 def along(law: Law, e: Explanation, path: Path, data: Dataset | None = None) -> Path:
     """The law along one factor: measured range marked, extrapolation shaded, ±CV error band."""
-    plt = _pyplot()
+    plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     x, y = e.values, e.total
     ax.plot(x, y, lw=2, label=f"law ({law.target})")
@@ -99,7 +100,7 @@ def along(law: Law, e: Explanation, path: Path, data: Dataset | None = None) -> 
 
 def breakdown(law: Law, e: Explanation, path: Path) -> Path:
     """Each term's contribution along the factor, stacked."""
-    plt = _pyplot()
+    plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     labels = [f"{label}: {term}" for label, term in zip(e.labels, e.terms)]
     ax.stackplot(e.values, np.clip(e.contributions, 0, None), labels=labels, alpha=0.8)
@@ -111,7 +112,7 @@ def breakdown(law: Law, e: Explanation, path: Path) -> Path:
 
 def front(rows: list[dict], path: Path) -> Path:
     """Error against complexity for the laws on the Pareto front, the chosen one marked."""
-    plt = _pyplot()
+    plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(6, 4.5))
     cx = [float(r["complexity"]) for r in rows]
     err = [float(r["mape_pct"]) for r in rows]
@@ -129,7 +130,7 @@ def front(rows: list[dict], path: Path) -> Path:
 def all_figures(law: Law, directory: Path, data: Dataset | None = None, front_rows: list[dict] | None = None,
                 view: tuple[str, np.ndarray, dict[str, float]] | None = None) -> list[Path]:
     """Every figure that the inputs allow, written into ``directory``."""
-    _pyplot()
+    require_matplotlib()
     directory.mkdir(parents=True, exist_ok=True)
     factor, values, fixed = view or default_view(law)
     e = explain(law, factor, values, fixed)

@@ -67,11 +67,11 @@ def search(
     "largest" prefers laws that predict the held-out largest configurations; "kfold" uses
     5-fold cross-validation over configurations instead.
     """
-    if loss not in LOSSES:
-        raise SearchError(f"loss must be one of {', '.join(LOSSES)}, got '{loss}'")
+    settings = settings or FitSettings(seed=seed, loss=loss)
+    if settings.loss not in LOSSES:
+        raise SearchError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.loss}'")
     if validation not in VALIDATIONS:
         raise SearchError(f"validation must be one of {', '.join(VALIDATIONS)}, got '{validation}'")
-    settings = settings or FitSettings(seed=seed, loss=loss)
     dataset = _as_dataset(data, target, factors)
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
     found = _candidates.generate(bound)
