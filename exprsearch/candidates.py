@@ -2,13 +2,19 @@
 
 Expansion works on sympy expressions in which every constant kind is one symbol (``c``), so
 sympy's own canonical form merges ``a + b`` with ``b + a`` and ``c·p + c·p`` with ``c·p``.
-Only then is each occurrence of a kind given its own symbol (``c0``, ``c1``, …).
+An expansion is kept as its additive terms: each distinct term is analysed once (its constants,
+its linear coefficient, the column it contributes), and sums of terms that sympy would not merge
+are formed without building a new sympy expression, which keeps tens of thousands of candidates
+cheap. A candidate's numbered template (``c0``, ``c1``, …) is built only when asked for.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import sympy
 
@@ -17,17 +23,84 @@ from .grammar import Alternative, Grammar, Reference
 from .vocabulary import parse
 
 
+@dataclass(frozen=True, eq=False)  # one instance per distinct term, so identity is equality
+class Term:
+    """One additive term in generic form (each constant kind one symbol), analysed once.
+
+    ``pattern`` has each constant occurrence as a positional symbol ``_q0, _q1, …`` in tree
+    order, ``kinds`` the kind of each occurrence, ``coefficient`` the occurrence that multiplies
+    the whole term (solved in closed form) if any, and ``key`` the column the term contributes:
+    the term without its coefficient, with its other constants as ``_theta0, _theta1, …``.
+    """
+
+    generic: sympy.Expr
+    pattern: sympy.Expr
+    kinds: tuple[str, ...]
+    coefficient: int | None
+    key: sympy.Expr
+    complexity: int
+    order: tuple[int, str]
+
+    @property
+    def n_nonlinear(self) -> int:
+        return len(self.kinds) - (self.coefficient is not None)
+
+
+def occurrence(i: int) -> sympy.Symbol:
+    return sympy.Symbol(f"_q{i}", real=True)
+
+
+def theta(i: int) -> sympy.Symbol:
+    """The i-th nonlinear constant of a term's column key."""
+    return sympy.Symbol(f"_theta{i}", real=True)
+
+
 @dataclass(frozen=True)
 class Candidate:
-    """A template ``offset + Σ linear[i]·basis[i]``; ``nonlinear`` constants sit inside terms."""
+    """A sum of terms ``offset + Σ linear[i]·basis[i]``; ``nonlinear`` constants sit inside terms."""
 
-    template: sympy.Expr
-    linear: tuple[sympy.Symbol, ...]
-    basis: tuple[sympy.Expr, ...]
-    offset: sympy.Expr
-    nonlinear: tuple[sympy.Symbol, ...]
-    bounds: dict[str, tuple[float, float]]
+    terms: tuple[Term, ...]
     complexity: int
+    limits: Mapping[str, tuple[float, float]] = field(compare=False, repr=False, default_factory=dict)
+
+    @cached_property
+    def names(self) -> tuple[tuple[str, ...], ...]:
+        """Each term's constant names: every occurrence of a kind numbered in term order."""
+        return _numbering(tuple(t.kinds for t in self.terms))
+
+    @cached_property
+    def _numbered(self) -> tuple[sympy.Expr, ...]:
+        return tuple(
+            t.pattern.xreplace({occurrence(i): sympy.Symbol(n, real=True) for i, n in enumerate(names)})
+            for t, names in zip(self.terms, self.names))
+
+    @cached_property
+    def template(self) -> sympy.Expr:
+        return sympy.Add(*self._numbered)
+
+    @property
+    def linear(self) -> tuple[sympy.Symbol, ...]:
+        return tuple(sympy.Symbol(names[t.coefficient], real=True)
+                     for t, names in zip(self.terms, self.names) if t.coefficient is not None)
+
+    @property
+    def nonlinear(self) -> tuple[sympy.Symbol, ...]:
+        """In term order, then tree order: the order of a term's ``_theta`` symbols."""
+        return tuple(sympy.Symbol(n, real=True) for t, names in zip(self.terms, self.names)
+                     for i, n in enumerate(names) if i != t.coefficient)
+
+    @property
+    def basis(self) -> tuple[sympy.Expr, ...]:
+        return tuple(expr / sympy.Symbol(names[t.coefficient], real=True)
+                     for t, names, expr in zip(self.terms, self.names, self._numbered) if t.coefficient is not None)
+
+    @property
+    def offset(self) -> sympy.Expr:
+        return sympy.Add(*(e for t, e in zip(self.terms, self._numbered) if t.coefficient is None))
+
+    @property
+    def bounds(self) -> dict[str, tuple[float, float]]:
+        return {n: self.limits[k] for t, names in zip(self.terms, self.names) for k, n in zip(t.kinds, names)}
 
     @property
     def constants(self) -> tuple[sympy.Symbol, ...]:
@@ -35,7 +108,17 @@ class Candidate:
 
     @property
     def n_constants(self) -> int:
-        return len(self.linear) + len(self.nonlinear)
+        return sum(len(t.kinds) for t in self.terms)
+
+    @property
+    def n_nonlinear(self) -> int:
+        return sum(t.n_nonlinear for t in self.terms)
+
+    @property
+    def separable(self) -> bool:
+        """Every term has a linear coefficient and at most one nonlinear constant is in the
+        candidate: the batched fit of :mod:`exprsearch.fit` can handle it."""
+        return all(t.coefficient is not None for t in self.terms) and self.n_nonlinear <= 1
 
     def __str__(self) -> str:
         return str(self.template)
@@ -53,9 +136,23 @@ class CandidateSet:
         return len(self.candidates)
 
 
+@functools.lru_cache(maxsize=4096)
+def _numbering(kinds: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    counters: dict[str, int] = {}
+    names = []
+    for row in kinds:
+        names.append(tuple(f"{kind}{counters.setdefault(kind, 0)}" for kind in row))
+        for kind in row:
+            counters[kind] += 1
+    return tuple(names)
+
+
 def complexity(expr: sympy.Expr) -> int:
     """Nodes in the expression tree: every operator, function, symbol and number counts one."""
     return sum(1 for _ in sympy.preorder_traversal(expr))
+
+
+Expansion = tuple[Term, ...]  # the additive terms of an expression, in Term.order
 
 
 def generate(grammar: Grammar) -> CandidateSet:
@@ -63,17 +160,19 @@ def generate(grammar: Grammar) -> CandidateSet:
     if not grammar.bound:
         raise GrammarError(f"grammar '{grammar.name}' must be bound to a dataset's factors first")
     expander = _Expander(grammar)
-    generic = expander.expand("start", grammar.limits.max_depth)
+    limits = {c.name: (c.min, c.max) for c in grammar.constants}
     dropped: dict[str, int] = {}
-    kept: dict[sympy.Expr, Candidate] = {}
-    for expr in generic:  # already in a deterministic order, so a stable sort keeps it so
-        candidate = _parameterise(expr, grammar)
+    kept = []
+    for terms in expander.expand("start", grammar.limits.max_depth):  # unique, deterministic order
+        nonlinear = sum(t.n_nonlinear for t in terms)
+        # a fitted exponent costs more than a fixed one
+        candidate = Candidate(terms, expander.size(terms) + nonlinear, limits)
         reason = _over_limit(candidate, grammar)
         if reason:
             dropped[reason] = dropped.get(reason, 0) + 1
         else:
-            kept.setdefault(candidate.template, candidate)
-    ordered = sorted(kept.values(), key=lambda c: (c.complexity, c.n_constants))
+            kept.append(candidate)
+    ordered = sorted(kept, key=lambda c: (c.complexity, c.n_constants))
     if expander.truncated:
         dropped["sums beyond max_candidates (the most complex)"] = expander.truncated
     cap = grammar.limits.max_candidates
@@ -84,53 +183,67 @@ def generate(grammar: Grammar) -> CandidateSet:
 
 
 class _Expander:
-    """Memoised expansion of rules into generic expressions, pruned by the grammar's limits."""
+    """Memoised expansion of rules into expansions (tuples of terms), pruned by the limits."""
 
     def __init__(self, grammar: Grammar) -> None:
         self.grammar = grammar
         self.kinds = {c.name: sympy.Symbol(c.name, real=True) for c in grammar.constants}
         self.kind_symbols = frozenset(self.kinds.values())
         self.symbols = grammar.symbols()
-        self.memo: dict[tuple[str, int], list[sympy.Expr]] = {}
+        self.memo: dict[tuple[str, int], list[Expansion]] = {}
+        self.terms: dict[sympy.Expr, Term] = {}
+        self.merge_keys: dict[Term, sympy.Expr] = {}
         self.generated = 0
         self.truncated = 0
 
-    def expand(self, rule: str, depth: int) -> list[sympy.Expr]:
+    def expand(self, rule: str, depth: int) -> list[Expansion]:
         key = (rule, depth)
         if key not in self.memo:
             self.memo[key] = []  # guards against re-entry while expanding
-            unique: dict[sympy.Expr, None] = {}
+            unique: dict[Expansion, None] = {}
             for alt in self.grammar.rules[rule]:
-                for expr in self._alternative(alt, depth):
+                for terms in self._alternative(alt, depth):
                     self.generated += 1
-                    if self._within_limits(expr):
-                        unique.setdefault(expr, None)
+                    if self.size(terms) <= self.grammar.limits.max_complexity:
+                        unique.setdefault(terms, None)
             self.memo[key] = list(unique)
         return self.memo[key]
 
-    def _alternative(self, alt: Alternative, depth: int) -> list[sympy.Expr]:
+    def size(self, terms: Expansion) -> int:
+        """:func:`complexity` of the sum of ``terms``."""
+        if len(terms) == 1:
+            return terms[0].complexity
+        return 1 + sum(t.complexity for t in terms) if terms else 1
+
+    def _alternative(self, alt: Alternative, depth: int) -> list[Expansion]:
         table = dict(self.symbols)
         table.update({r.placeholder: sympy.Symbol(r.placeholder) for r in alt.references})
         shape = parse(alt.placeholder_text(), table)
         if not alt.references:
-            return [self._canonical(shape)]
+            return [self.decompose(self._canonical(shape))]
         if depth == 0:
             return []
         refs = alt.references
         options = [self._options(ref, depth - 1) for ref in refs]
         holders = [table[ref.placeholder] for ref in refs]
+        parts = sympy.Add.make_args(shape)
+        if all(h in parts for h in holders) and not any(
+                p.has(*holders) for p in parts if p not in holders):
+            # The references are whole terms of a sum: add their terms without sympy.
+            fixed = self.decompose(self._canonical(sympy.Add(*(p for p in parts if p not in holders))))
+            return [self.merge((fixed, *combo)) for combo in itertools.product(*options)]
         return [
-            self._canonical(shape.xreplace(dict(zip(holders, combo))))
+            self.decompose(self._canonical(shape.xreplace(dict(zip(holders, map(self.expression, combo))))))
             for combo in itertools.product(*options)
         ]
 
-    def _options(self, ref: Reference, depth: int) -> list[sympy.Expr]:
+    def _options(self, ref: Reference, depth: int) -> list[Expansion]:
         items = self.expand(ref.rule, depth)
         if (ref.low, ref.high) == (1, 1):
             return items
         limits = self.grammar.limits
-        counts = [self._nonlinear_count(e) for e in items]
-        sizes = [complexity(e) for e in items]
+        counts = [sum(t.n_nonlinear for t in e) for e in items]
+        sizes = [self.size(e) for e in items]
         combos = [
             (sum(sizes[i] for i in combo) + 1, combo)
             for size in range(ref.low, ref.high + 1)
@@ -141,7 +254,34 @@ class _Expander:
         combos.sort(key=lambda pair: pair[0])
         combos = [combo for cost, combo in combos if cost <= limits.max_complexity]
         self.truncated += max(0, len(combos) - limits.max_candidates)
-        return [sympy.Add(*(items[i] for i in combo)) for combo in combos[: limits.max_candidates]]
+        return [self.merge(tuple(items[i] for i in combo)) for combo in combos[: limits.max_candidates]]
+
+    def merge(self, parts: tuple[Expansion, ...]) -> Expansion:
+        """The terms of the sum of ``parts``; sympy is needed only when two terms would combine."""
+        terms = [t for part in parts for t in part]
+        keys = {self._merge_key(t) for t in terms}
+        if len(keys) == len(terms):
+            return tuple(sorted(terms, key=lambda t: t.order))
+        return self.decompose(self._canonical(sympy.Add(*(t.generic for t in terms))))
+
+    def _merge_key(self, term: Term) -> sympy.Expr:
+        """Terms with equal keys differ by a number factor, so sympy would add them into one."""
+        if term not in self.merge_keys:
+            self.merge_keys[term] = term.generic.as_coeff_Mul()[1]
+        return self.merge_keys[term]
+
+    def expression(self, terms: Expansion) -> sympy.Expr:
+        return sympy.Add(*(t.generic for t in terms))
+
+    def decompose(self, expr: sympy.Expr) -> Expansion:
+        terms = [self.term(t) for t in sympy.Add.make_args(expr) if t != 0]
+        return tuple(sorted(terms, key=lambda t: t.order))
+
+    def term(self, generic: sympy.Expr) -> Term:
+        """The analysed :class:`Term` of a canonical generic term (cached)."""
+        if generic not in self.terms:
+            self.terms[generic] = _analyse(generic, {s: n for n, s in self.kinds.items()})
+        return self.terms[generic]
 
     def _canonical(self, expr: sympy.Expr) -> sympy.Expr:
         """Drop positive numbers multiplying a constant and powers of a lone constant."""
@@ -161,73 +301,34 @@ class _Expander:
 
         return expr.replace(is_redundant, simplify) if expr.has(*kinds) else expr
 
-    def _nonlinear_count(self, expr: sympy.Expr) -> int:
-        template, bounds = _renumber(expr, self.kinds, self.grammar)
-        return len(_split(template, set(bounds))[2])
 
-    def _within_limits(self, expr: sympy.Expr) -> bool:
-        return complexity(expr) <= self.grammar.limits.max_complexity
-
-
-def _renumber(
-    expr: sympy.Expr, kinds: dict[str, sympy.Symbol], grammar: Grammar
-) -> tuple[sympy.Expr, dict[str, tuple[float, float]]]:
-    """Give every occurrence of a constant kind its own symbol, numbered in tree order."""
-    by_symbol = {s: name for name, s in kinds.items()}
-    counters = dict.fromkeys(kinds, 0)
-    bounds: dict[str, tuple[float, float]] = {}
+def _analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:
+    """Number a term's constant occurrences in tree order and find its linear coefficient."""
+    found: list[str] = []
 
     def walk(node: sympy.Basic) -> sympy.Basic:
-        if node in by_symbol:
-            kind = by_symbol[node]
-            name = f"{kind}{counters[kind]}"
-            counters[kind] += 1
-            spec = grammar.constant(kind)
-            bounds[name] = (spec.min, spec.max)
-            return sympy.Symbol(name, real=True)
+        if node in kinds:
+            found.append(kinds[node])
+            return occurrence(len(found) - 1)
         if not node.args:
             return node
         return node.func(*(walk(a) for a in node.args))
 
-    return walk(expr), bounds
-
-
-def _split(template: sympy.Expr, names: set[str]):
-    """Separate ``template`` into an offset, linear coefficients with their basis, and the rest."""
-    constants = {s for s in template.free_symbols if s.name in names}
-    linear, basis, offset = [], [], sympy.Integer(0)
-    for term in sympy.Add.make_args(template):
-        direct = [f for f in sympy.Mul.make_args(term) if f in constants]
-        if direct:
-            coefficient = sorted(direct, key=lambda s: s.name)[0]
-            linear.append(coefficient)
-            basis.append(term / coefficient)
-        else:
-            offset += term
-    nonlinear = sorted(constants - set(linear), key=lambda s: s.name)
-    return linear, basis, nonlinear, offset
-
-
-def _parameterise(expr: sympy.Expr, grammar: Grammar) -> Candidate:
-    kinds = {c.name: sympy.Symbol(c.name, real=True) for c in grammar.constants}
-    template, bounds = _renumber(expr, kinds, grammar)
-    linear, basis, nonlinear, offset = _split(template, set(bounds))
-    return Candidate(
-        template=template,
-        linear=tuple(linear),
-        basis=tuple(basis),
-        offset=offset,
-        nonlinear=tuple(nonlinear),
-        bounds=bounds,
-        complexity=complexity(template) + len(nonlinear),  # a fitted exponent costs more than a fixed one
-    )
+    pattern = walk(generic)
+    direct = [i for i in range(len(found)) if occurrence(i) in sympy.Mul.make_args(pattern)]
+    coefficient = direct[0] if direct else None
+    others = [i for i in range(len(found)) if i != coefficient]
+    key = pattern / occurrence(coefficient) if coefficient is not None else pattern
+    key = key.xreplace({occurrence(i): theta(j) for j, i in enumerate(others)})
+    size = complexity(generic)
+    return Term(generic, pattern, tuple(found), coefficient, key, size, (size, str(generic)))
 
 
 def _over_limit(candidate: Candidate, grammar: Grammar) -> str | None:
     limits = grammar.limits
-    if len(sympy.Add.make_args(candidate.template)) > limits.max_terms:
+    if len(candidate.terms) > limits.max_terms:
         return f"more than max_terms = {limits.max_terms} terms"
-    if len(candidate.nonlinear) > limits.max_nonlinear:
+    if candidate.n_nonlinear > limits.max_nonlinear:
         return f"more than max_nonlinear = {limits.max_nonlinear} nonlinear constants"
     return None
 
@@ -241,13 +342,11 @@ def term_labels(grammar: Grammar, template: sympy.Expr) -> tuple[str, ...]:
     """
     expander = _Expander(grammar)
     kinds = {s.name: s for s in expander.kinds.values()}
-    generic_terms = []
+    labels = []
     for term in sympy.Add.make_args(template):
         back = {s: kinds[s.name.rstrip("0123456789")] for s in term.free_symbols
                 if s.name.rstrip("0123456789") in kinds and s.name[-1:].isdigit()}
-        generic_terms.append(expander._canonical(term.xreplace(back)))
-    labels = []
-    for generic in generic_terms:
+        generic = expander._canonical(term.xreplace(back))
         if generic in expander.kind_symbols:
             labels.append("constant")
             continue
@@ -255,7 +354,7 @@ def term_labels(grammar: Grammar, template: sympy.Expr) -> tuple[str, ...]:
         for rule in grammar.rules:
             if rule == "start" or rule in ("factor", "extrinsic", "intrinsic", "other"):
                 continue
-            if generic in expander.expand(rule, grammar.limits.max_depth):
+            if any(len(e) == 1 and e[0].generic == generic for e in expander.expand(rule, grammar.limits.max_depth)):
                 label = rule
                 break
         labels.append(label)

@@ -85,7 +85,8 @@ def run(
     map_: Annotated[list[str], typer.Option("--map", help="Bind grammar factor to a column: p=gpus (repeatable).")] = [],  # noqa: B006
     intrinsic: Annotated[str | None, typer.Option(help="Comma-separated factors that are intrinsic (layers, parameters).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
-    jobs: Annotated[int, typer.Option(help="Processes fitting candidates (0: one per core); the law does not depend on it.")] = 1,
+    jobs: Annotated[int, typer.Option(help="Processes refining candidates (0: one per core); the law does not depend on it.")] = 0,
+    time_limit: Annotated[float | None, typer.Option(help="Seconds: stop refining when they run out and keep the best law found so far.")] = None,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the law's intervals (0: none).")] = 200,
     loss: Annotated[str, typer.Option(help="squared, or huber / absolute to resist outliers (warm-up rows, failed runs).")] = "squared",
     validation: Annotated[str, typer.Option(help="largest: prefer laws that predict the held-out largest configurations; kfold: 5-fold CV.")] = "largest",
@@ -119,7 +120,7 @@ def run(
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 result = search(
                     dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
-                    seed=seed, jobs=jobs, resamples=bootstrap, loss=loss, validation=validation,
+                    seed=seed, jobs=jobs, resamples=bootstrap, loss=loss, validation=validation, time_limit=time_limit,
                     progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                 )
             export.write(result.law, result.ranking, where[name], overwrite=force)
@@ -249,7 +250,7 @@ def _report(result: Result, directory: Path) -> None:
     skipped = ", ".join(f"{n} {r}" for r, n in sorted(result.rejected.items()))
     out.print(
         f"grammar [bold]{result.grammar.name}[/]: {found.generated} expansions, "
-        f"{len(found)} unique candidates, {result.fitted} fitted"
+        f"{len(found)} unique candidates, {result.fitted} fitted, {result.refined} refined by differential evolution"
         + (f" (rejected: {skipped})" if skipped else ""), highlight=False,
     )
     table = Table(title="Pareto front (error vs complexity)", title_justify="left")

@@ -1,7 +1,9 @@
 """Candidate expressions → numpy functions, compiled once and evaluated on whole columns.
 
 Every expression goes through :func:`to_function` (``sympy.lambdify`` with ``cse=True``).
-Nonlinear constants are passed as arrays of shape ``(S, 1)`` so one call evaluates a whole
+A candidate's terms are compiled by their column key (:attr:`candidates.Term.key`), so a term
+shared by thousands of candidates is compiled and evaluated once per dataset. Nonlinear
+constants are passed as arrays of shape ``(S, 1)`` so one call evaluates a whole
 differential-evolution population over all rows, giving ``(S, n)``.
 """
 
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from .candidates import Candidate
+from .candidates import Candidate, theta
 
 Function = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], np.ndarray]
 
@@ -42,12 +44,12 @@ Column = Callable[[Sequence[np.ndarray]], np.ndarray]
 
 @dataclass(frozen=True)
 class CompiledCandidate:
-    """A candidate's basis columns and offset on one dataset, as functions of its nonlinear
-    constants; terms without nonlinear constants are arrays computed once."""
+    """A candidate's basis columns and offset terms on one dataset, as functions of its
+    nonlinear constants; terms without nonlinear constants are arrays computed once."""
 
     candidate: Candidate
     basis: tuple[np.ndarray | Column, ...]
-    offset: np.ndarray | Column | None
+    offset: tuple[np.ndarray | Column, ...]
     n_rows: int
 
     def design(self, nonlinear: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -58,10 +60,8 @@ class CompiledCandidate:
         for j, term in enumerate(self.basis):
             basis[:, :, j] = term if isinstance(term, np.ndarray) else term(values)
         offset = np.zeros((size, self.n_rows))
-        if isinstance(self.offset, np.ndarray):
-            offset[:] = self.offset
-        elif self.offset is not None:
-            offset[:] = self.offset(values)
+        for term in self.offset:
+            offset += term if isinstance(term, np.ndarray) else term(values)
         return basis, offset
 
 
@@ -72,27 +72,38 @@ class Compiler:
     def __init__(self, factors: Sequence[str], columns: np.ndarray) -> None:
         self.factors = tuple(factors)
         self.columns = [np.ascontiguousarray(columns[:, i]) for i in range(columns.shape[1])]
+        self.n_rows = columns.shape[0]
         self._functions: dict[sympy.Expr, Function] = {}
         self._values: dict[sympy.Expr, np.ndarray] = {}
 
     def compile(self, candidate: Candidate) -> CompiledCandidate:
-        params = candidate.nonlinear
-        basis = tuple(self._term(term, params) for term in candidate.basis)
-        offset = None if candidate.offset == 0 else self._term(candidate.offset, params)
-        return CompiledCandidate(candidate, basis, offset, len(self.columns[0]))
+        basis, offset, start = [], [], 0
+        for term in candidate.terms:
+            positions = tuple(range(start, start + term.n_nonlinear))
+            start += term.n_nonlinear
+            column = self._column(term.key, positions)
+            (offset if term.coefficient is None else basis).append(column)
+        return CompiledCandidate(candidate, tuple(basis), tuple(offset), self.n_rows)
 
-    def _term(self, expr: sympy.Expr, params: tuple[sympy.Symbol, ...]) -> np.ndarray | Column:
-        used = tuple(p for p in params if p in expr.free_symbols)
-        # Rename this candidate's constants so equal terms in different candidates share a key.
-        local = tuple(sympy.Symbol(f"_theta{i}", real=True) for i in range(len(used)))
-        key = expr.xreplace(dict(zip(used, local)))
-        if not used:
-            if key not in self._values:
-                value = to_function(key, self.factors)(self.columns)
-                self._values[key] = np.broadcast_to(value, (len(self.columns[0]),))
-            return self._values[key]
+    def value(self, key: sympy.Expr) -> np.ndarray:
+        """The column of a constant-free term key, evaluated once."""
+        if key not in self._values:
+            value = to_function(key, self.factors)(self.columns)
+            self._values[key] = np.broadcast_to(value, (self.n_rows,))
+        return self._values[key]
+
+    def values(self, key: sympy.Expr, thetas: np.ndarray) -> np.ndarray:
+        """The column of a key with one nonlinear constant at each of ``thetas``: ``(G, n)``."""
+        out = self.function(key, 1)(self.columns, [thetas[:, None]])
+        return np.broadcast_to(out, (len(thetas), self.n_rows))
+
+    def function(self, key: sympy.Expr, count: int) -> Function:
         if key not in self._functions:
-            self._functions[key] = to_function(key, self.factors, local)
-        function, columns = self._functions[key], self.columns
-        positions = [params.index(p) for p in used]
+            self._functions[key] = to_function(key, self.factors, [theta(i) for i in range(count)])
+        return self._functions[key]
+
+    def _column(self, key: sympy.Expr, positions: tuple[int, ...]) -> np.ndarray | Column:
+        if not positions:
+            return self.value(key)
+        function, columns = self.function(key, len(positions)), self.columns
         return lambda values: function(columns, [values[i] for i in positions])

@@ -12,7 +12,6 @@ the nonlinear constants (exponents) are searched by differential evolution. See 
 
 from __future__ import annotations
 
-import itertools
 import zlib
 from dataclasses import dataclass, field
 
@@ -21,6 +20,7 @@ from scipy.optimize import differential_evolution, minimize
 
 from .candidates import Candidate
 from .compile import CompiledCandidate
+from .linear import least_squares
 
 _INVALID = 1e10  # cost given to constants whose predictions are not finite
 
@@ -37,6 +37,8 @@ class FitSettings:
     plain_de: bool = False
     loss: str = "squared"  # or "huber", "absolute": robust to outliers (IRLS on relative errors)
     robust_iterations: int = 20
+    grid: int = 61  # values of a lone nonlinear constant tried by the batched fit
+    prune_margin: float | None = 0.1  # refine by DE only what may come within this of the front; None: all
 
 
 @dataclass(frozen=True)
@@ -53,17 +55,20 @@ class Fit:
 
 def fit(
     compiled: CompiledCandidate, y: np.ndarray, settings: FitSettings = FitSettings(),
-    rows: np.ndarray | None = None,
+    rows: np.ndarray | None = None, start: Fit | None = None, refine: bool = True,
 ) -> Fit:
     """Fit ``compiled`` to targets ``y`` and check its predictions are finite and positive.
 
     ``rows`` (indices, repeats allowed) fits on those rows only, as a bootstrap resample does.
     With a robust ``settings.loss`` the fit is repeated with rows weighted by their residuals
-    (iteratively reweighted least squares) until the weights settle.
+    (iteratively reweighted least squares) until the weights settle. A ``start`` fit (from
+    :func:`fit_separable`) is kept where differential evolution does not improve on it; with
+    ``refine`` False its nonlinear constants are kept as they are and only the linear ones fitted.
     """
     if settings.loss not in LOSSES:
         raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.loss}'")
-    fitted, residual = _fit_once(compiled, y, settings, rows, None)
+    guess = None if start is None else _nonlinear_values(start)
+    fitted, residual = _fit_once(compiled, y, settings, rows, None, guess, refine)
     if settings.loss == "squared":
         return fitted
     weights = None
@@ -74,34 +79,47 @@ def fit(
         if weights is not None and np.max(np.abs(new - weights)) < 1e-4:
             break
         weights = new
-        fitted, residual = _fit_once(compiled, y, settings, rows, weights)
+        fitted, residual = _fit_once(compiled, y, settings, rows, weights, guess, refine)
     return fitted
+
+
+def verify(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, settings: FitSettings = FitSettings()) -> Fit:
+    """Refit the linear coefficients of ``fitted`` at its nonlinear constants, one candidate at
+    a time, and check its predictions are finite and positive (batched fits are not checked)."""
+    return fit(compiled, y, settings, start=fitted, refine=False)
+
+
+def _nonlinear_values(fitted: Fit) -> np.ndarray:
+    return np.array([fitted.values[s.name] for s in fitted.candidate.nonlinear], dtype=float)
 
 
 LOSSES = ("squared", "huber", "absolute")
 
 
-def _robust_weights(residual: np.ndarray, loss: str) -> np.ndarray:
-    """IRLS weights for relative residuals: Huber (δ = 1.345 robust sd) or absolute error."""
-    spread = 1.4826 * np.median(np.abs(residual - np.median(residual)))
-    spread = max(spread, 1e-12)
+def _robust_weights(residual: np.ndarray, loss: str, axis: int | None = None) -> np.ndarray:
+    """IRLS weights for relative residuals: Huber (δ = 1.345 robust sd) or absolute error;
+    ``axis=1`` weighs each row of a stack of residual vectors separately."""
+    center = np.median(residual, axis=axis, keepdims=True)
+    spread = np.maximum(1.4826 * np.median(np.abs(residual - center), axis=axis, keepdims=True), 1e-12)
     size = np.abs(residual)
     if loss == "huber":
         return np.minimum(1.0, 1.345 * spread / np.maximum(size, 1e-300))
     return 1.0 / np.maximum(size, 0.01 * spread)
 
 
-def _fit_once(compiled, y, settings, rows, weights) -> tuple[Fit, np.ndarray]:
+def _fit_once(compiled, y, settings, rows, weights, guess, refine) -> tuple[Fit, np.ndarray]:
     candidate = compiled.candidate
     nonlinear_bounds = [candidate.bounds[s.name] for s in candidate.nonlinear]
     if not all(np.isfinite(b).all() for b in nonlinear_bounds):
         failed = Fit(candidate, reason="a nonlinear constant has an infinite bound; give it finite min and max")
         return failed, np.zeros(0)
     problem = _Problem(compiled, y, settings.regularization, rows, weights)
-    if settings.plain_de:
+    if guess is not None and not refine:
+        theta, coef = guess, None
+    elif settings.plain_de:
         theta, coef = problem.plain_de(settings, _seed(settings.seed, candidate))
     elif candidate.nonlinear:
-        theta = problem.search_nonlinear(nonlinear_bounds, settings, _seed(settings.seed, candidate))
+        theta = problem.search_nonlinear(nonlinear_bounds, settings, _seed(settings.seed, candidate), guess)
         coef = None
     else:
         theta, coef = np.zeros(0), None
@@ -153,17 +171,10 @@ class _Problem:
 
     def least_squares(self, design, target, scale, valid) -> np.ndarray:
         """Ridge solution of ``design · z ≈ target`` per member, within the coefficient bounds."""
-        size, n, m = design.shape
-        if m == 0:
-            return np.zeros((size, 0))
+        n, m = design.shape[1:]
         gram = np.einsum("snm,snk->smk", design, design) / n + self.lam * np.eye(m)
         rhs = np.einsum("snm,sn->sm", design, target) / n
-        z = np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
-        low, high = self.low * scale, self.high * scale
-        outside = ((z < low - 1e-12 * np.abs(low)) | (z > high)).any(axis=1) & valid
-        if outside.any():
-            z[outside] = _bounded(gram[outside], rhs[outside], low[outside], high[outside])
-        return z
+        return least_squares(gram, rhs, self.low * scale, self.high * scale, valid)
 
     def _cost(self, design, target, z, valid) -> tuple[np.ndarray, np.ndarray]:
         residual = np.einsum("snm,sm->sn", design, z) - target
@@ -173,7 +184,7 @@ class _Problem:
         cost[bad], mse[bad] = _INVALID, _INVALID
         return cost, mse
 
-    def search_nonlinear(self, bounds, settings: FitSettings, seed: int) -> np.ndarray:
+    def search_nonlinear(self, bounds, settings: FitSettings, seed: int, guess: np.ndarray | None = None) -> np.ndarray:
         def energy(theta: np.ndarray) -> np.ndarray:
             return self.solve(theta)[1]
 
@@ -181,7 +192,10 @@ class _Problem:
             energy, bounds, vectorized=True, updating="deferred", seed=seed,
             popsize=settings.popsize, maxiter=settings.maxiter, tol=settings.tol, polish=False,
         )
-        return _polish(lambda t: float(energy(t[:, None])[0]), result.x, bounds)
+        best = _polish(lambda t: float(energy(t[:, None])[0]), result.x, bounds)
+        if guess is not None and energy(guess[:, None])[0] < energy(best[:, None])[0]:
+            return guess
+        return best
 
     def plain_de(self, settings: FitSettings, seed: int) -> tuple[np.ndarray, np.ndarray]:
         """DE over every constant; infinite coefficient bounds become ±100 target-sized terms."""
@@ -234,71 +248,6 @@ class _Problem:
                 shown = ", ".join(str(r + 1) for r in rows[:5])
                 return f"term {term} is undefined (NaN or infinite) at data rows {shown}"
         return "the law is undefined (NaN or infinite) on some rows"
-
-
-def _bounded(gram: np.ndarray, rhs: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Minimise zᵀ·gram·z − 2·rhsᵀz within [low, high] for each of S small problems.
-
-    A batched active-set method (clamp what leaves the bounds, free what the gradient pulls
-    back inside) settles almost every problem in one or two batched solves; the few that do
-    not are solved by exhaustive enumeration.
-    """
-    size, m = rhs.shape
-    at_low = np.zeros((size, m), dtype=bool)
-    at_high = np.zeros((size, m), dtype=bool)
-    eye = np.eye(m, dtype=bool)
-    z = np.zeros((size, m))
-    done = np.zeros(size, dtype=bool)
-    for _ in range(2 * m + 2):
-        clamped = at_low | at_high
-        system = np.where(clamped[:, :, None], eye[None], np.where(clamped[:, None, :], 0.0, gram))
-        bound = np.where(at_low, low, high)
-        free_rhs = rhs - np.einsum("smk,sk->sm", gram, np.where(clamped, bound, 0.0))
-        z = np.linalg.solve(system, np.where(clamped, bound, free_rhs)[:, :, None])[:, :, 0]
-        below, above = (z < low) & ~clamped, (z > high) & ~clamped
-        gradient = np.einsum("smk,sk->sm", gram, z) - rhs
-        wrong_low = at_low & (gradient < -1e-12 * (1 + np.abs(rhs)))
-        wrong_high = at_high & (gradient > 1e-12 * (1 + np.abs(rhs)))
-        done = ~(below | above | wrong_low | wrong_high).any(axis=1)
-        if done.all():
-            return z
-        at_low |= below
-        at_high |= above
-        at_low &= ~wrong_low
-        at_high &= ~wrong_high
-    z[~done] = _bounded_quadratic(gram[~done], rhs[~done], low[~done], high[~done])
-    return z
-
-
-def _bounded_quadratic(gram: np.ndarray, rhs: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Exact minimiser of zᵀ·gram·z − 2·rhsᵀz within [low, high], for each of S small problems.
-
-    The objective is strictly convex, so the optimum is the unconstrained optimum of its free
-    variables with the others at a bound: trying every assignment of free / at-low / at-high and
-    keeping the best feasible one is exact. With at most a handful of terms that is a few dozen
-    small batched solves, far cheaper than a general bounded solver per member.
-    """
-    size, m = rhs.shape
-    best = np.full((size, m), np.nan)
-    best_cost = np.full(size, np.inf)
-    finite_low, finite_high = np.isfinite(low).any(axis=0), np.isfinite(high).any(axis=0)
-    states = [["free"] + (["low"] if finite_low[j] else []) + (["high"] if finite_high[j] else [])
-              for j in range(m)]
-    for pattern in itertools.product(*states):
-        free = np.array([s == "free" for s in pattern])
-        z = np.where(np.array([s == "low" for s in pattern]), low, high)
-        z[:, free] = 0.0 if free.all() else z[:, free]
-        if free.any():
-            fixed = ~free
-            reduced = rhs[:, free] - np.einsum("sfc,sc->sf", gram[:, free][:, :, fixed], np.where(fixed, z, 0)[:, fixed])
-            z[:, free] = np.linalg.solve(gram[:, free][:, :, free], reduced[:, :, None])[:, :, 0]
-        tolerance = 1e-10 * (1 + np.abs(z))
-        feasible = ((z >= low - tolerance) | ~np.isfinite(low)).all(axis=1) & ((z <= high + tolerance) | ~np.isfinite(high)).all(axis=1)
-        with np.errstate(invalid="ignore"):
-            cost = np.einsum("sm,smk,sk->s", z, gram, z) - 2 * np.einsum("sm,sm->s", rhs, z)
-        better = feasible & np.isfinite(z).all(axis=1) & (cost < best_cost)
-        best[better], best_cost[better] = np.clip(z[better], low[better], high[better]), cost[better]
-    return best
 
 
 def _polish(scalar, start: np.ndarray, bounds) -> np.ndarray:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy.special import fdtrc  # the F survival function, without importing scipy.stats (slow)
 
 from .fit import Fit
 
@@ -79,6 +80,25 @@ def pareto_front(fits: list[Fit]) -> list[Fit]:
     return front
 
 
+def contenders(fits: Sequence[Fit], potential: Sequence[float], margin: float) -> list[int]:
+    """Indices of the fits that refining could put on the Pareto front: those whose ``potential``
+    (the cost refining might reach) is within ``margin`` (relative) of the lowest cost of every
+    other fit at most as complex. The others cannot beat the front, so need no refinement."""
+    cost = np.array([f.cost if f.ok else np.inf for f in fits])
+    level = np.array([f.candidate.complexity for f in fits])
+    order = np.lexsort((cost, level))
+    threshold = np.empty(len(fits))
+    below = np.inf
+    for size in np.unique(level):
+        members = order[level[order] == size]  # cheapest first
+        first = cost[members[0]]
+        second = cost[members[1]] if len(members) > 1 else np.inf
+        threshold[members] = min(below, first)
+        threshold[members[0]] = min(below, second)
+        below = min(below, first)
+    return [i for i in range(len(fits)) if fits[i].ok and potential[i] <= threshold[i] * (1 + margin)]
+
+
 def noise(y: np.ndarray, configurations: np.ndarray) -> Noise:
     """Pooled within-configuration variation of ``y`` relative to each measurement."""
     total, dof = 0.0, 0
@@ -116,7 +136,7 @@ def lack_of_fit_p(mse: float, n_rows: int, n_constants: int, pure: Noise) -> flo
     if pure.dof < 2 or lof_dof < 1 or pure.sum_squares <= 0:
         return None
     lack = max(n_rows * mse - pure.sum_squares, 0.0) / lof_dof
-    return float(stats.f.sf(lack / (pure.sum_squares / pure.dof), lof_dof, pure.dof))
+    return float(fdtrc(lof_dof, pure.dof, lack / (pure.sum_squares / pure.dof)))
 
 
 def space_sizes(n_constants: list[int]) -> dict[int, int]:

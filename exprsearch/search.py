@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -18,10 +19,11 @@ from . import candidates as _candidates
 from . import data as _data
 from . import grammar as _grammar
 from . import rank as _rank
+from .batch import fit_separable
 from .candidates import Candidate, CandidateSet
 from .compile import Compiler
 from .errors import SearchError
-from .fit import LOSSES, Fit, FitSettings, cross_validate, fit, holdout
+from .fit import LOSSES, Fit, FitSettings, cross_validate, fit, holdout, verify
 from .law import Law
 from .uncertainty import Bootstrap, bootstrap
 
@@ -41,6 +43,7 @@ class Result:
     fitted: int
     rejected: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    refined: int = 0  # candidates whose nonlinear constants differential evolution searched
 
 
 def search(
@@ -54,10 +57,11 @@ def search(
     seed: int = 0,
     settings: FitSettings | None = None,
     progress: Progress | None = None,
-    jobs: int = 1,
+    jobs: int = 0,
     resamples: int = 200,
     loss: str = "squared",
     validation: str = "largest",
+    time_limit: float | None = None,
 ) -> Result:
     """Find the law of ``target`` in ``data`` among the candidates ``grammar`` derives.
 
@@ -65,8 +69,10 @@ def search(
     ``resamples`` bootstrap refits give the law's intervals (0: none). ``loss`` "huber" or
     "absolute" keeps outliers (warm-up rows, failed runs) from dragging the law. ``validation``
     "largest" prefers laws that predict the held-out largest configurations; "kfold" uses
-    5-fold cross-validation over configurations instead.
+    5-fold cross-validation over configurations instead. ``time_limit`` (seconds) stops the
+    differential-evolution stage when it runs out and keeps the best fits found so far.
     """
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     settings = settings or FitSettings(seed=seed, loss=loss)
     if settings.loss not in LOSSES:
         raise SearchError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.loss}'")
@@ -77,15 +83,16 @@ def search(
     found = _candidates.generate(bound)
     usable, skipped = _identifiable(found, dataset)
     compiler = Compiler(dataset.factors, dataset.X)
-    fits = _fit_all(usable, compiler, dataset.y, settings, progress, _jobs(jobs))
+    fitted = _fit_all(usable, compiler, dataset.y, settings, progress, _jobs(jobs), deadline)
+    fits = _verify_front(fitted.fits, compiler, dataset.y, settings)
     extrinsic = [f.column for f in bound.factors if f.role == "extrinsic"]
     ranking = _rank_front(fits, found, compiler, dataset, settings, extrinsic, validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, resamples, settings)
     law = _law(ranking, dataset, bound, settings.seed, spread)
     rejected = Counter(skipped)
     rejected.update(_reason_kind(f.reason) for f in fits if not f.ok)
-    notes = dataset.notes + _domain_notes(dataset)
-    return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes)
+    notes = dataset.notes + _domain_notes(dataset) + _time_notes(fitted, time_limit)
+    return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined)
 
 
 def _jobs(jobs: int) -> int:
@@ -123,57 +130,123 @@ def _identifiable(found: CandidateSet, dataset: _data.Dataset) -> tuple[list[Can
     return usable, ["with as many constants as distinct configurations"] * skipped
 
 
-_WORKER: dict = {}  # each process's compiler and candidates, set once so terms compile once
+@dataclass(frozen=True)
+class _Fitted:
+    """Every usable candidate's fit (in candidate order), and how far the refinement got."""
 
-
-def _start_worker(compiler: Compiler, y: np.ndarray, settings: FitSettings, usable: list[Candidate]) -> None:
-    _WORKER.update(compiler=compiler, y=y, settings=settings, usable=usable)
-
-
-def _fit_chunk(bounds: tuple[int, int]) -> list[tuple]:
-    """Fit candidates ``bounds[0]:bounds[1]``; plain tuples travel between processes cheaply
-    (pickling sympy expressions costs more than fitting them)."""
-    compiler, y, settings = _WORKER["compiler"], _WORKER["y"], _WORKER["settings"]
-    out = []
-    for candidate in _WORKER["usable"][bounds[0]:bounds[1]]:
-        f = fit(compiler.compile(candidate), y, settings)
-        out.append((f.values, f.cost, f.mse, f.ok, f.reason))
-    return out
+    fits: list[Fit]
+    refined: int
+    unfinished: int
+    unfitted: int
 
 
 def _fit_all(
     usable: list[Candidate], compiler: Compiler, y: np.ndarray, settings: FitSettings,
-    progress: Progress | None, jobs: int = 1,
-) -> list[Fit]:
-    """Fit every candidate, in ``jobs`` processes; results keep the candidates' order, and each
-    candidate's DE seed depends only on it, so the outcome does not depend on ``jobs``."""
-    size = 200 if jobs > 1 else 25
-    chunks = [(i, min(i + size, len(usable))) for i in range(0, len(usable), size)]
-    rows: list[tuple] = []
-    _start_worker(compiler, y, settings, usable)
-    if jobs > 1 and len(chunks) > 1:
-        # Forked workers inherit the candidates; elsewhere they are sent once per worker.
-        forking = "fork" in multiprocessing.get_all_start_methods()
-        options = ({"mp_context": multiprocessing.get_context("fork")} if forking else
-                   {"initializer": _start_worker, "initargs": (compiler, y, settings, usable)})
-        with ProcessPoolExecutor(max_workers=jobs, **options) as pool:
-            for done in pool.map(_fit_chunk, chunks):
-                rows.extend(done)
-                if progress is not None:
-                    progress(len(rows), len(usable))
-    else:
-        for chunk in chunks:
-            rows.extend(_fit_chunk(chunk))
-            if progress is not None:
-                progress(len(rows), len(usable))
-    fits = [Fit(c, *row) for c, row in zip(usable, rows)]
-    if not any(f.ok for f in fits):
-        reasons = Counter(_reason_kind(f.reason) for f in fits).most_common(2)
+    progress: Progress | None, jobs: int = 1, deadline: float | None = None,
+) -> _Fitted:
+    """Fit separable candidates in batches, then refine by differential evolution the ones with
+    a nonlinear constant that may reach the front, and fit the rest one by one."""
+    separable = [i for i, c in enumerate(usable) if c.separable]
+    screened = fit_separable([usable[i] for i in separable], compiler, y, settings)
+    fits: list[Fit | None] = [None] * len(usable)
+    for i, f in zip(separable, screened.fits):
+        fits[i] = f
+    nonlinear = [k for k, i in enumerate(separable) if usable[i].nonlinear]
+    if settings.prune_margin is not None:
+        keep = set(_rank.contenders(screened.fits, screened.potential, settings.prune_margin))
+        nonlinear = [k for k in nonlinear if k in keep]
+    todo = [separable[k] for k in nonlinear] + [i for i in range(len(usable)) if fits[i] is None]
+    if progress is not None:
+        progress(len(usable) - len(todo), len(usable))
+    done = _refine([(usable[i], fits[i]) for i in todo], compiler, y, settings, progress, jobs, deadline,
+                   len(usable) - len(todo), len(usable))
+    for i, f in zip(todo, done):
+        if f is not None:
+            fits[i] = f
+    finished = [f for f in fits if f is not None]
+    if not any(f.ok for f in finished):
+        reasons = Counter(_reason_kind(f.reason) for f in finished).most_common(2)
         raise SearchError(
             "every candidate was rejected (" + "; ".join(f"{n}× {r}" for r, n in reasons)
             + "); check the factors' values or choose another grammar"
         )
-    return fits
+    stopped = [i for i, f in zip(todo, done) if f is None]
+    unfitted = sum(1 for i in stopped if fits[i] is None)
+    return _Fitted(finished, len(todo) - len(stopped), len(stopped) - unfitted, unfitted)
+
+
+_WORKER: dict = {}  # what each process fits, set once before forking
+
+
+def _refine_chunk(bounds: tuple[int, int]) -> list[tuple]:
+    """Fit jobs ``bounds[0]:bounds[1]``; plain tuples travel between processes cheaply
+    (pickling sympy expressions costs more than fitting them)."""
+    compiler, y, settings = _WORKER["compiler"], _WORKER["y"], _WORKER["settings"]
+    out = []
+    for candidate, start in _WORKER["todo"][bounds[0]:bounds[1]]:
+        f = fit(compiler.compile(candidate), y, settings, start=start)
+        out.append((f.values, f.cost, f.mse, f.ok, f.reason))
+    return out
+
+
+def _refine(
+    todo: list[tuple[Candidate, Fit | None]], compiler: Compiler, y: np.ndarray, settings: FitSettings,
+    progress: Progress | None, jobs: int, deadline: float | None, done: int, total: int,
+) -> list[Fit | None]:
+    """Fit each job, in ``jobs`` processes; each candidate's DE seed depends only on it, so the
+    outcome does not depend on ``jobs``. Jobs not reached by ``deadline`` come back None."""
+    size = 8 if jobs > 1 else 4
+    chunks = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
+    rows: list[tuple] = []
+    _WORKER.update(compiler=compiler, y=y, settings=settings, todo=todo)
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    if jobs > 1 and len(chunks) > 2 * jobs and forking:
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+        try:
+            for part in pool.map(_refine_chunk, chunks):
+                rows.extend(part)
+                if progress is not None:
+                    progress(done + len(rows), total)
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    else:
+        for chunk in chunks:
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            rows.extend(_refine_chunk(chunk))
+            if progress is not None:
+                progress(done + len(rows), total)
+    _WORKER.clear()
+    fitted: list[Fit | None] = [Fit(c, *row) for (c, _), row in zip(todo, rows)]
+    return fitted + [None] * (len(todo) - len(rows))
+
+
+def _verify_front(fits: list[Fit], compiler: Compiler, y: np.ndarray, settings: FitSettings) -> list[Fit]:
+    """Refit the front's laws one by one, checking their predictions, until the front is made of
+    checked laws only (a batched fit may predict a negative time somewhere)."""
+    fits = list(fits)
+    where = {id(f): i for i, f in enumerate(fits)}
+    checked: set[int] = set()
+    while True:
+        pending = [f for f in _rank.pareto_front(fits) if id(f) not in checked]
+        if not pending:
+            return fits
+        for f in pending:
+            again = verify(compiler.compile(f.candidate), y, f, settings)
+            i = where.pop(id(f))
+            fits[i] = again
+            where[id(again)] = i
+            checked.add(id(again))
+
+
+def _time_notes(fitted: _Fitted, time_limit: float | None) -> tuple[str, ...]:
+    if not (fitted.unfinished or fitted.unfitted):
+        return ()
+    return (f"stopped at the time limit of {time_limit:g} s: {fitted.unfinished} candidate(s) kept their "
+            f"grid fit without refinement and {fitted.unfitted} were not fitted; the law is the best "
+            "found so far (raise --time-limit for the full search)",)
 
 
 def _largest_scale(dataset: _data.Dataset, extrinsic: list[str]) -> np.ndarray:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
+import sympy
 
 WORKERS = (1, 2, 4, 8, 16, 32)
 
@@ -34,3 +36,10 @@ def amdahl_csv(tmp_path, amdahl_frame):
     path = tmp_path / "amdahl.csv"
     amdahl_frame.to_csv(path, index=False)
     return path
+
+
+def form(law) -> frozenset[str]:
+    """A law's additive terms with constants written by kind (c0 → c), so two laws have the same
+    form whatever the numbering of their constants."""
+    text = re.sub(r"\b([a-z]+)\d+\b", r"\1", str(law))
+    return frozenset(str(t) for t in sympy.Add.make_args(sympy.sympify(text)))

@@ -1,7 +1,7 @@
 import numpy as np
 import sympy
 
-from exprsearch.candidates import Candidate
+from exprsearch import candidates, grammar
 from exprsearch.compile import Compiler, factor_symbol, to_function
 from exprsearch.vocabulary import parse
 
@@ -23,15 +23,32 @@ def test_population_is_evaluated_in_one_call():
     np.testing.assert_allclose(out, [[1, 1, 1], [1, 2, 4], [1, 4, 16]])
 
 
+def candidate(rules: str, columns=("p",)):
+    g = grammar.parse_text("[factors]\np = \"extrinsic\"\n[constants]\nc = { min = 0, max = inf }\nk = { min = -1, max = 1 }\n[rules]\n" + rules,
+                           "test.toml")
+    (only,) = candidates.generate(grammar.bind(g, columns)).candidates
+    return only
+
+
 def test_design_and_shared_terms():
-    candidate = Candidate(c0 + c1 * p**k0, (c0, c1), (sympy.Integer(1), p**k0), sympy.Integer(0),
-                          (k0,), {"c0": (0, np.inf), "c1": (0, np.inf), "k0": (-1, 1)}, 7)
     X = np.array([[1.0], [2.0], [4.0]])
     compiler = Compiler(["p"], X)
-    basis, offset = compiler.compile(candidate).design(np.array([[1.0, -1.0]]))
+    basis, offset = compiler.compile(candidate('start = "c + c*p**k"')).design(np.array([[1.0, -1.0]]))
     np.testing.assert_allclose(basis[:, :, 0], 1.0)
     np.testing.assert_allclose(basis[:, :, 1], [[1, 2, 4], [1, 0.5, 0.25]])
     assert offset.shape == (2, 3) and not offset.any()
-    other = Candidate(c0 * p**k0, (c0,), (p**k0,), sympy.Integer(0), (k0,), {}, 5)
-    compiler.compile(other)
-    assert len(compiler._functions) == 1  # p**k0 compiled once for both candidates
+    compiler.compile(candidate('start = "c*p**k"'))
+    assert len(compiler._functions) == 1  # p**k compiled once for both candidates
+
+
+def test_terms_without_a_coefficient_are_the_offset():
+    compiled = Compiler(["p"], np.array([[1.0], [2.0]])).compile(candidate('start = "p**2 + c*p"'))
+    basis, offset = compiled.design(np.zeros((0, 1)))
+    np.testing.assert_allclose(basis[0, :, 0], [1, 2])
+    np.testing.assert_allclose(offset[0], [1, 4])
+
+
+def test_a_column_is_evaluated_for_many_values_of_its_constant():
+    compiler = Compiler(["p"], np.array([[1.0], [2.0], [4.0]]))
+    key = candidate('start = "c*p**k"').terms[0].key
+    np.testing.assert_allclose(compiler.values(key, np.array([0.0, 1.0])), [[1, 1, 1], [1, 2, 4]])

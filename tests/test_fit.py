@@ -6,7 +6,7 @@ import sympy
 
 from exprsearch import candidates, grammar
 from exprsearch.compile import Compiler
-from exprsearch.fit import FitSettings, _bounded, _bounded_quadratic, cross_validate, fit
+from exprsearch.fit import FitSettings, cross_validate, fit
 
 RULES = """
 [factors]
@@ -56,24 +56,6 @@ def test_separable_fit_equals_or_beats_plain_de_on_the_same_cost():
         separable = fit(compiled, y, FitSettings(seed=1))
         plain = fit(compiled, y, FitSettings(seed=1, plain_de=True))
         assert separable.cost <= plain.cost * (1 + 1e-9), text
-
-
-def test_bounded_solver_is_exact():
-    rng = np.random.default_rng(0)
-    size, m = 200, 4
-    a = rng.standard_normal((size, 30, m))
-    gram = np.einsum("snm,snk->smk", a, a) / 30 + 1e-6 * np.eye(m)
-    rhs = rng.standard_normal((size, m))
-    low = np.where(rng.random((size, m)) < 0.7, 0.0, -np.inf)
-    high = np.where(rng.random((size, m)) < 0.2, 0.3, np.inf)
-    fast = _bounded(gram, rhs, low, high)
-    exact = _bounded_quadratic(gram, rhs, low, high)
-
-    def cost(z):
-        return np.einsum("sm,smk,sk->s", z, gram, z) - 2 * np.einsum("sm,sm->s", rhs, z)
-
-    np.testing.assert_allclose(cost(fast), cost(exact), rtol=1e-9, atol=1e-12)
-    assert (fast >= low - 1e-12).all() and (fast <= high + 1e-12).all()
 
 
 def test_undefined_and_negative_candidates_are_rejected_with_a_reason():

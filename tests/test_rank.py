@@ -1,12 +1,12 @@
 import numpy as np
 import pytest
-import sympy
 
 from exprsearch.candidates import Candidate
 from exprsearch.fit import Fit
 from exprsearch.rank import (
     Noise,
     Scored,
+    contenders,
     extended_bic,
     lack_of_fit_p,
     metrics,
@@ -18,14 +18,23 @@ from exprsearch.rank import (
 
 
 def fitted(complexity: int, cost: float, ok: bool = True) -> Fit:
-    c = Candidate(sympy.Symbol(f"law{complexity}_{cost}"), (), (), sympy.Integer(0), (), {}, complexity)
-    return Fit(c, {}, cost, cost, ok)
+    return Fit(Candidate((), complexity), {}, cost, cost, ok)
 
 
 def test_pareto_front_keeps_only_undominated_simplest_first():
     fits = [fitted(5, 1.0), fitted(7, 0.5), fitted(7, 0.4), fitted(9, 0.6), fitted(11, 0.1), fitted(3, 0.05, ok=False)]
     front = pareto_front(fits)
     assert [(f.candidate.complexity, f.cost) for f in front] == [(5, 1.0), (7, 0.4), (11, 0.1)]
+
+
+def test_contenders_are_the_fits_that_refining_could_put_on_the_front():
+    fits = [fitted(5, 1.0), fitted(7, 0.5), fitted(8, 0.9), fitted(8, 0.45), fitted(9, 0.6), fitted(3, 0.05, ok=False)]
+    # refining could bring the first complexity-8 fit only to 0.48 (worse than the other one's
+    # 0.45 already), the complexity-9 one to 0.55 (worse than 0.45 at complexity 8); the broken
+    # one goes nowhere; a margin lets near misses through
+    potential = [1.0, 0.5, 0.48, 0.44, 0.55, np.inf]
+    assert contenders(fits, potential, margin=0.0) == [0, 1, 3]
+    assert contenders(fits, potential, margin=0.25) == [0, 1, 2, 3, 4]
 
 
 def test_noise_is_the_pooled_relative_spread_of_repetitions():

@@ -1,0 +1,233 @@
+"""Fit thousands of separable candidates at once, from one table of shared columns.
+
+A separable candidate is ``Σ cᵢ·gᵢ`` with at most one nonlinear constant, inside one gᵢ. Every
+distinct column gᵢ is evaluated once; a column with a nonlinear constant is evaluated at
+``settings.grid`` values across the constant's bounds. With the squared loss the cost of
+:mod:`exprsearch.fit` depends on the data only through the Gram matrix of the scaled relative
+columns, so each candidate (at each grid value) is a tiny ridge problem cut out of that one
+matrix, and all of them are solved in a few batched calls whatever the number of rows. Robust
+losses reweight rows per candidate, so their iterations use each candidate's own columns.
+
+The result gives every candidate a fit with exact costs; a candidate with a nonlinear constant
+is fitted at the best grid value, and ``potential`` estimates (by a parabola through the grid
+minimum) what refining that constant could reach, which tells :func:`exprsearch.rank.contenders`
+whether differential evolution is worth running on it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from .candidates import Candidate, Term
+from .compile import Compiler
+from .fit import _INVALID, Fit, FitSettings, _robust_weights
+from .linear import least_squares
+
+_CHUNK = 20_000  # problems solved per batched call
+_CELLS = 4_000_000  # with a robust loss, rows × columns gathered per batched call
+
+
+@dataclass(frozen=True)
+class Screened:
+    """Batched fits of separable candidates, and the cost each could reach once refined."""
+
+    fits: tuple[Fit, ...]
+    potential: np.ndarray
+
+
+def fit_separable(candidates: Sequence[Candidate], compiler: Compiler, y: np.ndarray,
+                  settings: FitSettings = FitSettings()) -> Screened:
+    """Fit every (separable) candidate in batches; see the module docstring."""
+    table = _Table(compiler, y, settings)
+    layouts = [table.layout(c) for c in candidates]
+    table.finish()
+    fits, potential = [], np.empty(len(candidates))
+    for i, (cost, mse, coef) in enumerate(table.solve(layouts)):
+        candidate, layout = candidates[i], layouts[i]
+        best = int(np.argmin(cost))
+        potential[i] = _parabola(cost, best)
+        if not cost[best] < _INVALID:
+            fits.append(Fit(candidate, reason=table.undefined(candidate, layout)))
+            continue
+        values = {names[t.coefficient]: float(v)
+                  for t, names, v in zip(candidate.terms, candidate.names, coef[best])}
+        if layout.varying is not None:
+            term, names = candidate.terms[layout.varying], candidate.names[layout.varying]
+            name = next(n for j, n in enumerate(names) if j != term.coefficient)
+            values[name] = float(table.grids[layout.columns[layout.varying]][best])
+        fits.append(Fit(candidate, values, float(cost[best]), float(mse[best]), ok=True))
+    return Screened(tuple(fits), potential)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """A candidate's columns in the table and its coefficients' bounds; the ``varying`` term's
+    column is the first of its block of grid values."""
+
+    columns: tuple[int, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    varying: int | None
+
+
+class _Table:
+    """The distinct columns of a set of candidates, relative to ``y`` and scaled to unit RMS."""
+
+    def __init__(self, compiler: Compiler, y: np.ndarray, settings: FitSettings) -> None:
+        self.compiler, self.y, self.settings = compiler, y, settings
+        self.blocks: list[np.ndarray] = []
+        self.index: dict[object, int] = {}
+        self.grids: dict[int, np.ndarray] = {}
+        self.terms: dict[tuple[Term, object], tuple[int, float, float]] = {}
+        self.width = 0
+
+    def layout(self, candidate: Candidate) -> _Layout:
+        places = [self._place(t, candidate.limits) for t in candidate.terms]
+        varying = next((j for j, t in enumerate(candidate.terms) if t.n_nonlinear), None)
+        return _Layout(*zip(*places), varying) if places else _Layout((), (), (), None)
+
+    def _place(self, term: Term, limits) -> tuple[int, float, float]:
+        """A term's column and its coefficient's bounds (cached: terms recur in many candidates)."""
+        name = (term, id(limits))
+        if name not in self.terms:
+            low, high = limits[term.kinds[term.coefficient]]
+            kind = next((k for i, k in enumerate(term.kinds) if i != term.coefficient), None)
+            self.terms[name] = (self._block(term.key, None if kind is None else limits[kind]), low, high)
+        return self.terms[name]
+
+    def _block(self, key: sympy.Expr, bounds: tuple[float, float] | None) -> int:
+        name = (key, bounds)
+        if name not in self.index:
+            if bounds is None:
+                block = self.compiler.value(key)[:, None]
+            else:
+                grid = np.linspace(bounds[0], bounds[1], self.settings.grid)
+                block = self.compiler.values(key, grid).T
+                self.grids[self.width] = grid
+            self.index[name] = self.width
+            self.blocks.append(block)
+            self.width += block.shape[1]
+        return self.index[name]
+
+    def finish(self) -> None:
+        """Relative, scaled columns; their Gram matrix and products with the target."""
+        n = len(self.y)
+        with np.errstate(all="ignore"):
+            design = np.hstack(self.blocks) / self.y[:, None] if self.blocks else np.zeros((n, 0))
+        self.blocks = []
+        self.valid = np.isfinite(design).all(axis=0)
+        design[:, ~self.valid] = 0.0
+        scale = np.sqrt(np.mean(design**2, axis=0))
+        scale[~(scale > 0)] = 1.0
+        design /= scale
+        self.design, self.scale = design, scale
+        self.gram = design.T @ design / n
+        self.rhs = design.mean(axis=0)
+
+    def solve(self, layouts: list[_Layout]):
+        """Cost, mse and coefficients (original units) of every candidate at every grid value."""
+        grid = self.settings.grid
+        groups: dict[tuple[int, bool], list[int]] = defaultdict(list)
+        for i, layout in enumerate(layouts):
+            groups[(len(layout.columns), layout.varying is not None)].append(i)
+        out: list = [None] * len(layouts)
+        for (m, profiled), members in groups.items():
+            copies = grid if profiled else 1
+            columns = np.repeat(np.array([layouts[i].columns for i in members], dtype=np.intp).reshape(-1, m), copies, axis=0)
+            if profiled:
+                varying = np.repeat([layouts[i].varying for i in members], copies)
+                columns[np.arange(len(columns)), varying] += np.tile(np.arange(grid), len(members))
+            low = np.repeat(np.array([layouts[i].low for i in members], dtype=float).reshape(-1, m), copies, axis=0)
+            high = np.repeat(np.array([layouts[i].high for i in members], dtype=float).reshape(-1, m), copies, axis=0)
+            cost, mse, coef = self._solve(columns, low, high)
+            for k, i in enumerate(members):
+                part = slice(k * copies, (k + 1) * copies)
+                out[i] = (cost[part], mse[part], coef[part])
+        return out
+
+    def _solve(self, columns: np.ndarray, low: np.ndarray, high: np.ndarray):
+        cost, mse = np.empty(len(columns)), np.empty(len(columns))
+        coef = np.empty(columns.shape)
+        size = _CHUNK if self.settings.loss == "squared" else max(1, _CELLS // (len(self.y) * columns.shape[1]))
+        for start in range(0, len(columns), size):
+            part = slice(start, start + size)
+            cost[part], mse[part], coef[part] = self._chunk(columns[part], low[part], high[part])
+        return cost, mse, coef
+
+    def _chunk(self, columns: np.ndarray, low: np.ndarray, high: np.ndarray):
+        lam, m = self.settings.regularization, columns.shape[1]
+        scale = self.scale[columns]
+        gram = self.gram[columns[:, :, None], columns[:, None, :]] + lam * np.eye(m)
+        rhs = self.rhs[columns]
+        valid = self.valid[columns].all(axis=1)
+        z = least_squares(gram, rhs, low * scale, high * scale, valid)
+        cost = 1.0 - 2 * np.einsum("sm,sm->s", rhs, z) + np.einsum("sm,smk,sk->s", z, gram, z)
+        mse = np.maximum(cost - lam * np.sum(z**2, axis=1), 0.0)
+        if self.settings.loss != "squared":
+            z, cost, mse = self._robust(columns, low * scale, high * scale, z, valid, cost, mse)
+        bad = ~valid | ~np.isfinite(cost)
+        cost[bad], mse[bad] = _INVALID, _INVALID
+        return cost, mse, z / scale
+
+    def _robust(self, columns, low, high, z, valid, cost, mse):
+        """Iteratively reweighted least squares, as :func:`exprsearch.fit.fit` does per candidate."""
+        lam, n = self.settings.regularization, len(self.y)
+        design = np.moveaxis(self.design[:, columns], 0, 1)  # (S, n, m), globally scaled
+        weights = None
+        active = valid.copy()
+        for _ in range(self.settings.robust_iterations):
+            residual = np.einsum("snm,sm->sn", design, z) - 1.0
+            new = _robust_weights(residual, self.settings.loss, axis=1)
+            if weights is not None:
+                active &= np.max(np.abs(new - weights), axis=1) >= 1e-4
+            if not active.any():
+                break
+            weights = new if weights is None else np.where(active[:, None], new, weights)
+            root = np.sqrt(weights[active])
+            weighted = design[active] * root[:, :, None]
+            scale = np.sqrt(np.mean(weighted**2, axis=1))
+            scale[~(scale > 0)] = 1.0
+            weighted /= scale[:, None, :]
+            gram = np.einsum("snm,snk->smk", weighted, weighted) / n + lam * np.eye(columns.shape[1])
+            rhs = np.einsum("snm,sn->sm", weighted, root) / n
+            zw = least_squares(gram, rhs, low[active] * scale, high[active] * scale)
+            residual = np.einsum("snm,sm->sn", weighted, zw) - root
+            mse[active] = np.mean(residual**2, axis=1)
+            cost[active] = mse[active] + lam * np.sum(zw**2, axis=1)
+            z[active] = zw / scale
+        return z, cost, mse
+
+    def undefined(self, candidate: Candidate, layout: _Layout) -> str:
+        """Why a candidate has no valid fit: the first of its terms undefined on some rows."""
+        for j, column in enumerate(layout.columns):
+            if self.valid[column] and j != layout.varying:
+                continue
+            if j == layout.varying:
+                if not np.isfinite(self.grids[column]).all():
+                    return "a nonlinear constant has an infinite bound; give it finite min and max"
+                if self.valid[column:column + self.settings.grid].any():
+                    continue
+                return f"term {candidate.basis[j]} is undefined (NaN or infinite) at every value of its constant"
+            with np.errstate(all="ignore"):
+                rows = np.flatnonzero(~np.isfinite(self.compiler.value(candidate.terms[j].key) / self.y))
+            shown = ", ".join(str(r + 1) for r in rows[:5])
+            return f"term {candidate.basis[j]} is undefined (NaN or infinite) at data rows {shown}"
+        return "the law is undefined (NaN or infinite) on some rows"
+
+
+def _parabola(costs: np.ndarray, best: int) -> float:
+    """The minimum of the parabola through the grid minimum and its neighbours (the minimum
+    itself at an end of the grid, or when the neighbours are not finite)."""
+    low = costs[best]
+    if best == 0 or best == len(costs) - 1:
+        return float(low)
+    left, right = costs[best - 1], costs[best + 1]
+    curvature = left - 2 * low + right
+    if not (np.isfinite(left) and np.isfinite(right) and left < _INVALID and right < _INVALID) or curvature <= 0:
+        return float(low)
+    return float(max(low - (right - left) ** 2 / (8 * curvature), 0.0))
