@@ -145,6 +145,7 @@ class _Problem:
         bounds = [self.candidate.bounds[s.name] for s in self.candidate.linear]
         self.low = np.array([b[0] for b in bounds], dtype=float)
         self.high = np.array([b[1] for b in bounds], dtype=float)
+        self._blocks: _Blocks | None | bool = None
 
     def relative(self, theta: np.ndarray, weighted: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Scaled relative design ``(S, n, m)``, its column scales, target ``(S, n)``, validity."""
@@ -184,9 +185,18 @@ class _Problem:
         cost[bad], mse[bad] = _INVALID, _INVALID
         return cost, mse
 
-    def search_nonlinear(self, bounds, settings: FitSettings, seed: int, guess: np.ndarray | None = None) -> np.ndarray:
-        def energy(theta: np.ndarray) -> np.ndarray:
+    def energy(self, theta: np.ndarray) -> np.ndarray:
+        """The cost of each column of ``theta`` ``(q, S)``, as :meth:`solve` gives it, but from
+        Gram blocks: columns that do not depend on the nonlinear constants enter once, so a
+        population costs O(n·S·m) rather than O(n·S·m²) and no ``(S, n, m)`` design is built."""
+        if self._blocks is None:
+            self._blocks = _Blocks.of(self) or False
+        if self._blocks is False:
             return self.solve(theta)[1]
+        return self._blocks.cost(theta, self)
+
+    def search_nonlinear(self, bounds, settings: FitSettings, seed: int, guess: np.ndarray | None = None) -> np.ndarray:
+        energy = self.energy
 
         result = differential_evolution(
             energy, bounds, vectorized=True, updating="deferred", seed=seed,
@@ -248,6 +258,73 @@ class _Problem:
                 shown = ", ".join(str(r + 1) for r in rows[:5])
                 return f"term {term} is undefined (NaN or infinite) at data rows {shown}"
         return "the law is undefined (NaN or infinite) on some rows"
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    """The parts of a candidate's normal equations that do not change with its nonlinear constants."""
+
+    fixed: np.ndarray  # indices of the basis columns without nonlinear constants
+    moving: np.ndarray  # and of those with
+    design: np.ndarray  # relative (weighted) fixed columns, (n, len(fixed))
+    target: np.ndarray  # relative (weighted) target, (n,)
+    gram: np.ndarray
+    rhs: np.ndarray
+    norm: float
+    valid: bool
+
+    @staticmethod
+    def of(problem: _Problem) -> _Blocks | None:
+        """The blocks of ``problem``, or None when its offset depends on the nonlinear constants."""
+        compiled = problem.compiled
+        if any(not isinstance(o, np.ndarray) for o in compiled.offset):
+            return None
+        rows = slice(None) if problem.rows is None else problem.rows
+        weight = np.ones(len(problem.y)) if problem.root_weights is None else problem.root_weights
+        offset = sum((o[rows] for o in compiled.offset), np.zeros(len(problem.y)))
+        fixed = np.array([j for j, b in enumerate(compiled.basis) if isinstance(b, np.ndarray)], dtype=np.intp)
+        moving = np.array([j for j, b in enumerate(compiled.basis) if not isinstance(b, np.ndarray)], dtype=np.intp)
+        with np.errstate(all="ignore"):
+            design = np.column_stack([compiled.basis[j][rows] / problem.y * weight for j in fixed] or
+                                     [np.zeros((len(problem.y), 0))])
+            target = (1.0 - offset / problem.y) * weight
+        valid = bool(np.isfinite(design).all() and np.isfinite(target).all())
+        n = len(problem.y)
+        return _Blocks(fixed, moving, design, target, design.T @ design / n, design.T @ target / n,
+                       float(target @ target / n), valid)
+
+    def cost(self, theta: np.ndarray, problem: _Problem) -> np.ndarray:
+        compiled, n = problem.compiled, len(problem.y)
+        size, m = theta.shape[1], len(compiled.basis)
+        if not self.valid:
+            return np.full(size, _INVALID)
+        rows = slice(None) if problem.rows is None else problem.rows
+        weight = 1.0 if problem.root_weights is None else problem.root_weights
+        values = [v[:, None] for v in theta]
+        with np.errstate(all="ignore"):
+            moving = np.stack([np.broadcast_to(compiled.basis[j](values), (size, compiled.n_rows))[:, rows]
+                               for j in self.moving], axis=2) / problem.y[None, :, None] * np.reshape(weight, (1, -1, 1))
+        valid = np.isfinite(moving).all(axis=(1, 2))
+        moving[~valid] = 0.0
+        gram = np.empty((size, m, m))
+        rhs = np.empty((size, m))
+        f, v = self.fixed, self.moving
+        gram[:, f[:, None], f[None, :]] = self.gram
+        across = np.swapaxes(moving, 1, 2)  # (S, v, n): matmul, unlike einsum, uses BLAS here
+        cross = np.swapaxes(across @ self.design, 1, 2) / n
+        gram[:, f[:, None], v[None, :]] = cross
+        gram[:, v[:, None], f[None, :]] = np.swapaxes(cross, 1, 2)
+        gram[:, v[:, None], v[None, :]] = across @ moving / n
+        rhs[:, f] = self.rhs
+        rhs[:, v] = across @ self.target / n
+        scale = np.sqrt(np.einsum("smm->sm", gram))
+        scale[~(scale > 0)] = 1.0
+        gram = gram / (scale[:, :, None] * scale[:, None, :]) + problem.lam * np.eye(m)
+        rhs = rhs / scale
+        z = least_squares(gram, rhs, problem.low * scale, problem.high * scale, valid)
+        cost = self.norm - 2 * np.einsum("sm,sm->s", rhs, z) + np.einsum("sm,smk,sk->s", z, gram, z)
+        cost[~valid | ~np.isfinite(cost)] = _INVALID
+        return cost
 
 
 def _polish(scalar, start: np.ndarray, bounds) -> np.ndarray:

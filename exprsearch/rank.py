@@ -101,13 +101,12 @@ def contenders(fits: Sequence[Fit], potential: Sequence[float], margin: float) -
 
 def noise(y: np.ndarray, configurations: np.ndarray) -> Noise:
     """Pooled within-configuration variation of ``y`` relative to each measurement."""
-    total, dof = 0.0, 0
-    for c in np.unique(configurations):
-        values = y[configurations == c]
-        if len(values) > 1:
-            total += float(np.sum(((values - values.mean()) / values) ** 2))
-            dof += len(values) - 1
-    return Noise(total, dof, len(np.unique(configurations)))
+    _, group = np.unique(configurations, return_inverse=True)
+    count = np.bincount(group)
+    mean = np.bincount(group, weights=y) / count
+    total = float(np.sum(((y - mean[group]) / y) ** 2))
+    dof = int(np.sum(count[count > 1] - 1))
+    return Noise(total, dof, len(count))
 
 
 def metrics(y: np.ndarray, predicted: np.ndarray) -> dict[str, float]:

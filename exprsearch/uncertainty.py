@@ -37,7 +37,9 @@ def bootstrap(
     """Refit ``fitted``'s candidate on ``resamples`` resamples of the configurations."""
     names = tuple(s.name for s in compiled.candidate.constants)
     rng = np.random.default_rng(settings.seed)
-    groups = [np.flatnonzero(configurations == c) for c in np.unique(configurations)]
+    _, group = np.unique(configurations, return_inverse=True)
+    order = np.argsort(group, kind="stable")
+    groups = np.split(order, np.cumsum(np.bincount(group))[:-1])
     samples = []
     for _ in range(resamples):
         drawn = rng.integers(0, len(groups), len(groups))

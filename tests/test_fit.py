@@ -95,3 +95,14 @@ def test_infinite_bounds_on_an_exponent_are_refused():
     X, y = table(lambda p, n: p)
     assert "infinite bound" in fit(Compiler(("p", "n"), X).compile(c), y).reason
     assert sympy.Symbol("k0", real=True) in c.nonlinear
+
+
+def test_population_energy_from_gram_blocks_equals_the_direct_cost():
+    from exprsearch.fit import _Problem
+
+    X, y = table(lambda p, n: 1 + 1e-4 * n**1.5 / p + 0.1 * p, noise=0.02)
+    compiled = Compiler(("p", "n"), X).compile(candidate("c + c*p + c*n**k/p"))
+    theta = np.linspace(0.3, 2.9, 12)[None, :]
+    rows = np.arange(0, len(y), 2)
+    for problem in (_Problem(compiled, y, 1e-6), _Problem(compiled, y, 1e-6, rows, np.linspace(0.5, 1, len(rows)))):
+        np.testing.assert_allclose(problem.energy(theta), problem.solve(theta)[1], rtol=1e-9)
