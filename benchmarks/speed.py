@@ -1,10 +1,24 @@
-"""Speed and memory of `exprsearch run`, end to end, on synthetic laws with known truth.
+"""Speed, memory and extrapolation of `exprsearch run`, end to end, on a fixed suite.
 
-Each case writes a CSV, then times `exprsearch run` in a fresh process from start to written
-law.json (median of --repeats runs), and reports candidates fitted per second, the peak memory
-of the process and the law's error against the truth at 4x the largest measured p. With
---compare-extrap it also times Extra-P's command line on the same data (Extra-P installed from
-PyPI into its own venv, as benchmarks/accuracy.py does).
+Every case writes its input, then times `exprsearch run` (default settings: all cores, 200
+bootstrap resamples) in a fresh process from start to written law.json, median of --repeats
+runs, and reports the candidates considered (unique candidates of the grammar), fitted and
+refined by differential evolution, candidates per second, the peak memory of the process (GNU
+time) and the extrapolation error:
+
+- synthetic laws with known truth (default grammar, 6 worker counts × 4 sizes × 3 repetitions,
+  2 % noise): largest relative error against the noise-free law at p = 128, 4× the largest p;
+- the bundled dataset and one series per public table in ../shared/datasets (when present):
+  fitted without the largest value of the scaling factor, mean relative error there;
+- 1k, 10k and 100k rows of the first synthetic law (many distinct sizes): the error at p = 128;
+- and, in-process, batched fits per second of the default grammar's candidates that have only
+  linear coefficients.
+
+With --compare-extrap, Extra-P (PyPI `extrap`, its own venv, `--modeler multi-parameter
+--options '#spm=Basic' '#spo=allow_negative_exponents=True'`, or `--modeler basic --options
+allow_negative_exponents=True` for one factor) runs on the same training data of
+the synthetic and public cases; its model line is evaluated for its error, and the time and
+error ratios are printed beside ours.
 
     python benchmarks/speed.py [--repeats 5] [--rows 1000,10000,100000] [--compare-extrap]
 """
@@ -13,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import statistics
 import subprocess
 import sys
@@ -23,73 +39,158 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parents[1] / "shared" / "datasets"
+WORKERS = np.array([1, 2, 4, 8, 16, 32], dtype=float)
 
-def law(p, n):
-    return 2 + 0.01 * n / p + 0.15 * p
+LAWS = {
+    "linear-communication": lambda p, n: 2 + 0.01 * n / p + 0.15 * p,
+    "log-communication": lambda p, n: 1 + 0.01 * n / p + 0.5 * np.log2(p),
+    "power-communication": lambda p, n: 1 + 0.01 * n / p + 0.05 * p**1.4,
+}
 
 
-def table(rows: int, seed: int = 0) -> pd.DataFrame:
-    """``rows`` measurements of the law over 6 worker counts × n values, 2 % noise."""
+def table(law, rows: int, seed: int = 0) -> pd.DataFrame:
+    """``rows`` measurements of ``law`` over the worker counts × sizes, 2 % noise."""
     rng = np.random.default_rng(seed)
-    p = np.array([1, 2, 4, 8, 16, 32], dtype=float)
     n_values = np.geomspace(1000, 64000, max(4, rows // 18))
-    grid = np.array([(a, b) for a in p for b in n_values])
+    grid = np.array([(a, b) for a in WORKERS for b in n_values])
     picks = grid[np.arange(rows) % len(grid)]
-    time_ = law(picks[:, 0], picks[:, 1]) * (1 + 0.02 * rng.standard_normal(rows))
-    return pd.DataFrame({"p": picks[:, 0], "n": picks[:, 1], "time": time_})
+    y = law(picks[:, 0], picks[:, 1]) * (1 + 0.02 * rng.standard_normal(rows))
+    return pd.DataFrame({"p": picks[:, 0], "n": picks[:, 1], "time": y})
 
 
-def timed(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak resident memory (MiB, by GNU time) of one run in a fresh process."""
+def timed(command: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak resident memory (MiB) and stdout of one run in a fresh process."""
     start = time.perf_counter()
-    done = subprocess.run(["/usr/bin/time", "-f", "%M", *command], check=True, capture_output=True, text=True)
+    done = subprocess.run(["/usr/bin/time", "-f", "%M", *command], check=True, capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "250"})
     seconds = time.perf_counter() - start
-    return seconds, int(done.stderr.strip().splitlines()[-1]) / 1024
+    return seconds, int(done.stderr.strip().splitlines()[-1]) / 1024, done.stdout
 
 
-def run_case(name: str, frame: pd.DataFrame, grammar: str, repeats: int, folder: Path) -> dict:
+def run_ours(name: str, train: pd.DataFrame, target: str, options: list[str], repeats: int, folder: Path) -> dict:
     data = folder / f"{name}.csv"
-    frame.to_csv(data, index=False)
+    train.to_csv(data, index=False)
     walls, peaks = [], []
     for i in range(repeats):
-        out = folder / f"{name}-{i}"
-        seconds, peak = timed([sys.executable, "-m", "exprsearch.cli", "run", str(data), "-t", "time", "-g", grammar,
-                               "--out", str(out), "--bootstrap", "0", "--json"])
+        seconds, peak, stdout = timed([sys.executable, "-m", "exprsearch.cli", "run", str(data), "-t", target,
+                                       "--out", str(folder / f"{name}-{i}"), *options])
         walls.append(seconds)
         peaks.append(peak)
-    record = json.loads((folder / f"{name}-0" / "law.json").read_text())
+    counts = re.search(r"(\d+) unique candidates, (\d+) fitted, (\d+) refined", stdout)
+    considered, fitted, refined = (int(g) for g in counts.groups())
+    wall = statistics.median(walls)
+    return {"case": name, "rows": len(train), "wall_s": round(wall, 3), "considered": considered, "fitted": fitted,
+            "refined": refined, "candidates_per_s": round(considered / wall), "peak_mib": round(max(peaks)),
+            "law_file": str(folder / f"{name}-0" / "law.json")}
+
+
+def load_law(path: str):
     from exprsearch import load
 
-    fitted = load(folder / f"{name}-0" / "law.json")
+    return load(path)
+
+
+def synthetic_case(name: str, law, rows: int, repeats: int, folder: Path, extrap: Path | None) -> dict:
+    frame = table(law, rows)
+    record = run_ours(name, frame, "time", [], repeats, folder)
     probe = {"p": np.full(3, 128.0), "n": np.array([1000.0, 8000.0, 64000.0])}
-    error = float(np.max(np.abs(fitted.predict(probe) / law(**probe) - 1)))
-    candidates = _candidates(grammar)
-    return {"case": name, "rows": len(frame), "grammar": grammar, "wall_s_median": statistics.median(walls),
-            "candidates": candidates, "candidates_per_s": candidates / statistics.median(walls),
-            "peak_mib": max(peaks), "error_at_4x_pct": 100 * error, "law": record["template"]}
+    fitted = load_law(record["law_file"])
+    record["error_pct"] = 100 * float(np.max(np.abs(fitted.predict(probe) / law(**probe) - 1)))
+    record["law"] = str(fitted.template)
+    if extrap is not None:
+        model, seconds = extrap_model(extrap, frame, ["p", "n"], folder / f"{name}.txt", repeats)
+        predicted = extrap_predict(model, probe)
+        record.update(extrap_case(record, seconds, 100 * float(np.max(np.abs(predicted / law(**probe) - 1))), model))
+    return record
 
 
-def _candidates(grammar: str) -> int:
-    from exprsearch import candidates as c
-    from exprsearch import grammar as g
+def held_out_case(name: str, frame: pd.DataFrame, target: str, factor: str, options: list[str], repeats: int,
+                  folder: Path, extrap: Path | None) -> dict:
+    """Fit without the largest value of ``factor``; the error is on those rows."""
+    test = frame[frame[factor] == frame[factor].max()]
+    train = frame[frame[factor] < frame[factor].max()]
+    record = run_ours(name, train, target, options, repeats, folder)
+    fitted = load_law(record["law_file"])
+    columns = {f: test[f].to_numpy(float) for f in fitted.factors}
+    actual = test[target].to_numpy(float)
+    record["error_pct"] = 100 * float(np.mean(np.abs(fitted.predict(columns) / actual - 1)))
+    record["law"] = str(fitted.template)
+    if extrap is not None and len(fitted.factors) == 1:
+        model, seconds = extrap_model(extrap, train, list(fitted.factors), folder / f"{name}.txt", repeats, target)
+        error = 100 * float(np.mean(np.abs(extrap_predict(model, columns) / actual - 1)))
+        record.update(extrap_case(record, seconds, error, model))
+    return record
 
-    return len(c.generate(g.bind(g.load(grammar), ("p", "n"))))
+
+def public_cases() -> list[tuple[str, pd.DataFrame]]:
+    """The series with the most rows of each public table (as benchmarks/accuracy.py reads them)."""
+    if not SHARED.is_dir():
+        return []
+    sys.path.insert(0, str(HERE))
+    from accuracy import SPECS, series
+
+    cases = []
+    for spec in SPECS:
+        found = [(len(train) + len(test), key, pd.concat([train, test])) for key, train, test in series(spec, SHARED)]
+        if found:
+            _, key, frame = max(found, key=lambda item: item[0])
+            cases.append((spec.file.split("_")[0] + ": " + " / ".join(map(str, np.atleast_1d(key))), frame))
+    return cases
 
 
-def extrap_case(frame: pd.DataFrame, folder: Path, repeats: int) -> float:
-    sys.path.insert(0, str(Path(__file__).parent))
-    from accuracy import extrap_ready
-
-    python = extrap_ready()
-    path = folder / "extrap.txt"
-    grouped = frame.groupby(["p", "n"])["time"].apply(list)
-    lines = ["PARAMETER p", "PARAMETER n", "POINTS " + " ".join(f"( {p:g} {n:g} )" for p, n in grouped.index), "",
-             "REGION r", "METRIC time"] + ["DATA " + " ".join(f"{v:.10g}" for v in values) for values in grouped]
+def extrap_model(python: Path, train: pd.DataFrame, factors: list[str], path: Path, repeats: int,
+                 target: str = "time") -> tuple[str, float]:
+    """Extra-P's model line for ``train`` and the median wall time of its command line."""
+    grouped = train.groupby(factors)[target].apply(list)
+    points = [np.atleast_1d(k) for k in grouped.index]
+    lines = [f"PARAMETER {f}" for f in factors]
+    lines += ["POINTS " + " ".join("( " + " ".join(f"{v:g}" for v in point) + " )" for point in points), "",
+              "REGION r", "METRIC time"] + ["DATA " + " ".join(f"{v:.10g}" for v in values) for values in grouped]
     path.write_text("\n".join(lines) + "\n")
-    cli = str(Path(python).parent / "extrap")
-    command = [cli, "--text", str(path), "--modeler", "multi-parameter", "--options", "#spm=Basic",
-               "#spo=allow_negative_exponents=True"]
-    return statistics.median(timed(command)[0] for _ in range(repeats))
+    # Its best setting: Basic with negative exponents (single-parameter data has no multi-parameter modeler).
+    options = (["--modeler", "multi-parameter", "--options", "#spm=Basic", "#spo=allow_negative_exponents=True"]
+               if len(factors) > 1 else ["--modeler", "basic", "--options", "allow_negative_exponents=True"])
+    command = [str(python.parent / "extrap"), "--text", str(path), *options]
+    walls, model = [], ""
+    for _ in range(repeats):
+        seconds, _, stdout = timed(command)
+        walls.append(seconds)
+        model = next(line.split("Model:", 1)[1].strip() for line in stdout.splitlines() if "Model:" in line)
+    return model, statistics.median(walls)
+
+
+def extrap_predict(model: str, columns: dict[str, np.ndarray]) -> np.ndarray:
+    """Evaluate an Extra-P model line such as '2.0 + 0.01 * p^(-1) * n^(1) * log2(p)^(1)'."""
+    expression = model.replace("^", "**")
+    names = {"log2": np.log2, **{k: np.asarray(v, dtype=float) for k, v in columns.items()}}
+    return np.broadcast_to(eval(expression, {"__builtins__": {}}, names), len(next(iter(columns.values()))))  # noqa: S307
+
+
+def extrap_case(record: dict, seconds: float, error: float, model: str) -> dict:
+    return {"extrap_wall_s": round(seconds, 3), "extrap_error_pct": error, "extrap_model": model,
+            "time_ratio": round(record["wall_s"] / seconds, 2),
+            "error_ratio": round(record["error_pct"] / error, 3) if error > 0 else None}
+
+
+def linear_fit_rate(repeats: int) -> dict:
+    """Batched fits per second of the default grammar's candidates without a nonlinear constant,
+    in this one process (one core), on the first synthetic table: median of ``repeats``."""
+    from exprsearch import candidates, grammar
+    from exprsearch.batch import fit_separable
+    from exprsearch.compile import Compiler
+
+    frame = table(LAWS["linear-communication"], 72)
+    found = candidates.generate(grammar.bind(grammar.load("default"), ("p", "n"))).candidates
+    linear = [c for c in found if not c.nonlinear]
+    rates = []
+    for _ in range(repeats):
+        compiler = Compiler(("p", "n"), frame[["p", "n"]].to_numpy(float))  # columns evaluated anew each time
+        start = time.perf_counter()
+        fit_separable(linear, compiler, frame["time"].to_numpy(float))
+        rates.append(len(linear) / (time.perf_counter() - start))
+    return {"case": "linear fits per second, one core", "candidates": len(linear), "fits_per_s": round(statistics.median(rates))}
 
 
 def main() -> None:
@@ -98,19 +199,28 @@ def main() -> None:
     parser.add_argument("--rows", default="1000,10000,100000")
     parser.add_argument("--compare-extrap", action="store_true")
     args = parser.parse_args()
-    rows = []
+    extrap = None
+    if args.compare_extrap:
+        sys.path.insert(0, str(HERE))
+        from accuracy import extrap_ready
+
+        extrap = extrap_ready()
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        small = table(72)
-        for grammar in ("data-parallel", "default"):
-            rows.append(run_case(f"small-{grammar}", small, grammar, args.repeats, folder))
-        if args.compare_extrap:
-            rows[-1]["extrap_wall_s_median"] = extrap_case(small, folder, args.repeats)
-            rows[-1]["ratio_to_extrap"] = rows[-1]["wall_s_median"] / rows[-1]["extrap_wall_s_median"]
+        records = [synthetic_case(law_name, law, 72, args.repeats, folder, extrap) for law_name, law in LAWS.items()]
+        bundled = pd.read_csv(HERE.parent / "datasets" / "numpy_mlp_epochs.csv")
+        records.append(held_out_case("bundled-numpy-mlp", bundled, "epoch_s", "batch", ["--intrinsic", "layers,width"],
+                                     args.repeats, folder, extrap))
+        for i, (label, frame) in enumerate(public_cases()):
+            record = held_out_case(f"public-{i}", frame, "time", "p", [], args.repeats, folder, extrap)
+            records.append({**record, "case": label})
         for size in [int(r) for r in args.rows.split(",") if r]:
-            rows.append(run_case(f"rows-{size}", table(size), "data-parallel", max(1, args.repeats // 2), folder))
-        for row in rows:
-            print(json.dumps(row), flush=True)
+            law_name = "linear-communication"
+            records.append(synthetic_case(f"rows-{size}", LAWS[law_name], size, max(1, args.repeats // 2), folder, None))
+        records.append(linear_fit_rate(args.repeats))
+        for record in records:
+            record.pop("law_file", None)
+            print(json.dumps(record), flush=True)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import sympy
 
 from .candidates import Candidate, Term
 from .compile import Compiler
-from .fit import _INVALID, Fit, FitSettings, _robust_weights
+from .fit import INVALID_COST, Fit, FitSettings, robust_weights
 from .linear import least_squares
 
 _CHUNK = 20_000  # problems solved per batched call
@@ -51,7 +51,7 @@ def fit_separable(candidates: Sequence[Candidate], compiler: Compiler, y: np.nda
         candidate, layout = candidates[i], layouts[i]
         best = int(np.argmin(cost))
         potential[i] = _parabola(cost, best)
-        if not cost[best] < _INVALID:
+        if not cost[best] < INVALID_COST:
             fits.append(Fit(candidate, reason=table.undefined(candidate, layout)))
             continue
         values = {names[t.coefficient]: float(v)
@@ -171,7 +171,7 @@ class _Table:
         if self.settings.loss != "squared":
             z, cost, mse = self._robust(columns, low * scale, high * scale, z, valid, cost, mse)
         bad = ~valid | ~np.isfinite(cost)
-        cost[bad], mse[bad] = _INVALID, _INVALID
+        cost[bad], mse[bad] = INVALID_COST, INVALID_COST
         return cost, mse, z / scale
 
     def _robust(self, columns, low, high, z, valid, cost, mse):
@@ -182,7 +182,7 @@ class _Table:
         active = valid.copy()
         for _ in range(self.settings.robust_iterations):
             residual = np.einsum("snm,sm->sn", design, z) - 1.0
-            new = _robust_weights(residual, self.settings.loss, axis=1)
+            new = robust_weights(residual, self.settings.loss, axis=1)
             if weights is not None:
                 active &= np.max(np.abs(new - weights), axis=1) >= 1e-4
             if not active.any():
@@ -228,6 +228,6 @@ def _parabola(costs: np.ndarray, best: int) -> float:
         return float(low)
     left, right = costs[best - 1], costs[best + 1]
     curvature = left - 2 * low + right
-    if not (np.isfinite(left) and np.isfinite(right) and left < _INVALID and right < _INVALID) or curvature <= 0:
+    if not (np.isfinite(left) and np.isfinite(right) and left < INVALID_COST and right < INVALID_COST) or curvature <= 0:
         return float(low)
     return float(max(low - (right - left) ** 2 / (8 * curvature), 0.0))

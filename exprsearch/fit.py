@@ -22,7 +22,7 @@ from .candidates import Candidate
 from .compile import CompiledCandidate
 from .linear import least_squares
 
-_INVALID = 1e10  # cost given to constants whose predictions are not finite
+INVALID_COST = 1e10  # cost given to constants whose predictions are not finite
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def fit(
     for _ in range(settings.robust_iterations):
         if not fitted.ok:
             break
-        new = _robust_weights(residual, settings.loss)
+        new = robust_weights(residual, settings.loss)
         if weights is not None and np.max(np.abs(new - weights)) < 1e-4:
             break
         weights = new
@@ -96,7 +96,7 @@ def _nonlinear_values(fitted: Fit) -> np.ndarray:
 LOSSES = ("squared", "huber", "absolute")
 
 
-def _robust_weights(residual: np.ndarray, loss: str, axis: int | None = None) -> np.ndarray:
+def robust_weights(residual: np.ndarray, loss: str, axis: int | None = None) -> np.ndarray:
     """IRLS weights for relative residuals: Huber (δ = 1.345 robust sd) or absolute error;
     ``axis=1`` weighs each row of a stack of residual vectors separately."""
     center = np.median(residual, axis=axis, keepdims=True)
@@ -182,7 +182,7 @@ class _Problem:
         mse = np.mean(residual**2, axis=1)
         cost = mse + self.lam * np.sum(z**2, axis=1)
         bad = ~valid | ~np.isfinite(cost)
-        cost[bad], mse[bad] = _INVALID, _INVALID
+        cost[bad], mse[bad] = INVALID_COST, INVALID_COST
         return cost, mse
 
     def energy(self, theta: np.ndarray) -> np.ndarray:
@@ -297,7 +297,7 @@ class _Blocks:
         compiled, n = problem.compiled, len(problem.y)
         size, m = theta.shape[1], len(compiled.basis)
         if not self.valid:
-            return np.full(size, _INVALID)
+            return np.full(size, INVALID_COST)
         rows = slice(None) if problem.rows is None else problem.rows
         weight = 1.0 if problem.root_weights is None else problem.root_weights
         values = [v[:, None] for v in theta]
@@ -323,7 +323,7 @@ class _Blocks:
         rhs = rhs / scale
         z = least_squares(gram, rhs, problem.low * scale, problem.high * scale, valid)
         cost = self.norm - 2 * np.einsum("sm,sm->s", rhs, z) + np.einsum("sm,smk,sk->s", z, gram, z)
-        cost[~valid | ~np.isfinite(cost)] = _INVALID
+        cost[~valid | ~np.isfinite(cost)] = INVALID_COST
         return cost
 
 

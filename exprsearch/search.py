@@ -72,6 +72,8 @@ def search(
     5-fold cross-validation over configurations instead. ``time_limit`` (seconds) stops the
     differential-evolution stage when it runs out and keeps the best fits found so far.
     """
+    if time_limit is not None and not time_limit >= 0:
+        raise SearchError(f"the time limit must be zero or more seconds, got {time_limit}")
     deadline = None if time_limit is None else time.monotonic() + time_limit
     settings = settings or FitSettings(seed=seed, loss=loss)
     if settings.loss not in LOSSES:

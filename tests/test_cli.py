@@ -218,3 +218,23 @@ def test_law_does_not_depend_on_jobs(tmp_path):
         assert result.exit_code == 0, result.output
         outputs.append((out / "law.json").read_bytes() + (out / "front.csv").read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def test_law_does_not_depend_on_jobs_when_many_candidates_are_refined():
+    from exprsearch import search
+    from exprsearch.fit import FitSettings
+    from tests.conftest import WORKERS, measurements
+
+    frame = measurements(lambda p, n: 1 + 1e-4 * n**1.5 / p + 0.2 * p**0.5, {"p": WORKERS, "n": (1000, 4000, 16000)})
+    results = [search(frame, "time", "data-parallel", jobs=jobs, resamples=20, settings=FitSettings(prune_margin=None))
+               for jobs in (1, 2)]
+    assert results[0].refined > 4 * 8  # enough chunks of work for the process pool to be used
+    assert results[0].law.to_json() == results[1].law.to_json()
+
+
+def test_time_limit_keeps_a_law_and_says_so(amdahl_csv, tmp_path):
+    result = run("run", amdahl_csv, "-t", "time", "-g", "data-parallel", "--time-limit", "0", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert "time limit" in result.output and (tmp_path / "o" / "law.json").exists()
+    result = run("run", amdahl_csv, "-t", "time", "--time-limit", "-1", "--out", tmp_path / "x")
+    assert result.exit_code == 2 and "time limit must be zero or more" in result.output
