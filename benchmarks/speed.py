@@ -12,7 +12,8 @@ time) and the extrapolation error:
   fitted without the largest value of the scaling factor, mean relative error there;
 - 1k, 10k and 100k rows of the first synthetic law (many distinct sizes): the error at p = 128;
 - and, in-process, batched fits per second of the default grammar's candidates that have only
-  linear coefficients.
+  linear coefficients, and the seconds of each stage (generation, compiling the distinct
+  terms, batched fits, differential evolution).
 
 With --compare-extrap, Extra-P (PyPI `extrap`, its own venv, `--modeler multi-parameter
 --options '#spm=Basic' '#spo=allow_negative_exponents=True'`, or `--modeler basic --options
@@ -193,6 +194,42 @@ def linear_fit_rate(repeats: int) -> dict:
     return {"case": "linear fits per second, one core", "candidates": len(linear), "fits_per_s": round(statistics.median(rates))}
 
 
+def stages(repeats: int) -> dict:
+    """In-process seconds of each stage on the first synthetic table (default grammar), median
+    of ``repeats``: generation, compiling and evaluating the distinct term columns, the batched
+    fits, and differential evolution on the contenders."""
+    from exprsearch import candidates, grammar, rank
+    from exprsearch.batch import fit_separable
+    from exprsearch.compile import Compiler
+    from exprsearch.fit import FitSettings, fit
+
+    frame = table(LAWS["linear-communication"], 72)
+    X, y = frame[["p", "n"]].to_numpy(float), frame["time"].to_numpy(float)
+    times: dict[str, list[float]] = {"generate": [], "compile": [], "batched_fits": [], "de_refinement": []}
+    for _ in range(repeats):
+        start = time.perf_counter()
+        found = candidates.generate(grammar.bind(grammar.load("default"), ("p", "n"))).candidates
+        times["generate"].append(time.perf_counter() - start)
+        compiler = Compiler(("p", "n"), X)
+        start = time.perf_counter()
+        for key in {t.key: t for c in found for t in c.terms}.values():
+            if key.n_nonlinear:
+                compiler.values(key.key, np.linspace(-3, 3, FitSettings().grid))
+            else:
+                compiler.value(key.key)
+        times["compile"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        screened = fit_separable(found, compiler, y)
+        times["batched_fits"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        for i in rank.contenders(screened.fits, screened.potential, FitSettings().prune_margin):
+            if found[i].nonlinear:
+                fit(compiler.compile(found[i]), y, start=screened.fits[i])
+        times["de_refinement"].append(time.perf_counter() - start)
+    return {"case": "stages in one process, default grammar, 72 rows",
+            **{f"{k}_s": round(statistics.median(v), 3) for k, v in times.items()}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -218,6 +255,7 @@ def main() -> None:
             law_name = "linear-communication"
             records.append(synthetic_case(f"rows-{size}", LAWS[law_name], size, max(1, args.repeats // 2), folder, None))
         records.append(linear_fit_rate(args.repeats))
+        records.append(stages(args.repeats))
         for record in records:
             record.pop("law_file", None)
             print(json.dumps(record), flush=True)
