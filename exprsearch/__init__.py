@@ -4,6 +4,6 @@ __version__ = "0.1.0"
 
 from .errors import ExprsearchError  # noqa: E402
 from .law import Law, load  # noqa: E402
-from .search import Result, search  # noqa: E402
+from .search import Result, SearchSettings, search  # noqa: E402
 
-__all__ = ["ExprsearchError", "Law", "Result", "__version__", "load", "search"]
+__all__ = ["ExprsearchError", "Law", "Result", "SearchSettings", "__version__", "load", "search"]

@@ -20,7 +20,8 @@ from . import __version__, export
 from . import candidates as _candidates
 from . import grammar as _grammar
 from .errors import ExprsearchError
-from .search import Result, search
+from .fit import FitSettings
+from .search import Result, SearchSettings, search
 
 app = typer.Typer(
     help="Discover interpretable closed-form performance laws from measurements.",
@@ -114,20 +115,20 @@ def run(
         if not force:
             for folder in where.values():
                 export.check_free(folder, names)
+        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit)
         results = []
         for name, dataset in datasets.items():
             with _progress(quiet=json_) as bar:
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 result = search(
                     dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
-                    seed=seed, jobs=jobs, resamples=bootstrap, loss=loss, validation=validation, time_limit=time_limit,
-                    progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
+                    settings=settings, progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                 )
             export.write(result.law, result.ranking, where[name], overwrite=force)
             if plot or report:
                 _figures_and_report(result, where[name], plot, report)
             results.append((name, where[name], result))
-        shared = _shared(results, directory, force) if shared_form and len(results) > 1 else None
+        shared = _shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
         return results, shared
 
     results, shared = _guard(work)
@@ -155,7 +156,7 @@ def run(
         _print_shared(shared)
 
 
-def _shared(results, directory: Path, force: bool):
+def _shared(results, directory: Path, force: bool, settings: FitSettings):
     """One form for all groups (lowest summed BIC among the groups' own laws), written to shared.json."""
     import json
 
@@ -163,7 +164,7 @@ def _shared(results, directory: Path, force: bool):
 
     groups = {name: result.dataset for name, _, result in results}
     forms = [result.ranking.law.fit.candidate for _, _, result in results]
-    shared = shared_form(groups, forms)
+    shared = shared_form(groups, forms, settings)
     if shared is None:
         err.print(Text("note: ", style="yellow") + Text("no single form fits every group"), highlight=False)
         return None

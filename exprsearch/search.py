@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,37 @@ class Result:
     refined: int = 0  # candidates whose nonlinear constants differential evolution searched
 
 
+@dataclass(frozen=True)
+class SearchSettings:
+    """How a search runs; the defaults are those of ``exprsearch run``.
+
+    ``jobs`` processes refine candidates (0: one per core); the law does not depend on it.
+    ``resamples`` bootstrap refits give the law's intervals (0: none). ``validation`` "largest"
+    prefers laws that predict the held-out largest configurations; "kfold" uses 5-fold
+    cross-validation over configurations instead. ``time_limit`` (seconds) stops the refinement
+    when it runs out and keeps the best fits found so far. ``fit`` says how constants are fitted
+    (seed, loss, pruning; see :class:`exprsearch.fit.FitSettings`).
+    """
+
+    fit: FitSettings = field(default_factory=FitSettings)
+    validation: str = "largest"
+    resamples: int = 200
+    jobs: int = 0
+    time_limit: float | None = None
+
+    def updated(self, **options: object) -> SearchSettings:
+        """A copy with ``options`` changed; each names a field of this class or of FitSettings."""
+        own = {f.name for f in fields(self)} - {"fit"}
+        of_fit = {f.name for f in fields(FitSettings)}
+        unknown = sorted(set(options) - own - of_fit)
+        if unknown:
+            raise SearchError(f"unknown search option(s) {', '.join(unknown)}; the options are "
+                              f"{', '.join(sorted(own | of_fit))}")
+        fit_options = {k: v for k, v in options.items() if k in of_fit}
+        return replace(self, fit=replace(self.fit, **fit_options),
+                       **{k: v for k, v in options.items() if k in own})
+
+
 def search(
     data: str | Path | pd.DataFrame | _data.Dataset,
     target: str | None = None,
@@ -54,47 +85,42 @@ def search(
     factors: list[str] | None = None,
     mapping: dict[str, str] | None = None,
     intrinsic: tuple[str, ...] = (),
-    seed: int = 0,
-    settings: FitSettings | None = None,
+    settings: SearchSettings | None = None,
     progress: Progress | None = None,
-    jobs: int = 0,
-    resamples: int = 200,
-    loss: str = "squared",
-    validation: str = "largest",
-    time_limit: float | None = None,
+    **options: object,
 ) -> Result:
     """Find the law of ``target`` in ``data`` among the candidates ``grammar`` derives.
 
-    ``jobs`` processes fit candidates in parallel (0: one per core); the law does not depend on it.
-    ``resamples`` bootstrap refits give the law's intervals (0: none). ``loss`` "huber" or
-    "absolute" keeps outliers (warm-up rows, failed runs) from dragging the law. ``validation``
-    "largest" prefers laws that predict the held-out largest configurations; "kfold" uses
-    5-fold cross-validation over configurations instead. ``time_limit`` (seconds) stops the
-    differential-evolution stage when it runs out and keeps the best fits found so far.
+    ``options`` change single settings: ``search(frame, "time", seed=3, resamples=0,
+    loss="huber")``; see :class:`SearchSettings` and :class:`exprsearch.fit.FitSettings`.
     """
-    if time_limit is not None and not time_limit >= 0:
-        raise SearchError(f"the time limit must be zero or more seconds, got {time_limit}")
-    deadline = None if time_limit is None else time.monotonic() + time_limit
-    settings = settings or FitSettings(seed=seed, loss=loss)
-    if settings.loss not in LOSSES:
-        raise SearchError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.loss}'")
-    if validation not in VALIDATIONS:
-        raise SearchError(f"validation must be one of {', '.join(VALIDATIONS)}, got '{validation}'")
+    settings = _checked((settings or SearchSettings()).updated(**options))
+    deadline = None if settings.time_limit is None else time.monotonic() + settings.time_limit
     dataset = _as_dataset(data, target, factors)
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
     found = _candidates.generate(bound)
     usable, skipped = _identifiable(found, dataset)
     compiler = Compiler(dataset.factors, dataset.X)
-    fitted = _fit_all(usable, compiler, dataset.y, settings, progress, _jobs(jobs), deadline)
-    fits = _verify_front(fitted.fits, compiler, dataset.y, settings)
+    fitted = _fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline)
+    fits = _verify_front(fitted.fits, compiler, dataset.y, settings.fit)
     extrinsic = [f.column for f in bound.factors if f.role == "extrinsic"]
-    ranking = _rank_front(fits, found, compiler, dataset, settings, extrinsic, validation)
-    spread = _bootstrap(ranking.law.fit, compiler, dataset, resamples, settings)
-    law = _law(ranking, dataset, bound, settings.seed, spread)
+    ranking = _rank_front(fits, found, compiler, dataset, settings.fit, extrinsic, settings.validation)
+    spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
+    law = _law(ranking, dataset, bound, settings.fit.seed, spread)
     rejected = Counter(skipped)
     rejected.update(_reason_kind(f.reason) for f in fits if not f.ok)
-    notes = dataset.notes + _domain_notes(dataset) + _time_notes(fitted, time_limit)
+    notes = dataset.notes + _domain_notes(dataset) + _time_notes(fitted, settings.time_limit)
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined)
+
+
+def _checked(settings: SearchSettings) -> SearchSettings:
+    if settings.fit.loss not in LOSSES:
+        raise SearchError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.fit.loss}'")
+    if settings.validation not in VALIDATIONS:
+        raise SearchError(f"validation must be one of {', '.join(VALIDATIONS)}, got '{settings.validation}'")
+    if settings.time_limit is not None and not settings.time_limit >= 0:
+        raise SearchError(f"the time limit must be zero or more seconds, got {settings.time_limit}")
+    return settings
 
 
 def _jobs(jobs: int) -> int:

@@ -82,7 +82,7 @@ LAWS = {
 def test_pruning_keeps_the_front_and_the_law_of_the_full_search(name):
     law, name = LAWS[name]
     frame = measurements(law, {"p": WORKERS, "n": N})
-    full = search(frame, "time", name, resamples=0, jobs=1, settings=FitSettings(prune_margin=None))
+    full = search(frame, "time", name, resamples=0, jobs=1, prune_margin=None)
     pruned = search(frame, "time", name, resamples=0, jobs=1)
     assert 0 < pruned.refined < full.refined
     assert str(pruned.law.template) == str(full.law.template)

@@ -222,11 +222,10 @@ def test_law_does_not_depend_on_jobs(tmp_path):
 
 def test_law_does_not_depend_on_jobs_when_many_candidates_are_refined():
     from exprsearch import search
-    from exprsearch.fit import FitSettings
     from tests.conftest import WORKERS, measurements
 
     frame = measurements(lambda p, n: 1 + 1e-4 * n**1.5 / p + 0.2 * p**0.5, {"p": WORKERS, "n": (1000, 4000, 16000)})
-    results = [search(frame, "time", "data-parallel", jobs=jobs, resamples=20, settings=FitSettings(prune_margin=None))
+    results = [search(frame, "time", "data-parallel", jobs=jobs, resamples=20, prune_margin=None)
                for jobs in (1, 2)]
     assert results[0].refined > 4 * 8  # enough chunks of work for the process pool to be used
     assert results[0].law.to_json() == results[1].law.to_json()

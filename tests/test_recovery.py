@@ -108,3 +108,15 @@ def test_rule_beats_naive_lowest_error_at_8x_scale(name, grammar_name, seed):
     naive = min(result.ranking.front, key=lambda s: s.mape)
     assert str(naive.fit.candidate.template) != form and error(naive) > 0.10
     assert str(result.law.template) == form and error(result.ranking.law) < 0.03
+
+
+def test_search_options_are_checked_and_reach_the_settings(amdahl_frame):
+    from exprsearch import SearchSettings
+    from exprsearch.errors import SearchError
+
+    with pytest.raises(SearchError, match="unknown search option.*resample"):
+        search(amdahl_frame, "time", "data-parallel", resample=0)
+    settings = SearchSettings().updated(seed=4, resamples=0, prune_margin=None)
+    assert (settings.fit.seed, settings.resamples, settings.fit.prune_margin) == (4, 0, None)
+    by_settings = search(amdahl_frame, "time", "data-parallel", settings=settings).law.to_json()
+    assert by_settings == search(amdahl_frame, "time", "data-parallel", seed=4, resamples=0, prune_margin=None).law.to_json()
