@@ -175,28 +175,30 @@ class _Table:
         return cost, mse, z / scale
 
     def _robust(self, columns, low, high, z, valid, cost, mse):
-        """Iteratively reweighted least squares, as :func:`exprsearch.fit.fit` does per candidate."""
-        lam, n = self.settings.regularization, len(self.y)
+        """Iteratively reweighted least squares, as :func:`exprsearch.fit.fit` does per candidate;
+        only the problems whose weights still move are worked on."""
+        lam, n, m = self.settings.regularization, len(self.y), columns.shape[1]
         design = np.moveaxis(self.design[:, columns], 0, 1)  # (S, n, m), globally scaled
-        weights = None
-        active = valid.copy()
-        for _ in range(self.settings.robust_iterations):
-            residual = np.einsum("snm,sm->sn", design, z) - 1.0
-            new = robust_weights(residual, self.settings.loss, axis=1)
-            if weights is not None:
-                active &= np.max(np.abs(new - weights), axis=1) >= 1e-4
-            if not active.any():
+        weights = np.ones((len(columns), n))
+        active = np.flatnonzero(valid)
+        for iteration in range(self.settings.robust_iterations):
+            part = design[active]
+            new = robust_weights(np.einsum("snm,sm->sn", part, z[active]) - 1.0, self.settings.loss, axis=1)
+            if iteration:
+                moving = np.max(np.abs(new - weights[active]), axis=1) >= 1e-4
+                active, part, new = active[moving], part[moving], new[moving]
+            if not active.size:
                 break
-            weights = new if weights is None else np.where(active[:, None], new, weights)
-            root = np.sqrt(weights[active])
-            weighted = design[active] * root[:, :, None]
-            scale = np.sqrt(np.mean(weighted**2, axis=1))
+            weights[active] = new
+            root = np.sqrt(new)
+            part *= root[:, :, None]
+            scale = np.sqrt(np.mean(part**2, axis=1))
             scale[~(scale > 0)] = 1.0
-            weighted /= scale[:, None, :]
-            gram = np.einsum("snm,snk->smk", weighted, weighted) / n + lam * np.eye(columns.shape[1])
-            rhs = np.einsum("snm,sn->sm", weighted, root) / n
+            part /= scale[:, None, :]
+            gram = np.einsum("snm,snk->smk", part, part) / n + lam * np.eye(m)
+            rhs = np.einsum("snm,sn->sm", part, root) / n
             zw = least_squares(gram, rhs, low[active] * scale, high[active] * scale)
-            residual = np.einsum("snm,sm->sn", weighted, zw) - root
+            residual = np.einsum("snm,sm->sn", part, zw) - root
             mse[active] = np.mean(residual**2, axis=1)
             cost[active] = mse[active] + lam * np.sum(zw**2, axis=1)
             z[active] = zw / scale
