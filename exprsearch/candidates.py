@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
 import sympy
 
 from .errors import GrammarError
@@ -242,19 +243,19 @@ class _Expander:
         if (ref.low, ref.high) == (1, 1):
             return items
         limits = self.grammar.limits
-        counts = [sum(t.n_nonlinear for t in e) for e in items]
-        sizes = [self.size(e) for e in items]
-        combos = [
-            (sum(sizes[i] for i in combo) + 1, combo)
-            for size in range(ref.low, ref.high + 1)
-            for combo in itertools.combinations(range(len(items)), size)
-            if sum(counts[i] for i in combo) <= limits.max_nonlinear
-        ]
+        counts = np.array([sum(t.n_nonlinear for t in e) for e in items], dtype=np.int64)
+        sizes = np.array([self.size(e) for e in items], dtype=np.int64)
+        groups = [_combinations(len(items), size) for size in range(ref.low, ref.high + 1)]
+        starts = np.cumsum([0] + [len(g) for g in groups])  # sums: sizes ascending, then lexicographic
+        cost = np.concatenate([sizes[g].sum(axis=1) + 1 for g in groups])
+        nonlinear = np.concatenate([counts[g].sum(axis=1) for g in groups])
         # Only the simplest sums can survive the candidate cap, so build no others.
-        combos.sort(key=lambda pair: pair[0])
-        combos = [combo for cost, combo in combos if cost <= limits.max_complexity]
-        self.truncated += max(0, len(combos) - limits.max_candidates)
-        return [self.merge(tuple(items[i] for i in combo)) for combo in combos[: limits.max_candidates]]
+        order = np.argsort(cost, kind="stable")
+        order = order[(nonlinear[order] <= limits.max_nonlinear) & (cost[order] <= limits.max_complexity)]
+        self.truncated += max(0, len(order) - limits.max_candidates)
+        kept = order[: limits.max_candidates]
+        which = np.searchsorted(starts, kept, side="right") - 1
+        return [self.merge(tuple(items[i] for i in groups[g][k - starts[g]].tolist())) for g, k in zip(which, kept)]
 
     def merge(self, parts: tuple[Expansion, ...]) -> Expansion:
         """The terms of the sum of ``parts``; sympy is needed only when two terms would combine."""
@@ -300,6 +301,12 @@ class _Expander:
             return sympy.Mul(*(a for a in node.args if not (a.is_Number and a.is_positive)))
 
         return expr.replace(is_redundant, simplify) if expr.has(*kinds) else expr
+
+
+def _combinations(count: int, size: int) -> np.ndarray:
+    """Every ``size``-subset of ``range(count)``, in itertools order, as rows of an array."""
+    flat = itertools.chain.from_iterable(itertools.combinations(range(count), size))
+    return np.fromiter(flat, dtype=np.int64).reshape(-1, size)
 
 
 def _analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:
