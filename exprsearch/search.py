@@ -102,7 +102,7 @@ def search(
     usable, skipped = _identifiable(found, dataset)
     compiler = Compiler(dataset.factors, dataset.X)
     fitted = _fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline)
-    fits = _verify_front(fitted.fits, compiler, dataset.y, settings.fit)
+    fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
     extrinsic = [f.column for f in bound.factors if f.role == "extrinsic"]
     ranking = _rank_front(fits, found, compiler, dataset, settings.fit, extrinsic, settings.validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
@@ -192,12 +192,6 @@ def _fit_all(
         if f is not None:
             fits[i] = f
     finished = [f for f in fits if f is not None]
-    if not any(f.ok for f in finished):
-        reasons = Counter(_reason_kind(f.reason) for f in finished).most_common(2)
-        raise SearchError(
-            "every candidate was rejected (" + "; ".join(f"{n}× {r}" for r, n in reasons)
-            + "); check the factors' values or choose another grammar"
-        )
     stopped = [i for i, f in zip(todo, done) if f is None]
     unfitted = sum(1 for i in stopped if fits[i] is None)
     return _Fitted(finished, len(todo) - len(stopped), len(stopped) - unfitted, unfitted)
@@ -249,6 +243,16 @@ def _refine(
     _WORKER.clear()
     fitted: list[Fit | None] = [Fit(c, *row) for (c, _), row in zip(todo, rows)]
     return fitted + [None] * (len(todo) - len(rows))
+
+
+def _some_accepted(fits: list[Fit]) -> list[Fit]:
+    if not any(f.ok for f in fits):
+        reasons = Counter(_reason_kind(f.reason) for f in fits).most_common(2)
+        raise SearchError(
+            "every candidate was rejected (" + "; ".join(f"{n}× {r}" for r, n in reasons)
+            + "); check the factors' values or choose another grammar"
+        )
+    return fits
 
 
 def _verify_front(fits: list[Fit], compiler: Compiler, y: np.ndarray, settings: FitSettings) -> list[Fit]:
