@@ -14,6 +14,7 @@ import numpy as np
 
 from .compile import CompiledCandidate
 from .fit import Fit, FitSettings, fit
+from .linear import least_squares
 
 
 @dataclass(frozen=True)
@@ -38,14 +39,60 @@ def bootstrap(
     names = tuple(s.name for s in compiled.candidate.constants)
     rng = np.random.default_rng(settings.seed)
     _, group = np.unique(configurations, return_inverse=True)
-    order = np.argsort(group, kind="stable")
-    groups = np.split(order, np.cumsum(np.bincount(group))[:-1])
-    samples = []
-    for _ in range(resamples):
-        drawn = rng.integers(0, len(groups), len(groups))
-        rows = np.concatenate([groups[g] for g in drawn])
-        refit = fit(compiled, y, settings, rows)
-        if refit.ok:
-            samples.append([refit.values[n] for n in names])
+    count = int(group.max()) + 1 if len(group) else 0
+    draws = [rng.integers(0, count, count) for _ in range(resamples)]
+    if _linear(compiled) and settings.loss == "squared":
+        samples = _linear_refits(compiled, y, group, draws, settings)
+    else:
+        order = np.argsort(group, kind="stable")
+        groups = np.split(order, np.cumsum(np.bincount(group))[:-1])
+        samples = []
+        for drawn in draws:
+            refit = fit(compiled, y, settings, np.concatenate([groups[g] for g in drawn]))
+            if refit.ok:
+                samples.append([refit.values[n] for n in names])
     residual = np.sqrt(fitted.mse) if np.isfinite(fitted.mse) else 0.0
-    return Bootstrap(names, np.array(samples).reshape(-1, len(names)), float(residual))
+    return Bootstrap(names, np.array(samples, dtype=float).reshape(-1, len(names)), float(residual))
+
+
+def _linear(compiled: CompiledCandidate) -> bool:
+    return all(isinstance(t, np.ndarray) for t in (*compiled.basis, *compiled.offset))
+
+
+def _linear_refits(compiled: CompiledCandidate, y: np.ndarray, group: np.ndarray, draws: list[np.ndarray],
+                   settings: FitSettings) -> list[list[float]]:
+    """The refits of a law without nonlinear constants, all at once and exactly as :func:`fit`
+    does them one by one: each configuration's share of the normal equations is summed once,
+    and a resample's equations are its configurations' shares times how often each was drawn."""
+    n, m = len(y), len(compiled.basis)
+    if not draws:
+        return []
+    with np.errstate(all="ignore"):
+        design = np.column_stack([b / y for b in compiled.basis]) if m else np.zeros((n, 0))
+        target = 1.0 - sum((o for o in compiled.offset), np.zeros(n)) / y
+    configurations = int(group.max()) + 1
+    outer = np.zeros((configurations, m * m))
+    np.add.at(outer, group, np.einsum("nm,nk->nmk", design, design).reshape(n, m * m))
+    cross = np.zeros((configurations, m))
+    np.add.at(cross, group, design * target[:, None])
+    squares = np.bincount(group, weights=target**2, minlength=configurations)
+    rows = np.bincount(group, minlength=configurations)
+    times = np.array([np.bincount(d, minlength=configurations) for d in draws], dtype=float)  # (R, C)
+    size = times @ rows
+    gram = (times @ outer).reshape(-1, m, m) / size[:, None, None]
+    rhs = times @ cross / size[:, None]
+    scale = np.sqrt(np.einsum("rmm->rm", gram))
+    scale[~(scale > 0)] = 1.0
+    gram = gram / (scale[:, :, None] * scale[:, None, :]) + settings.regularization * np.eye(m)
+    rhs = rhs / scale
+    low, high = (np.array([compiled.candidate.bounds[s.name][i] for s in compiled.candidate.linear], dtype=float)
+                 for i in (0, 1))
+    valid = np.isfinite(gram).all(axis=(1, 2)) & np.isfinite(rhs).all(axis=1) & np.isfinite(times @ squares)
+    gram[~valid], rhs[~valid] = np.eye(m), 0.0
+    coef = least_squares(gram, rhs, low * scale, high * scale, valid) / scale
+    # as fit() does: a refit is kept only if it predicts a positive time on every row it saw
+    positive = (y[:, None] * (1.0 + design @ coef.T - target[:, None])) > 0  # (n, R)
+    wrong = np.zeros((configurations, len(draws)))
+    np.add.at(wrong, group, ~positive)
+    kept = valid & ((times * wrong.T).sum(axis=1) == 0)
+    return coef[kept].tolist()

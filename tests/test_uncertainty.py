@@ -50,3 +50,17 @@ def test_bootstrap_is_deterministic(amdahl_frame):
     first = search(amdahl_frame, "time", "data-parallel", resamples=50, seed=3).law
     assert first.to_json() == search(amdahl_frame, "time", "data-parallel", resamples=50, seed=3).law.to_json()
     assert len(first.bootstrap) == 50 and first.residual_sd == pytest.approx(0.02, rel=0.35)
+
+
+def test_batched_refits_of_a_linear_law_equal_one_by_one_refits(monkeypatch):
+    from exprsearch import uncertainty
+
+    frame = measurements(lambda p, n: 2 + 0.15 * p + 0.01 * n / p, {"p": WORKERS, "n": (1000, 4000, 16000)}, seed=5)
+    data = from_frame(frame, "time")
+    compiled = Compiler(data.factors, data.X).compile(law_candidate())
+    fitted = fit(compiled, data.y)
+    batched = bootstrap(compiled, data.y, data.configurations(), fitted, 100, FitSettings(seed=1))
+    monkeypatch.setattr(uncertainty, "_linear", lambda compiled: False)
+    single = bootstrap(compiled, data.y, data.configurations(), fitted, 100, FitSettings(seed=1))
+    assert batched.samples.shape == single.samples.shape == (100, 3)
+    np.testing.assert_allclose(batched.samples, single.samples, rtol=1e-9)
