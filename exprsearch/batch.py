@@ -117,17 +117,19 @@ class _Table:
     def finish(self) -> None:
         """Relative, scaled columns; their Gram matrix and products with the target."""
         n = len(self.y)
-        with np.errstate(all="ignore"):
-            design = np.hstack(self.blocks) / self.y[:, None] if self.blocks else np.zeros((n, 0))
+        design = np.hstack(self.blocks) if self.blocks else np.zeros((n, 0))
         self.blocks = []
+        with np.errstate(all="ignore"):
+            design /= self.y[:, None]
         self.valid = np.isfinite(design).all(axis=0)
         design[:, ~self.valid] = 0.0
         scale = np.sqrt(np.mean(design**2, axis=0))
         scale[~(scale > 0)] = 1.0
         design /= scale
-        self.design, self.scale = design, scale
+        self.scale = scale
         self.gram = design.T @ design / n
         self.rhs = design.mean(axis=0)
+        self.design = None if self.settings.loss == "squared" else design  # robust losses reweight rows
 
     def solve(self, layouts: list[_Layout]):
         """Cost, mse and coefficients (original units) of every candidate at every grid value."""

@@ -71,11 +71,15 @@ def _linear_refits(compiled: CompiledCandidate, y: np.ndarray, group: np.ndarray
         design = np.column_stack([b / y for b in compiled.basis]) if m else np.zeros((n, 0))
         target = 1.0 - sum((o for o in compiled.offset), np.zeros(n)) / y
     configurations = int(group.max()) + 1
-    outer = np.zeros((configurations, m * m))
-    np.add.at(outer, group, np.einsum("nm,nk->nmk", design, design).reshape(n, m * m))
-    cross = np.zeros((configurations, m))
-    np.add.at(cross, group, design * target[:, None])
-    squares = np.bincount(group, weights=target**2, minlength=configurations)
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(configurations))
+
+    def per_configuration(values: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(values[order], starts, axis=0)
+
+    outer = per_configuration(np.einsum("nm,nk->nmk", design, design).reshape(n, m * m))
+    cross = per_configuration(design * target[:, None])
+    squares = per_configuration(target**2)
     rows = np.bincount(group, minlength=configurations)
     times = np.array([np.bincount(d, minlength=configurations) for d in draws], dtype=float)  # (R, C)
     size = times @ rows
@@ -91,8 +95,10 @@ def _linear_refits(compiled: CompiledCandidate, y: np.ndarray, group: np.ndarray
     gram[~valid], rhs[~valid] = np.eye(m), 0.0
     coef = least_squares(gram, rhs, low * scale, high * scale, valid) / scale
     # as fit() does: a refit is kept only if it predicts a positive time on every row it saw
-    positive = (y[:, None] * (1.0 + design @ coef.T - target[:, None])) > 0  # (n, R)
     wrong = np.zeros((configurations, len(draws)))
-    np.add.at(wrong, group, ~positive)
+    for start in range(0, len(draws), 16):  # (n, 16) at a time keeps memory small for many rows
+        part = slice(start, start + 16)
+        positive = (1.0 + design @ coef[part].T - target[:, None]) > 0  # y > 0, so the sign of the prediction
+        wrong[:, part] = per_configuration((~positive).astype(float))
     kept = valid & ((times * wrong.T).sum(axis=1) == 0)
     return coef[kept].tolist()
