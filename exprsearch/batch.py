@@ -26,7 +26,7 @@ import sympy
 from .candidates import Candidate, Term
 from .compile import Compiler
 from .fit import INVALID_COST, Fit, FitSettings, robust_weights
-from .linear import least_squares
+from .linear import ridge
 
 _CHUNK = 20_000  # problems solved per batched call
 _CELLS = 4_000_000  # with a robust loss, rows × columns gathered per batched call
@@ -162,14 +162,10 @@ class _Table:
         return cost, mse, coef
 
     def _chunk(self, columns: np.ndarray, low: np.ndarray, high: np.ndarray):
-        lam, m = self.settings.regularization, columns.shape[1]
         scale = self.scale[columns]
-        gram = self.gram[columns[:, :, None], columns[:, None, :]] + lam * np.eye(m)
-        rhs = self.rhs[columns]
         valid = self.valid[columns].all(axis=1)
-        z = least_squares(gram, rhs, low * scale, high * scale, valid)
-        cost = 1.0 - 2 * np.einsum("sm,sm->s", rhs, z) + np.einsum("sm,smk,sk->s", z, gram, z)
-        mse = np.maximum(cost - lam * np.sum(z**2, axis=1), 0.0)
+        z, cost, mse = ridge(self.gram[columns[:, :, None], columns[:, None, :]], self.rhs[columns], 1.0,
+                             low * scale, high * scale, self.settings.regularization, valid)
         if self.settings.loss != "squared":
             z, cost, mse = self._robust(columns, low * scale, high * scale, z, valid, cost, mse)
         bad = ~valid | ~np.isfinite(cost)
@@ -179,7 +175,7 @@ class _Table:
     def _robust(self, columns, low, high, z, valid, cost, mse):
         """Iteratively reweighted least squares, as :func:`exprsearch.fit.fit` does per candidate;
         only the problems whose weights still move are worked on."""
-        lam, n, m = self.settings.regularization, len(self.y), columns.shape[1]
+        n = len(self.y)
         design = np.moveaxis(self.design[:, columns], 0, 1)  # (S, n, m), globally scaled
         weights = np.ones((len(columns), n))
         active = np.flatnonzero(valid)
@@ -194,16 +190,9 @@ class _Table:
             weights[active] = new
             root = np.sqrt(new)
             part *= root[:, :, None]
-            scale = np.sqrt(np.mean(part**2, axis=1))
-            scale[~(scale > 0)] = 1.0
-            part /= scale[:, None, :]
-            gram = np.einsum("snm,snk->smk", part, part) / n + lam * np.eye(m)
-            rhs = np.einsum("snm,sn->sm", part, root) / n
-            zw = least_squares(gram, rhs, low[active] * scale, high[active] * scale)
-            residual = np.einsum("snm,sm->sn", part, zw) - root
-            mse[active] = np.mean(residual**2, axis=1)
-            cost[active] = mse[active] + lam * np.sum(zw**2, axis=1)
-            z[active] = zw / scale
+            z[active], cost[active], mse[active] = ridge(
+                np.einsum("snm,snk->smk", part, part) / n, np.einsum("snm,sn->sm", part, root) / n,
+                np.mean(new, axis=1), low[active], high[active], self.settings.regularization)
         return z, cost, mse
 
     def undefined(self, candidate: Candidate, layout: _Layout) -> str:

@@ -41,6 +41,7 @@ class Term:
     key: sympy.Expr
     complexity: int
     order: tuple[int, str]
+    merge: sympy.Expr  # terms with equal ``merge`` differ by a number factor: sympy adds them into one
 
     @property
     def n_nonlinear(self) -> int:
@@ -192,8 +193,8 @@ class _Expander:
         self.kind_symbols = frozenset(self.kinds.values())
         self.symbols = grammar.symbols()
         self.memo: dict[tuple[str, int], list[Expansion]] = {}
+        self.kind_of = {s: n for n, s in self.kinds.items()}
         self.terms: dict[sympy.Expr, Term] = {}
-        self.merge_keys: dict[Term, sympy.Expr] = {}
         self.generated = 0
         self.truncated = 0
 
@@ -259,17 +260,10 @@ class _Expander:
 
     def merge(self, parts: tuple[Expansion, ...]) -> Expansion:
         """The terms of the sum of ``parts``; sympy is needed only when two terms would combine."""
-        terms = [t for part in parts for t in part]
-        keys = {self._merge_key(t) for t in terms}
-        if len(keys) == len(terms):
+        terms = tuple(t for part in parts for t in part)
+        if len({t.merge for t in terms}) == len(terms):
             return tuple(sorted(terms, key=lambda t: t.order))
-        return self.decompose(self._canonical(sympy.Add(*(t.generic for t in terms))))
-
-    def _merge_key(self, term: Term) -> sympy.Expr:
-        """Terms with equal keys differ by a number factor, so sympy would add them into one."""
-        if term not in self.merge_keys:
-            self.merge_keys[term] = term.generic.as_coeff_Mul()[1]
-        return self.merge_keys[term]
+        return self.decompose(self._canonical(self.expression(terms)))
 
     def expression(self, terms: Expansion) -> sympy.Expr:
         return sympy.Add(*(t.generic for t in terms))
@@ -281,7 +275,7 @@ class _Expander:
     def term(self, generic: sympy.Expr) -> Term:
         """The analysed :class:`Term` of a canonical generic term (cached)."""
         if generic not in self.terms:
-            self.terms[generic] = _analyse(generic, {s: n for n, s in self.kinds.items()})
+            self.terms[generic] = _analyse(generic, self.kind_of)
         return self.terms[generic]
 
     def _canonical(self, expr: sympy.Expr) -> sympy.Expr:
@@ -328,7 +322,8 @@ def _analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:
     key = pattern / occurrence(coefficient) if coefficient is not None else pattern
     key = key.xreplace({occurrence(i): theta(j) for j, i in enumerate(others)})
     size = complexity(generic)
-    return Term(generic, pattern, tuple(found), coefficient, key, size, (size, str(generic)))
+    return Term(generic, pattern, tuple(found), coefficient, key, size, (size, str(generic)),
+                generic.as_coeff_Mul()[1])
 
 
 def _over_limit(candidate: Candidate, grammar: Grammar) -> str | None:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy.optimize import differential_evolution, minimize
 
 from .candidates import Candidate
 from .compile import CompiledCandidate
-from .linear import least_squares
+from .linear import least_squares, ridge
 
 INVALID_COST = 1e10  # cost given to constants whose predictions are not finite
 
@@ -145,7 +146,6 @@ class _Problem:
         bounds = [self.candidate.bounds[s.name] for s in self.candidate.linear]
         self.low = np.array([b[0] for b in bounds], dtype=float)
         self.high = np.array([b[1] for b in bounds], dtype=float)
-        self._blocks: _Blocks | None | bool = None
 
     def relative(self, theta: np.ndarray, weighted: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Scaled relative design ``(S, n, m)``, its column scales, target ``(S, n)``, validity."""
@@ -189,11 +189,12 @@ class _Problem:
         """The cost of each column of ``theta`` ``(q, S)``, as :meth:`solve` gives it, but from
         Gram blocks: columns that do not depend on the nonlinear constants enter once, so a
         population costs O(n·S·m) rather than O(n·S·m²) and no ``(S, n, m)`` design is built."""
-        if self._blocks is None:
-            self._blocks = _Blocks.of(self) or False
-        if self._blocks is False:
-            return self.solve(theta)[1]
-        return self._blocks.cost(theta, self)
+        blocks = self._blocks
+        return self.solve(theta)[1] if blocks is None else blocks.cost(theta, self)
+
+    @cached_property
+    def _blocks(self) -> _Blocks | None:
+        return _Blocks.of(self)
 
     def search_nonlinear(self, bounds, settings: FitSettings, seed: int, guess: np.ndarray | None = None) -> np.ndarray:
         energy = self.energy
@@ -317,12 +318,7 @@ class _Blocks:
         gram[:, v[:, None], v[None, :]] = across @ moving / n
         rhs[:, f] = self.rhs
         rhs[:, v] = across @ self.target / n
-        scale = np.sqrt(np.einsum("smm->sm", gram))
-        scale[~(scale > 0)] = 1.0
-        gram = gram / (scale[:, :, None] * scale[:, None, :]) + problem.lam * np.eye(m)
-        rhs = rhs / scale
-        z = least_squares(gram, rhs, problem.low * scale, problem.high * scale, valid)
-        cost = self.norm - 2 * np.einsum("sm,sm->s", rhs, z) + np.einsum("sm,smk,sk->s", z, gram, z)
+        cost = ridge(gram, rhs, self.norm, problem.low, problem.high, problem.lam, valid)[1]
         cost[~valid | ~np.isfinite(cost)] = INVALID_COST
         return cost
 

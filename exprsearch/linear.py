@@ -92,3 +92,24 @@ def least_squares(gram: np.ndarray, rhs: np.ndarray, low: np.ndarray, high: np.n
     if outside.any():
         z[outside] = solve_bounded(gram[outside], rhs[outside], low[outside], high[outside], z[outside])
     return z
+
+
+def ridge(gram: np.ndarray, rhs: np.ndarray, norm: np.ndarray | float, low: np.ndarray, high: np.ndarray,
+          regularization: float, valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The regularised fit of a stack of problems given by their normal equations.
+
+    ``gram`` ``(S, m, m)``, ``rhs`` ``(S, m)`` and ``norm`` are the row means of ``dᵢdⱼ``, ``dᵢt``
+    and ``t²`` for relative columns ``d`` and target ``t``. Columns are scaled to unit RMS, so the
+    ridge penalty ``regularization · Σ zᵢ²`` is on each term's share of the target (the cost of
+    :mod:`exprsearch.fit`). Returns the coefficients (in the units of ``d``, within [low, high]),
+    the cost and the mean squared error.
+    """
+    m = rhs.shape[1]
+    scale = np.sqrt(np.einsum("smm->sm", gram))
+    scale[~(scale > 0)] = 1.0
+    gram = gram / (scale[:, :, None] * scale[:, None, :]) + regularization * np.eye(m)
+    rhs = rhs / scale
+    z = least_squares(gram, rhs, low * scale, high * scale, valid)
+    cost = norm - 2 * np.einsum("sm,sm->s", rhs, z) + np.einsum("sm,smk,sk->s", z, gram, z)
+    mse = np.maximum(cost - regularization * np.sum(z**2, axis=1), 0.0)
+    return z / scale, cost, mse

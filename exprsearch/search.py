@@ -197,7 +197,11 @@ def _fit_all(
     return _Fitted(finished, len(todo) - len(stopped), len(stopped) - unfitted, unfitted)
 
 
-_WORKER: dict = {}  # what each process fits, set once before forking
+_WORKER: dict = {}  # what each process fits, set once per process
+
+
+def _start_worker(compiler: Compiler, y: np.ndarray, settings: FitSettings, todo: list) -> None:
+    _WORKER.update(compiler=compiler, y=y, settings=settings, todo=todo)
 
 
 def _refine_chunk(bounds: tuple[int, int]) -> list[tuple]:
@@ -220,10 +224,13 @@ def _refine(
     size = 8 if jobs > 1 else 4
     chunks = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
     rows: list[tuple] = []
-    _WORKER.update(compiler=compiler, y=y, settings=settings, todo=todo)
-    forking = "fork" in multiprocessing.get_all_start_methods()
-    if jobs > 1 and len(chunks) > 2 * jobs and forking:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+    _start_worker(compiler, y, settings, todo)
+    if jobs > 1 and len(chunks) > 2 * jobs:
+        # Forked workers inherit the jobs; elsewhere they are sent once per worker.
+        forking = "fork" in multiprocessing.get_all_start_methods()
+        options = ({"mp_context": multiprocessing.get_context("fork")} if forking else
+                   {"initializer": _start_worker, "initargs": (compiler, y, settings, todo)})
+        pool = ProcessPoolExecutor(max_workers=jobs, **options)
         try:
             for part in pool.map(_refine_chunk, chunks):
                 rows.extend(part)

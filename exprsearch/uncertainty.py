@@ -14,7 +14,7 @@ import numpy as np
 
 from .compile import CompiledCandidate
 from .fit import Fit, FitSettings, fit
-from .linear import least_squares
+from .linear import ridge
 
 
 @dataclass(frozen=True)
@@ -39,13 +39,13 @@ def bootstrap(
     names = tuple(s.name for s in compiled.candidate.constants)
     rng = np.random.default_rng(settings.seed)
     _, group = np.unique(configurations, return_inverse=True)
-    count = int(group.max()) + 1 if len(group) else 0
-    draws = [rng.integers(0, count, count) for _ in range(resamples)]
+    rows = np.bincount(group)  # of each configuration
+    order = np.argsort(group, kind="stable")  # rows, configuration by configuration
+    draws = [rng.integers(0, len(rows), len(rows)) for _ in range(resamples)]
     if _linear(compiled) and settings.loss == "squared":
-        samples = _linear_refits(compiled, y, group, draws, settings)
+        samples = _linear_refits(compiled, y, group, order, rows, draws, settings)
     else:
-        order = np.argsort(group, kind="stable")
-        groups = np.split(order, np.cumsum(np.bincount(group))[:-1])
+        groups = np.split(order, np.cumsum(rows)[:-1])
         samples = []
         for drawn in draws:
             refit = fit(compiled, y, settings, np.concatenate([groups[g] for g in drawn]))
@@ -59,8 +59,8 @@ def _linear(compiled: CompiledCandidate) -> bool:
     return all(isinstance(t, np.ndarray) for t in (*compiled.basis, *compiled.offset))
 
 
-def _linear_refits(compiled: CompiledCandidate, y: np.ndarray, group: np.ndarray, draws: list[np.ndarray],
-                   settings: FitSettings) -> list[list[float]]:
+def _linear_refits(compiled: CompiledCandidate, y: np.ndarray, group: np.ndarray, order: np.ndarray, rows: np.ndarray,
+                   draws: list[np.ndarray], settings: FitSettings) -> list[list[float]]:
     """The refits of a law without nonlinear constants, all at once and exactly as :func:`fit`
     does them one by one: each configuration's share of the normal equations is summed once,
     and a resample's equations are its configurations' shares times how often each was drawn."""
@@ -70,9 +70,7 @@ def _linear_refits(compiled: CompiledCandidate, y: np.ndarray, group: np.ndarray
     with np.errstate(all="ignore"):
         design = np.column_stack([b / y for b in compiled.basis]) if m else np.zeros((n, 0))
         target = 1.0 - sum((o for o in compiled.offset), np.zeros(n)) / y
-    configurations = int(group.max()) + 1
-    order = np.argsort(group, kind="stable")
-    starts = np.searchsorted(group[order], np.arange(configurations))
+    starts = np.cumsum(rows) - rows
 
     def per_configuration(values: np.ndarray) -> np.ndarray:
         return np.add.reduceat(values[order], starts, axis=0)
@@ -80,22 +78,18 @@ def _linear_refits(compiled: CompiledCandidate, y: np.ndarray, group: np.ndarray
     outer = per_configuration(np.einsum("nm,nk->nmk", design, design).reshape(n, m * m))
     cross = per_configuration(design * target[:, None])
     squares = per_configuration(target**2)
-    rows = np.bincount(group, minlength=configurations)
-    times = np.array([np.bincount(d, minlength=configurations) for d in draws], dtype=float)  # (R, C)
+    times = np.array([np.bincount(d, minlength=len(rows)) for d in draws], dtype=float)  # (R, C)
     size = times @ rows
     gram = (times @ outer).reshape(-1, m, m) / size[:, None, None]
     rhs = times @ cross / size[:, None]
-    scale = np.sqrt(np.einsum("rmm->rm", gram))
-    scale[~(scale > 0)] = 1.0
-    gram = gram / (scale[:, :, None] * scale[:, None, :]) + settings.regularization * np.eye(m)
-    rhs = rhs / scale
+    norm = times @ squares / size
     low, high = (np.array([compiled.candidate.bounds[s.name][i] for s in compiled.candidate.linear], dtype=float)
                  for i in (0, 1))
-    valid = np.isfinite(gram).all(axis=(1, 2)) & np.isfinite(rhs).all(axis=1) & np.isfinite(times @ squares)
+    valid = np.isfinite(gram).all(axis=(1, 2)) & np.isfinite(rhs).all(axis=1) & np.isfinite(norm)
     gram[~valid], rhs[~valid] = np.eye(m), 0.0
-    coef = least_squares(gram, rhs, low * scale, high * scale, valid) / scale
+    coef = ridge(gram, rhs, norm, low, high, settings.regularization, valid)[0]
     # as fit() does: a refit is kept only if it predicts a positive time on every row it saw
-    wrong = np.zeros((configurations, len(draws)))
+    wrong = np.zeros((len(rows), len(draws)))
     for start in range(0, len(draws), 16):  # (n, 16) at a time keeps memory small for many rows
         part = slice(start, start + 16)
         positive = (1.0 + design @ coef[part].T - target[:, None]) > 0  # y > 0, so the sign of the prediction
