@@ -17,7 +17,7 @@ whether differential evolution is worth running on it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,10 +40,25 @@ class Screened:
     potential: np.ndarray
 
 
+def batchable(candidate: Candidate, guesses: Mapping[Term, tuple[float, ...]]) -> bool:
+    """Whether :func:`fit_separable` can fit ``candidate``: separable, or every term has a
+    coefficient and each term with nonlinear constants has guessed values for them."""
+    return candidate.separable or (all(t.coefficient is not None for t in candidate.terms) and
+                                   all(t in guesses for t in candidate.terms if t.n_nonlinear))
+
+
 def fit_separable(candidates: Sequence[Candidate], compiler: Compiler, y: np.ndarray,
-                  settings: FitSettings = FitSettings()) -> Screened:
-    """Fit every (separable) candidate in batches; see the module docstring."""
-    table = _Table(compiler, y, settings)
+                  settings: FitSettings = FitSettings(),
+                  guesses: Mapping[Term, tuple[float, ...]] | None = None) -> Screened:
+    """Fit every :func:`batchable` candidate in batches; see the module docstring. A candidate
+    with several nonlinear constants is fitted at its ``guesses``; its ``potential`` is half that
+    cost, since refining exponents from a coarse grid can gain that much."""
+    guesses = guesses or {}
+    for candidate in candidates:
+        if not batchable(candidate, guesses):
+            raise ValueError(f"{candidate} has several nonlinear constants and no guessed values for them; "
+                             "fit it with exprsearch.fit.fit")
+    table = _Table(compiler, y, settings, guesses)
     layouts = [table.layout(c) for c in candidates]
     table.finish()
     fits, potential = [], np.empty(len(candidates))
@@ -60,6 +75,11 @@ def fit_separable(candidates: Sequence[Candidate], compiler: Compiler, y: np.nda
             term, names = candidate.terms[layout.varying], candidate.names[layout.varying]
             name = next(n for j, n in enumerate(names) if j != term.coefficient)
             values[name] = float(table.grids[layout.columns[layout.varying]][best])
+        elif candidate.n_nonlinear:
+            for term, names in zip(candidate.terms, candidate.names):
+                others = [n for j, n in enumerate(names) if j != term.coefficient]
+                values.update(zip(others, map(float, table.guesses.get(term, ()))))
+            potential[i] = 0.5 * cost[best]
         fits.append(Fit(candidate, values, float(cost[best]), float(mse[best]), ok=True))
     return Screened(tuple(fits), potential)
 
@@ -78,8 +98,9 @@ class _Layout:
 class _Table:
     """The distinct columns of a set of candidates, relative to ``y`` and scaled to unit RMS."""
 
-    def __init__(self, compiler: Compiler, y: np.ndarray, settings: FitSettings) -> None:
-        self.compiler, self.y, self.settings = compiler, y, settings
+    def __init__(self, compiler: Compiler, y: np.ndarray, settings: FitSettings,
+                 guesses: Mapping[Term, tuple[float, ...]]) -> None:
+        self.compiler, self.y, self.settings, self.guesses = compiler, y, settings, guesses
         self.blocks: list[np.ndarray] = []
         self.index: dict[object, int] = {}
         self.grids: dict[int, np.ndarray] = {}
@@ -87,23 +108,34 @@ class _Table:
         self.width = 0
 
     def layout(self, candidate: Candidate) -> _Layout:
-        places = [self._place(t, candidate.limits) for t in candidate.terms]
-        varying = next((j for j, t in enumerate(candidate.terms) if t.n_nonlinear), None)
+        guessed = candidate.n_nonlinear > 1
+        places = [self._place(t, candidate.limits, guessed) for t in candidate.terms]
+        varying = None if guessed else next((j for j, t in enumerate(candidate.terms) if t.n_nonlinear), None)
         return _Layout(*zip(*places), varying) if places else _Layout((), (), (), None)
 
-    def _place(self, term: Term, limits) -> tuple[int, float, float]:
-        """A term's column and its coefficient's bounds (cached: terms recur in many candidates)."""
-        name = (term, id(limits))
+    def _place(self, term: Term, limits, guessed: bool = False) -> tuple[int, float, float]:
+        """A term's column and its coefficient's bounds (cached: terms recur in many candidates);
+        ``guessed``: a term with nonlinear constants takes its guessed values, not a grid."""
+        name = (term, id(limits), guessed and term.n_nonlinear > 0)
         if name not in self.terms:
             low, high = limits[term.kinds[term.coefficient]]
             kind = next((k for i, k in enumerate(term.kinds) if i != term.coefficient), None)
-            self.terms[name] = (self._block(term.key, None if kind is None else limits[kind]), low, high)
+            if name[2]:
+                block = self._block(term.key, None, self.guesses[term])
+            else:
+                block = self._block(term.key, None if kind is None else limits[kind])
+            self.terms[name] = (block, low, high)
         return self.terms[name]
 
-    def _block(self, key: sympy.Expr, bounds: tuple[float, float] | None) -> int:
-        name = (key, bounds)
+    def _block(self, key: sympy.Expr, bounds: tuple[float, float] | None, at: tuple[float, ...] = ()) -> int:
+        name = (key, bounds, at)
         if name not in self.index:
-            if bounds is None:
+            if at:
+                function = self.compiler.function(key, len(at))
+                with np.errstate(all="ignore"):
+                    block = np.broadcast_to(function(self.compiler.columns, [np.array([v]) for v in at]),
+                                            (self.compiler.n_rows,))[:, None]
+            elif bounds is None:
                 block = self.compiler.value(key)[:, None]
             else:
                 grid = np.linspace(bounds[0], bounds[1], self.settings.grid)

@@ -265,7 +265,7 @@ def _report(result: Result, directory: Path) -> None:
     out.print(table)
     law = result.law
     noise = law.metrics.get("noise_sd_pct")
-    out.print(f"[bold]{law.target} = {export.rounded_text(law)}[/]", highlight=False)
+    out.print(f"[bold]{law.target} = {export.rounded_text(law)}[/]", highlight=False, soft_wrap=True)  # never cut
     out.print(
         f"MAPE {law.metrics['mape_pct']:.3g} %, cross-validated {law.metrics['cv_mape_pct']:.3g} %, "
         f"R² {law.metrics['r2']:.4f}"

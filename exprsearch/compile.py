@@ -86,9 +86,14 @@ class Compiler:
         return CompiledCandidate(candidate, tuple(basis), tuple(offset), self.n_rows)
 
     def value(self, key: sympy.Expr) -> np.ndarray:
-        """The column of a constant-free term key, evaluated once."""
+        """The column of a constant-free term key, evaluated once; a product is the product of
+        its factors' columns, so products of transforms share their compiled factors."""
         if key not in self._values:
-            value = to_function(key, self.factors)(self.columns)
+            if key.is_Mul:
+                with np.errstate(all="ignore"):
+                    value = np.prod([self.value(a) for a in key.args], axis=0)
+            else:
+                value = to_function(key, self.factors)(self.columns)
             self._values[key] = np.broadcast_to(value, (self.n_rows,))
         return self._values[key]
 
@@ -98,9 +103,32 @@ class Compiler:
         return np.broadcast_to(out, (len(thetas), self.n_rows))
 
     def function(self, key: sympy.Expr, count: int) -> Function:
+        """``key`` compiled with its nonlinear constants ``_theta0…`` as parameters; a product
+        multiplies its factors, each compiled (once) with only the constants it holds."""
         if key not in self._functions:
-            self._functions[key] = to_function(key, self.factors, [theta(i) for i in range(count)])
+            self._functions[key] = self._product(key, count) if key.is_Mul else \
+                to_function(key, self.factors, [theta(i) for i in range(count)])
         return self._functions[key]
+
+    def _product(self, key: sympy.Expr, count: int) -> Function:
+        names = [theta(i) for i in range(count)]
+        fixed = [a for a in key.args if not a.free_symbols & set(names)]
+        parts = []
+        for arg in key.args:
+            held = [i for i, t in enumerate(names) if t in arg.free_symbols]
+            if held:
+                renamed = arg.xreplace({names[i]: theta(j) for j, i in enumerate(held)})
+                parts.append((self.function(renamed, len(held)), held))
+        base = self.value(sympy.Mul(*fixed)) if fixed else None
+
+        def evaluate(columns: Sequence[np.ndarray], values: Sequence[np.ndarray] = ()) -> np.ndarray:
+            out = np.ones(()) if base is None else base
+            with np.errstate(all="ignore"):
+                for function, held in parts:
+                    out = out * function(columns, [values[i] for i in held])
+            return np.asarray(out, dtype=float)
+
+        return evaluate
 
     def _column(self, key: sympy.Expr, positions: tuple[int, ...]) -> np.ndarray | Column:
         if not positions:

@@ -1,5 +1,6 @@
 """Where the time goes along one factor: each term's contribution, speedup, efficiency and the
-scalability limit (exact by sympy where it can solve dT/dx = 0, numerical otherwise)."""
+scalability limit (the root of dT/dx found to machine precision where the law has a minimum in
+the range, the point of diminishing returns otherwise)."""
 
 from __future__ import annotations
 
@@ -87,18 +88,20 @@ def _short(expr: sympy.Expr) -> str:
 
 
 def _exact_minimum(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray) -> Limit | None:
-    """Solve dT/dx = 0 with sympy; keep a real positive minimum inside the varied range."""
-    slope = sympy.diff(curve, x)
-    try:
-        roots = sympy.solve(slope, x)
-    except (NotImplementedError, ValueError, TypeError):
+    """The first minimum of the law inside the varied range: where dT/dx changes sign from
+    negative to positive on a dense grid, refined to machine precision by Brent's method on the
+    compiled derivative (a symbolic solve can take unbounded time and memory on fitted powers)."""
+    from scipy.optimize import brentq
+
+    slope = to_function(sympy.diff(curve, x), (x.name,))
+    low, high = float(values.min()), float(values.max())
+    if not 0 < low < high:
         return None
-    for root in roots:
-        value = complex(sympy.N(root))
-        if abs(value.imag) > 1e-12 or not values.min() < value.real < values.max():
-            continue
-        if float(sympy.diff(slope, x).subs(x, value.real)) > 0:
-            return Limit(value.real, float(curve.subs(x, value.real)), True, "minimum")
+    grid = np.geomspace(low, high, 2049)
+    signs = np.sign(np.broadcast_to(slope([grid]), grid.shape))
+    for i in np.flatnonzero((signs[:-1] < 0) & (signs[1:] > 0)):
+        root = brentq(lambda v: float(slope([np.array(v)])), grid[i], grid[i + 1], xtol=1e-12, rtol=1e-12)
+        return Limit(root, float(to_function(curve, (x.name,))([np.array(root)])), True, "minimum")
     return None
 
 

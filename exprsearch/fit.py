@@ -56,7 +56,7 @@ class Fit:
 
 def fit(
     compiled: CompiledCandidate, y: np.ndarray, settings: FitSettings = FitSettings(),
-    rows: np.ndarray | None = None, start: Fit | None = None, refine: bool = True,
+    rows: np.ndarray | None = None, start: Fit | None = None, refine: bool = True, local: bool = False,
 ) -> Fit:
     """Fit ``compiled`` to targets ``y`` and check its predictions are finite and positive.
 
@@ -64,12 +64,14 @@ def fit(
     With a robust ``settings.loss`` the fit is repeated with rows weighted by their residuals
     (iteratively reweighted least squares) until the weights settle. A ``start`` fit (from
     :func:`fit_separable`) is kept where differential evolution does not improve on it; with
-    ``refine`` False its nonlinear constants are kept as they are and only the linear ones fitted.
+    ``refine`` False its nonlinear constants are kept as they are and only the linear ones fitted;
+    with ``local`` they are refined by L-BFGS-B from the start alone (a start from the screening's
+    grid is already in the right basin, and a search costs a hundred times more).
     """
     if settings.loss not in LOSSES:
         raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.loss}'")
     guess = None if start is None else _nonlinear_values(start)
-    fitted, residual = _fit_once(compiled, y, settings, rows, None, guess, refine)
+    fitted, residual = _fit_once(compiled, y, settings, rows, None, guess, refine, local)
     if settings.loss == "squared":
         return fitted
     weights = None
@@ -80,7 +82,7 @@ def fit(
         if weights is not None and np.max(np.abs(new - weights)) < 1e-4:
             break
         weights = new
-        fitted, residual = _fit_once(compiled, y, settings, rows, weights, guess, refine)
+        fitted, residual = _fit_once(compiled, y, settings, rows, weights, guess, refine, local)
     return fitted
 
 
@@ -108,7 +110,7 @@ def robust_weights(residual: np.ndarray, loss: str, axis: int | None = None) -> 
     return 1.0 / np.maximum(size, 0.01 * spread)
 
 
-def _fit_once(compiled, y, settings, rows, weights, guess, refine) -> tuple[Fit, np.ndarray]:
+def _fit_once(compiled, y, settings, rows, weights, guess, refine, local=False) -> tuple[Fit, np.ndarray]:
     candidate = compiled.candidate
     nonlinear_bounds = [candidate.bounds[s.name] for s in candidate.nonlinear]
     if not all(np.isfinite(b).all() for b in nonlinear_bounds):
@@ -117,6 +119,8 @@ def _fit_once(compiled, y, settings, rows, weights, guess, refine) -> tuple[Fit,
     problem = _Problem(compiled, y, settings.regularization, rows, weights)
     if guess is not None and not refine:
         theta, coef = guess, None
+    elif guess is not None and local:
+        theta, coef = _polish(lambda t: float(problem.energy(t[:, None])[0]), guess, nonlinear_bounds), None
     elif settings.plain_de:
         theta, coef = problem.plain_de(settings, _seed(settings.seed, candidate))
     elif candidate.nonlinear:
@@ -363,3 +367,27 @@ def _held_out(compiled, y, fitted, folds, which, settings) -> np.ndarray:
         z = problem.least_squares(design[:, train], target[:, train], scale, valid)
         errors[test] = np.abs(design[0, test] @ z[0] - target[0, test])
     return errors
+
+
+def t_values(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, settings: FitSettings = FitSettings()) -> np.ndarray:
+    """|coefficient| / standard error of each linear coefficient (exponents held at their
+    values), from the relative least-squares design: how well the data pin each term down."""
+    problem = _Problem(compiled, y, settings.regularization)
+    theta = np.array([fitted.values[s.name] for s in compiled.candidate.nonlinear]).reshape(-1, 1)
+    design, scale, target, valid = problem.relative(theta)
+    names = [s.name for s in compiled.candidate.linear]
+    if not valid[0] or not names:
+        return np.zeros(len(names))
+    x = design[0] * scale[0]  # relative, unscaled: columns multiply the coefficients themselves
+    coef = np.array([fitted.values[n] for n in names])
+    residual = x @ coef - target[0]
+    dof = max(len(y) - compiled.candidate.n_constants, 1)
+    sigma2 = float(residual @ residual) / dof
+    try:
+        covariance = sigma2 * np.linalg.pinv(x.T @ x)
+    except np.linalg.LinAlgError:
+        return np.zeros(len(names))
+    error = np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    with np.errstate(all="ignore"):
+        t = np.where(error > 0, np.abs(coef) / error, np.inf)
+    return np.where(np.abs(coef) > 0, t, 0.0)

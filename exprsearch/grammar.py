@@ -1,8 +1,9 @@
 """Grammar files (TOML) → validated :class:`Grammar`, and binding a grammar to a dataset's factors.
 
 A grammar names factors, constant kinds with bounds, and production rules whose alternatives are
-expressions that may refer to other rules as ``<rule>`` or to a sum of 1 to 3 distinct
-expansions of a rule as ``<rule>{1,3}``. The rules ``<factor>``, ``<extrinsic>``,
+expressions that may refer to other rules as ``<rule>``, to a sum of 1 to 3 distinct
+expansions of a rule as ``<rule>{1,3}``, or to a product of 1 to 3 expansions that each depend on
+different factors as ``<rule>*{1,3}``. The rules ``<factor>``, ``<extrinsic>``,
 ``<intrinsic>`` and ``<other>`` are provided: they expand to the dataset's factors (all, by role,
 or those the grammar does not declare by name). See docs/grammar.md.
 """
@@ -29,7 +30,7 @@ else:  # pragma: no cover
 
 ROLES = ("extrinsic", "intrinsic")
 PROVIDED_RULES = ("factor", "extrinsic", "intrinsic", "other")
-REFERENCE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>(?:\{(\d+),(\d+)\})?")
+REFERENCE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>(?:(\*)?\{(\d+),(\d+)\})?")
 _TOP_KEYS = {"name", "description", "factors", "constants", "rules", "limits"}
 
 
@@ -63,16 +64,19 @@ class Limits:
     max_candidates: int = 20000
     max_depth: int = 8
     max_nonlinear: int = 2
+    max_products: int = 4000
 
 
 @dataclass(frozen=True)
 class Reference:
-    """``<rule>`` (``low == high == 1``) or ``<rule>{low,high}`` inside an alternative."""
+    """``<rule>`` (``low == high == 1``), ``<rule>{low,high}`` (a sum of distinct expansions) or
+    ``<rule>*{low,high}`` (a product of expansions of different factors) inside an alternative."""
 
     rule: str
     low: int
     high: int
     position: int = 0
+    product: bool = False
 
     @property
     def placeholder(self) -> str:
@@ -353,8 +357,10 @@ def _rules(table: object, where: _Locator) -> dict[str, tuple[Alternative, ...]]
         for text in texts:
             refs = tuple(_reference(m, i) for i, m in enumerate(REFERENCE.finditer(text)))
             for ref in refs:
-                if ref.low > ref.high or ref.low < 1:
-                    raise GrammarError(f"{loc}: '<{ref.rule}>{{{ref.low},{ref.high}}}' needs 1 <= low <= high")
+                smallest = 1 if ref.product else 0
+                if ref.low > ref.high or ref.low < smallest or ref.high < 1:
+                    written = f"<{ref.rule}>{'*' if ref.product else ''}{{{ref.low},{ref.high}}}"
+                    raise GrammarError(f"{loc}: '{written}' needs {smallest} <= low <= high and high >= 1")
             alts.append(Alternative(text, refs, line))
         rules[name] = tuple(alts)
     if "start" not in rules:
@@ -363,8 +369,8 @@ def _rules(table: object, where: _Locator) -> dict[str, tuple[Alternative, ...]]
 
 
 def _reference(match: re.Match, position: int) -> Reference:
-    low, high = match.group(2), match.group(3)
-    return Reference(match.group(1), int(low or 1), int(high or 1), position)
+    low, high = match.group(3), match.group(4)
+    return Reference(match.group(1), int(low or 1), int(high or 1), position, product=bool(match.group(2)))
 
 
 def _check_names(grammar: Grammar, where: _Locator) -> None:

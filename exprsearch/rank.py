@@ -11,8 +11,7 @@ laws of at most that size the grammar offered.
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +20,7 @@ from scipy.special import fdtrc  # the F survival function, without importing sc
 from .fit import Fit
 
 MSE_FLOOR = 1e-20  # relative errors below 1e-10 are numerically exact fits
+T_PINNED = 2.0  # a term whose coefficient is within two standard errors of zero is not pinned down
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,8 @@ class Scored:
     cv_mape: float
     ebic: float
     lack_of_fit_p: float | None
-    holdout_mape: float | None = None  # error on the largest-scale configurations, fitted without them
+    holdout_mape: float | None = None  # error on each factor's largest value, fitted without it (mean)
+    weakest_t: float | None = None  # smallest |t| among the coefficients of the terms that vary
 
 
 @dataclass(frozen=True)
@@ -138,15 +139,15 @@ def lack_of_fit_p(mse: float, n_rows: int, n_constants: int, pure: Noise) -> flo
     return float(fdtrc(lof_dof, pure.dof, lack / (pure.sum_squares / pure.dof)))
 
 
-def space_sizes(n_constants: list[int]) -> dict[int, int]:
-    """How many candidates the grammar offered with at most each number of constants."""
-    counts = Counter(n_constants)
+def space_sizes(counts: Mapping[int, int]) -> dict[int, int]:
+    """How many laws the grammar offered with at most each number of constants, from how many
+    it offered with exactly each number."""
     return {k: sum(v for size, v in counts.items() if size <= k) for k in counts}
 
 
 def score(
     fitted: Fit, y: np.ndarray, predicted: np.ndarray, cv_mape: float, space: dict[int, int],
-    pure: Noise, holdout_mape: float | None = None,
+    pure: Noise, holdout_mape: float | None = None, weakest_t: float | None = None,
 ) -> Scored:
     """All figures for one fitted law."""
     k = fitted.candidate.n_constants
@@ -159,9 +160,10 @@ def score(
         rmse=m["rmse"],
         r2=m["r2"],
         cv_mape=100 * cv_mape,
-        ebic=extended_bic(fitted.mse, len(y), k, space[k]),
+        ebic=extended_bic(fitted.mse, len(y), k, max((v for size, v in space.items() if size <= k), default=1)),
         lack_of_fit_p=lack_of_fit_p(fitted.mse, len(y), k, pure),
         holdout_mape=None if holdout_mape is None else 100 * holdout_mape,
+        weakest_t=weakest_t,
     )
 
 
@@ -185,8 +187,12 @@ def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool =
     the noise test would call every law adequate: the extended BIC decides alone.
     """
     pool = extrapolating(front, pure, validation=validation)
-    what = "cross-validated folds" if validation == "kfold" else "held-out largest configurations"
+    what = "cross-validated folds" if validation == "kfold" else "held-out largest value of each factor"
     held = "" if len(pool) == len(front) else f", among the {len(pool)} law(s) that best predict the {what}"
+    pinned = [i for i in pool if front[i].weakest_t is None or front[i].weakest_t >= T_PINNED]
+    if pinned and len(pinned) < len(pool):
+        pool = pinned
+        held += f" and whose every term the data pin down (|t| >= {T_PINNED:g})"
     adequate = [] if robust else [
         i for i in pool if front[i].lack_of_fit_p is not None and front[i].lack_of_fit_p >= alpha]
     if adequate:

@@ -19,16 +19,19 @@ from . import candidates as _candidates
 from . import data as _data
 from . import grammar as _grammar
 from . import rank as _rank
-from .batch import fit_separable
+from .batch import batchable, fit_separable
 from .candidates import Candidate, CandidateSet
 from .compile import Compiler
 from .errors import SearchError
-from .fit import LOSSES, Fit, FitSettings, cross_validate, fit, holdout, verify
+from .fit import LOSSES, Fit, FitSettings, cross_validate, fit, holdout, t_values, verify
+from .identify import ShapeRule
 from .law import Law
+from .screen import DataScreen
 from .uncertainty import Bootstrap, bootstrap
 
 Progress = Callable[[int, int], None]
 VALIDATIONS = ("largest", "kfold")
+STRATEGIES = ("auto", "exhaustive")
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class SearchSettings:
     resamples: int = 200
     jobs: int = 0
     time_limit: float | None = None
+    strategy: str = "auto"
 
     def updated(self, **options: object) -> SearchSettings:
         """A copy with ``options`` changed; each names a field of this class or of FitSettings."""
@@ -98,29 +102,49 @@ def search(
     deadline = None if settings.time_limit is None else time.monotonic() + settings.time_limit
     dataset = _as_dataset(data, target, factors)
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
-    found = _candidates.generate(bound)
-    usable, skipped = _identifiable(found, dataset)
     compiler = Compiler(dataset.factors, dataset.X)
-    fitted = _fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline)
+    shapes = ShapeRule(compiler)
+    found = _candidates.generate(bound, _strategy(settings.strategy, bound, compiler, dataset.y, shapes))
+    usable, skipped = _identifiable(found, dataset, shapes)
+    fitted = _fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
+                      found.guesses)
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
-    extrinsic = [f.column for f in bound.factors if f.role == "extrinsic"]
-    ranking = _rank_front(fits, found, compiler, dataset, settings.fit, extrinsic, settings.validation)
+    ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
-    law = _law(ranking, dataset, bound, settings.fit.seed, spread)
-    rejected = Counter(skipped)
+    law = _law(ranking, dataset, bound, settings.fit.seed, spread, found)
+    rejected = Counter(skipped) + Counter(found.rejected)
     rejected.update(_reason_kind(f.reason) for f in fits if not f.ok)
-    notes = dataset.notes + _domain_notes(dataset) + _time_notes(fitted, settings.time_limit)
+    notes = (dataset.notes + _domain_notes(dataset) + _space_notes(found)
+             + _time_notes(fitted, settings.time_limit))
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined)
 
 
 def _checked(settings: SearchSettings) -> SearchSettings:
     if settings.fit.loss not in LOSSES:
         raise SearchError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.fit.loss}'")
+    if settings.strategy not in STRATEGIES:
+        raise SearchError(f"strategy must be one of {', '.join(STRATEGIES)}, got '{settings.strategy}'")
     if settings.validation not in VALIDATIONS:
         raise SearchError(f"validation must be one of {', '.join(VALIDATIONS)}, got '{settings.validation}'")
     if settings.time_limit is not None and not settings.time_limit >= 0:
         raise SearchError(f"the time limit must be zero or more seconds, got {settings.time_limit}")
     return settings
+
+
+def _strategy(name: str, bound: _grammar.Grammar, compiler: Compiler, y: np.ndarray,
+              shapes: ShapeRule) -> DataScreen | None:
+    if name == "exhaustive":
+        return None
+    return DataScreen(compiler, y, {c.name: (c.min, c.max) for c in bound.constants}, shapes=shapes)
+
+
+def _space_notes(found: CandidateSet) -> tuple[str, ...]:
+    """What the search did not fit one by one: screened parts, and anything a limit cut."""
+    notes = [f"the space holds {found.size:,} laws; the data chose what to fit: " + "; ".join(found.screened)
+             ] if found.screened else []
+    for reason, count in found.dropped.items():
+        notes.append(f"not searched: {count:,} candidates {reason}; raise the grammar's [limits] to search them")
+    return tuple(notes)
 
 
 def _jobs(jobs: int) -> int:
@@ -143,19 +167,28 @@ def _as_grammar(grammar: str | Path | _grammar.Grammar) -> _grammar.Grammar:
     return grammar if isinstance(grammar, _grammar.Grammar) else _grammar.load(grammar)
 
 
-def _identifiable(found: CandidateSet, dataset: _data.Dataset) -> tuple[list[Candidate], list[str]]:
-    """Candidates with fewer constants than distinct configurations, so a misfit can show."""
+def _identifiable(found: CandidateSet, dataset: _data.Dataset,
+                  shapes: ShapeRule) -> tuple[list[Candidate], list[str]]:
+    """Candidates the data can identify: fewer constants than distinct configurations (so a
+    misfit can show) and no more shapes of a factor than its values support (:mod:`.identify`)."""
     configurations = len(np.unique(dataset.configurations()))
-    usable = [c for c in found.candidates if c.n_constants < configurations]
+    shapes.prepare(t for c in found.candidates for t in c.terms)
+    usable, skipped = [], []
+    for c in found.candidates:
+        reason = ("with as many constants as distinct configurations" if c.n_constants >= configurations
+                  else shapes.reason(c.terms))
+        (skipped.append(reason) if reason else usable.append(c))
     if not usable:
         fewest = min(c.n_constants for c in found.candidates)
+        if fewest < configurations:
+            raise SearchError(f"no candidate has a shape the data can identify ({Counter(skipped).most_common(1)[0][0]}); "
+                              "measure more values of the factors or use a grammar with fewer shapes")
         raise SearchError(
             f"the data have {configurations} distinct configuration(s) but the simplest candidate "
             f"needs {fewest} constants; measure more "
             "configurations (at least one more than the law's constants) or use a grammar with fewer terms"
         )
-    skipped = len(found) - len(usable)
-    return usable, ["with as many constants as distinct configurations"] * skipped
+    return usable, skipped
 
 
 @dataclass(frozen=True)
@@ -170,12 +203,14 @@ class _Fitted:
 
 def _fit_all(
     usable: list[Candidate], compiler: Compiler, y: np.ndarray, settings: FitSettings,
-    progress: Progress | None, jobs: int = 1, deadline: float | None = None,
+    progress: Progress | None, jobs: int = 1, deadline: float | None = None, guesses=None,
 ) -> _Fitted:
-    """Fit separable candidates in batches, then refine by differential evolution the ones with
-    a nonlinear constant that may reach the front, and fit the rest one by one."""
-    separable = [i for i, c in enumerate(usable) if c.separable]
-    screened = fit_separable([usable[i] for i in separable], compiler, y, settings)
+    """Fit separable candidates (and those with guessed exponents) in batches, then refine by
+    differential evolution the ones with a nonlinear constant that may reach the front, and fit
+    the rest one by one."""
+    guesses = guesses or {}
+    separable = [i for i, c in enumerate(usable) if batchable(c, guesses)]
+    screened = fit_separable([usable[i] for i in separable], compiler, y, settings, guesses)
     fits: list[Fit | None] = [None] * len(usable)
     for i, f in zip(separable, screened.fits):
         fits[i] = f
@@ -210,7 +245,10 @@ def _refine_chunk(bounds: tuple[int, int]) -> list[tuple]:
     compiler, y, settings = _WORKER["compiler"], _WORKER["y"], _WORKER["settings"]
     out = []
     for candidate, start in _WORKER["todo"][bounds[0]:bounds[1]]:
-        f = fit(compiler.compile(candidate), y, settings, start=start)
+        # exponents guessed by the screening's grid are polished locally; a lone one was profiled
+        # on a finer grid, and the rest have no start: those are searched by DE
+        local = start is not None and candidate.n_nonlinear > 1
+        f = fit(compiler.compile(candidate), y, settings, start=start, local=local)
         out.append((f.values, f.cost, f.mse, f.ok, f.reason))
     return out
 
@@ -288,32 +326,43 @@ def _time_notes(fitted: _Fitted, time_limit: float | None) -> tuple[str, ...]:
             "found so far (raise --time-limit for the full search)",)
 
 
-def _largest_scale(dataset: _data.Dataset, extrinsic: list[str]) -> np.ndarray:
-    """Rows at the largest value of each extrinsic factor measured at four or more values."""
-    top = np.zeros(dataset.n_rows, dtype=bool)
-    for name in extrinsic:
+def _largest_values(dataset: _data.Dataset) -> list[np.ndarray]:
+    """For each factor measured at three or more values, the rows at its largest value (when the
+    rest leaves three rows to fit): one extrapolation check per factor that varies."""
+    masks = []
+    for name in dataset.factors:
         column = dataset.column(name)
-        if len(np.unique(column)) >= 4:
-            top |= column == column.max()
-    return top if (~top).sum() >= 3 else np.zeros(dataset.n_rows, dtype=bool)
+        top = column == column.max()
+        if len(np.unique(column)) >= 3 and (~top).sum() >= 3:
+            masks.append(top)
+    return masks
 
 
 def _rank_front(
     fits: list[Fit], found: CandidateSet, compiler: Compiler, dataset: _data.Dataset,
-    settings: FitSettings, extrinsic: list[str], validation: str,
+    settings: FitSettings, validation: str,
 ) -> _rank.Ranking:
     pure = _rank.noise(dataset.y, dataset.configurations())
-    space = _rank.space_sizes([c.n_constants for c in found.candidates])
+    space = _rank.space_sizes(found.space)
     folds = _folds(dataset, settings.seed)
-    top = _largest_scale(dataset, extrinsic)
+    tops = _largest_values(dataset)
     scored = []
     for f in _rank.pareto_front(fits):
         compiled = compiler.compile(f.candidate)
         predicted = _predictions(f, dataset)
         cv = cross_validate(compiled, dataset.y, f, folds, settings)
-        held = holdout(compiled, dataset.y, f, top, settings) if top.any() else None
-        scored.append(_rank.score(f, dataset.y, predicted, cv, space, pure, held))
+        held = float(np.mean([holdout(compiled, dataset.y, f, top, settings) for top in tops])) if tops else None
+        weakest = _weakest(compiled, dataset.y, f, settings)
+        scored.append(_rank.score(f, dataset.y, predicted, cv, space, pure, held, weakest))
     return _rank.select(scored, pure, robust=settings.loss != "squared", validation=validation)
+
+
+def _weakest(compiled, y: np.ndarray, f: Fit, settings: FitSettings) -> float | None:
+    """The smallest |t| of the coefficients of the terms that vary with the factors."""
+    varying = [i for i, b in enumerate(f.candidate.basis) if b.free_symbols - set(f.candidate.constants)]
+    if not varying:
+        return None
+    return float(np.min(t_values(compiled, y, f, settings)[varying]))
 
 
 def _predictions(f: Fit, dataset: _data.Dataset) -> np.ndarray:
@@ -338,7 +387,7 @@ def _bootstrap(chosen: Fit, compiler: Compiler, dataset: _data.Dataset, resample
 
 
 def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Grammar, seed: int,
-         spread: Bootstrap | None) -> Law:
+         spread: Bootstrap | None, found: CandidateSet) -> Law:
     chosen = ranking.law
     candidate = chosen.fit.candidate
     metrics = {
@@ -361,7 +410,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         selection=ranking.rule,
         seed=seed,
         version=__version__,
-        labels=_candidates.term_labels(grammar, candidate.template),
+        labels=_candidates.term_labels(grammar, candidate.template, found.producers),
         intervals={} if spread is None else spread.intervals(),
         bootstrap=() if spread is None else tuple(
             tuple(row[spread.names.index(name)] for name in chosen.fit.values) for row in spread.samples.tolist()),

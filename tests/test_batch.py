@@ -31,7 +31,7 @@ def default_candidates(name="default"):
 @pytest.mark.parametrize("loss", ["squared", "huber"])
 def test_batched_fits_cost_what_one_by_one_fits_cost(loss):
     X, y = table(lambda p, n: 2 + 0.01 * n / p + 0.15 * p, outliers=loss != "squared")
-    found = default_candidates()
+    found = [c for c in default_candidates() if c.separable]
     picked = [found[i] for i in np.random.default_rng(1).choice(len(found), 150, replace=False)]
     assert any(c.nonlinear for c in picked) and any(not c.nonlinear for c in picked)
     compiler = Compiler(("p", "n"), X)
@@ -97,3 +97,31 @@ def test_a_time_limit_keeps_the_best_law_so_far_and_says_so():
     assert result.refined == 0
     assert any("time limit" in note for note in result.notes)
     assert result.law.predict({"p": np.array([64.0]), "n": np.array([1000.0])})[0] > 0
+
+
+def test_candidates_with_several_exponents_are_fitted_at_their_guesses():
+    X, y = table(lambda p, n: 1 + 1e-3 * n**1.2 / p**0.9)
+    text = """[factors]
+p = "extrinsic"
+n = "extrinsic"
+[constants]
+c = { min = 0, max = inf }
+k = { min = -3, max = 3 }
+[rules]
+start = ["c + c*n**k*p**k", "c + c*n**k/p", "c + c*n*log2(n)*p**k + c*p**k", "c*n**k*p**k*log2(p)"]
+"""
+    several = candidates.generate(grammar.bind(grammar.parse_text(text), ("p", "n"))).candidates
+    assert len(several) == 4 and sum(c.n_nonlinear == 2 for c in several) == 3
+    guesses = {t: (1.1, -0.8)[: t.n_nonlinear] for c in several for t in c.terms if t.n_nonlinear}
+    compiler = Compiler(("p", "n"), X)
+    screened = fit_separable(several, compiler, y, FitSettings(), guesses)
+    for candidate, batched, potential in zip(several, screened.fits, screened.potential):
+        single = verify(compiler.compile(candidate), y, batched)
+        if single.ok:
+            assert batched.cost == pytest.approx(single.cost, rel=1e-6), str(candidate)
+            if candidate.n_nonlinear > 1:
+                assert potential == pytest.approx(0.5 * batched.cost)
+                assert [batched.values[n.name] for n in candidate.nonlinear] == \
+                    [v for t in candidate.terms for v in guesses.get(t, ())]
+    with pytest.raises(ValueError, match="no guessed values"):
+        fit_separable(several, compiler, y)

@@ -1,3 +1,4 @@
+import pytest
 import sympy
 
 from exprsearch import candidates, grammar
@@ -77,3 +78,51 @@ def test_builtin_grammars_expand():
     for name in grammar.builtin_names():
         found = candidates.generate(grammar.bind(grammar.load(name), ("p", "n", "L"), intrinsic=("L",)))
         assert len(found) > 2, name
+
+
+def test_two_exponents_in_one_term_are_two_constants():
+    found = expand('start = "c + c*p**k*n**k"')
+    (only,) = found.candidates
+    assert {s.name for s in only.nonlinear} == {"k0", "k1"}
+    assert only.n_nonlinear == 2
+
+
+def test_products_multiply_transforms_of_different_factors_only():
+    found = expand('start = "c + <term>"\nterm = "c * <t>*{1,2}"\nt = ["<factor>", "1/<factor>", "log2(<factor>)"]',
+                   columns=("p", "n", "L"))
+    texts = {str(c) for c in found.candidates}
+    # 3 factors × 3 transforms alone, 3 pairs of factors × 3 × 3 products
+    assert len(found) == 9 + 27
+    assert "L*c1/p + c0" in texts and "c0 + c1*log2(L)*log2(n)" in texts and "L*c1*n + c0" in texts
+    assert not any("p**2" in t or "log2(p)/p" in t for t in texts)  # never two transforms of one factor
+
+
+def test_an_optional_sum_includes_the_bare_constant():
+    found = expand('start = "c + <t>{0,1}"\nt = ["c*<factor>"]')
+    assert sorted(str(c) for c in found.candidates) == ["c0", "c0 + c1*n", "c0 + c1*p"]
+
+
+@pytest.mark.parametrize("limits", ["", "[limits]\nmax_nonlinear = 1\nmax_complexity = 14\n",
+                                    "[limits]\nmax_terms = 3\n"])
+def test_the_counted_space_is_the_enumerated_space(limits):
+    rules = ('start = "c + <term>{1,3}"\nterm = "c * <t>*{1,2}"\n'
+             't = ["<factor>", "1/<factor>", "log2(<factor>)", "<factor>**k"]')
+    found = expand(rules, limits=limits)
+    assert not found.screened and not any("max_candidates" in r for r in found.dropped)
+    g = grammar.bind(grammar.parse_text(BASE + rules + "\n" + limits, "t.toml"), ("p", "n"))
+    expander = candidates._Expander(g)
+    items = expander.expand("term", g.limits.max_depth)
+    fixed = expander.decompose(sympy.Symbol("c", real=True))
+    ref = g.rules["start"][0].references[0]
+    total, by_constants = candidates._sum_count(items, ref, g.limits, expander.size, fixed)
+    assert total == len(found)
+    assert dict(by_constants) == found.space
+
+
+def test_exhaustive_expansion_of_a_huge_sum_keeps_the_simplest_and_counts_the_rest():
+    rules = ('start = "c + <term>{1,3}"\nterm = "c * <t>*{1,2}"\n'
+             't = ["<factor>", "1/<factor>", "log2(<factor>)", "sqrt(<factor>)", "<factor>**2", "<factor>**3"]')
+    found = expand(rules, columns=("p", "n", "L"), limits="[limits]\nmax_candidates = 1000\n")
+    assert len(found) == 1000
+    (reason, count), = [(r, n) for r, n in found.dropped.items() if "max_candidates" in r]
+    assert len(found) + count == sum(found.space.values()) or count > 100_000

@@ -65,3 +65,12 @@ def test_ranges_and_constraints():
         constraint_mask(["p*b"], columns)
     with pytest.raises(ConfigError, match="unknown name 'q'"):
         constraint_mask(["q < 3"], columns)
+
+
+def test_limit_of_a_law_with_a_fitted_power_and_a_log_is_found_at_once():
+    # sympy.solve on this derivative ran out of time and memory; the root is found numerically
+    model = law("c0 + c1*p**1.37 + c2*n/p + 0.2*log2(p)", labels=("constant", "comm", "compute", "comm"))
+    e = explain(model, "p", parse_values("1..1024", "p"), {"n": 16000})
+    assert e.limit.exact and e.limit.kind == "minimum"
+    slope = sympy.diff(model.expression.subs(factor_symbol("n"), 16000), factor_symbol("p"))
+    assert abs(float(slope.subs(factor_symbol("p"), e.limit.value))) < 1e-9

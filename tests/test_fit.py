@@ -106,3 +106,15 @@ def test_population_energy_from_gram_blocks_equals_the_direct_cost():
     rows = np.arange(0, len(y), 2)
     for problem in (_Problem(compiled, y, 1e-6), _Problem(compiled, y, 1e-6, rows, np.linspace(0.5, 1, len(rows)))):
         np.testing.assert_allclose(problem.energy(theta), problem.solve(theta)[1], rtol=1e-9)
+
+
+def test_t_values_separate_a_real_term_from_one_the_data_cannot_pin_down():
+    from exprsearch.fit import t_values
+
+    X, y = table(lambda p, n: 2 + 0.01 * n / p, seed=1, noise=0.02)
+    c = candidate("c + c*n/p + c*p**0.25")  # the last term is not in the law
+    compiled = Compiler(("p", "n"), X).compile(c)
+    result = fit(compiled, y)
+    t = dict(zip(map(str, c.basis), t_values(compiled, y, result)))
+    assert t["n/p"] > 20  # pinned down
+    assert t["p**0.25"] < 2  # within two standard errors of zero (or at its bound, 0)

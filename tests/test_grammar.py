@@ -92,3 +92,19 @@ def test_bind_rejects_missing_factor_and_bad_map():
         grammar.bind(g, ("p", "n"), mapping={"q": "p"})
     with pytest.raises(BindingError, match="--intrinsic names 'L'"):
         grammar.bind(g, ("p", "n"), intrinsic=("L",))
+
+
+def test_products_and_optional_sums_parse_and_bad_counts_are_refused():
+    text = """[constants]
+c = { min = 0, max = inf }
+[rules]
+start = "c + <term>{0,2}"
+term = "c * <t>*{1,2}"
+t = ["<factor>", "1/<factor>"]
+"""
+    g = grammar.parse_text(text, "mine.toml")
+    (ref,) = g.rules["term"][0].references
+    assert (ref.rule, ref.low, ref.high, ref.product) == ("t", 1, 2, True)
+    assert g.rules["start"][0].references[0].low == 0
+    with pytest.raises(GrammarError, match=r"line 5: '<t>\*\{0,2\}' needs 1 <= low <= high"):
+        grammar.parse_text(text.replace("<t>*{1,2}", "<t>*{0,2}"), "mine.toml")

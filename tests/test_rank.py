@@ -64,7 +64,7 @@ def test_lack_of_fit_separates_noise_from_misfit():
 def test_extended_bic_charges_constants_and_search_size():
     assert extended_bic(0.01, 50, 3, 10) < extended_bic(0.01, 50, 4, 10)
     assert extended_bic(0.01, 50, 3, 10) < extended_bic(0.01, 50, 3, 1000)
-    assert space_sizes([1, 2, 2, 3]) == {1: 1, 2: 3, 3: 4}
+    assert space_sizes({1: 1, 2: 2, 3: 1}) == {1: 1, 2: 3, 3: 4}
 
 
 def scored(k: int, ebic: float, p: float | None) -> Scored:
@@ -81,3 +81,13 @@ def test_select_falls_back_to_extended_bic():
     front = [scored(2, -100, None), scored(3, -300, None), scored(4, -290, None)]
     ranking = select(front, Noise(0.0, 0, 24))
     assert ranking.chosen == 1 and "no repeated configurations" in ranking.rule
+
+
+def test_select_passes_over_laws_with_a_term_the_data_cannot_pin_down():
+    front = [scored(2, -100, None), scored(3, -300, None), scored(4, -320, None)]
+    front[2] = Scored(**{**front[2].__dict__, "weakest_t": 0.7})
+    front[1] = Scored(**{**front[1].__dict__, "weakest_t": 9.0})
+    ranking = select(front, Noise(0.0, 0, 24))
+    assert ranking.chosen == 1 and "pin down" in ranking.rule
+    alone = select(front[2:], Noise(0.0, 0, 24))  # nothing better to choose: kept, not dropped
+    assert alone.chosen == 0

@@ -50,7 +50,7 @@ def test_default_grammar_recovers_strong_scaling_with_communication():
     law, grid, form = CASES["linear-communication"]
     result = search(measurements(law, grid, seed=2), "time", "default")
     check(result, law, grid, form)
-    assert len(result.candidates) > 10000
+    assert result.candidates.size > 1_000_000  # laws in the space searched (by screening)
 
 
 def test_same_seed_same_law_and_other_seed_same_form():

@@ -1,0 +1,88 @@
+"""What the measurements can tell apart: candidates whose shapes the data cannot identify.
+
+A factor measured at k distinct values gives k numbers along its axis, enough for a constant and
+k − 1 shape constants; each distinct non-constant function of the factor in a law (``n``,
+``n²·log2 n``, …) uses one, and so does each exponent fitted on it. A law that uses more has a
+shape the data cannot pin down. At two values every increasing function of a factor fits like
+every other (only the ratio of its two values matters, and the coefficient absorbs the rest), so
+only the simplest increasing and the simplest decreasing shapes are kept: the lowest-order shape
+among laws the data cannot tell apart. See docs/method.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import sympy
+
+from .candidates import Term
+from .compile import Compiler
+
+
+def factor_parts(term: Term, factor: sympy.Symbol) -> sympy.Expr:
+    """The part of a term's column that depends on ``factor`` (1 if none)."""
+    return sympy.Mul(*(a for a in sympy.Mul.make_args(term.key) if factor in a.free_symbols))
+
+
+class ShapeRule:
+    """Rejects candidates using more shapes of a factor than its distinct values support."""
+
+    def __init__(self, compiler: Compiler) -> None:
+        self.compiler = compiler
+        self.symbols = {name: sympy.Symbol(name, positive=True) for name in compiler.factors}
+        self.levels = {name: np.unique(column) for name, column in zip(compiler.factors, compiler.columns)}
+        self._simplest: dict[tuple[str, int], sympy.Expr] = {}
+        self._direction: dict[tuple[str, sympy.Expr], int] = {}
+        self._parts: dict[tuple[Term, str], sympy.Expr] = {}
+
+    def part(self, term: Term, name: str) -> sympy.Expr:
+        key = (term, name)
+        if key not in self._parts:
+            self._parts[key] = factor_parts(term, self.symbols[name])
+        return self._parts[key]
+
+    def prepare(self, terms: Iterable[Term]) -> None:
+        """Find, for each factor measured at two values, its simplest rising and falling shapes
+        among ``terms`` (and those seen before)."""
+        terms = list(terms)
+        for name, levels in self.levels.items():
+            if len(levels) != 2:
+                continue
+            for part in {self.part(t, name) for t in terms} - {sympy.Integer(1)}:
+                direction = self.direction(name, part)
+                known = self._simplest.get((name, direction))
+                if direction and (known is None or (_size(part), str(part)) < (_size(known), str(known))):
+                    self._simplest[(name, direction)] = part
+
+    def direction(self, name: str, part: sympy.Expr) -> int:
+        """+1 if ``part`` (without nonlinear constants) rises from the factor's first to its
+        second value, -1 if it falls, 0 otherwise."""
+        key = (name, part)
+        if key not in self._direction:
+            if any(s.name.startswith("_theta") for s in part.free_symbols):
+                self._direction[key] = 0
+            else:
+                with np.errstate(all="ignore"):
+                    low, high = (float(part.subs(self.symbols[name], v)) for v in self.levels[name])
+                self._direction[key] = int(np.sign(high - low)) if np.isfinite([low, high]).all() else 0
+        return self._direction[key]
+
+    def reason(self, terms: Sequence[Term]) -> str | None:
+        """Why the data cannot identify the shape of the law made of ``terms``, or None."""
+        for name, levels in self.levels.items():
+            parts = {self.part(t, name) for t in terms} - {sympy.Integer(1)}
+            if not parts:
+                continue
+            exponents = sum(1 for p in parts for s in p.free_symbols if s.name.startswith("_theta"))
+            if len(parts) + exponents > len(levels) - 1:
+                return (f"more shapes of '{name}' than its {len(levels)} distinct values can tell apart")
+            if len(levels) == 2:
+                simplest = {self._simplest.get((name, self.direction(name, p))) for p in parts}
+                if not parts <= simplest:
+                    return f"'{name}' has two values: only its simplest rising and falling shapes are told apart"
+        return None
+
+
+def _size(expr: sympy.Expr) -> int:
+    return sum(1 for _ in sympy.preorder_traversal(expr))

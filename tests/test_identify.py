@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from exprsearch import candidates, grammar
+from exprsearch.compile import Compiler
+from exprsearch.identify import ShapeRule
+from exprsearch.search import search
+
+RULES = """[constants]
+c = { min = 0, max = inf }
+k = { min = -3, max = 3 }
+[rules]
+start = "c + <term>{1,2}"
+term = "c * <t>*{1,2}"
+t = ["<factor>", "1/<factor>", "log2(<factor>)", "<factor>**2", "<factor>**4", "<factor>**k"]
+"""
+
+
+def rule_for(levels_n: list[float]):
+    p, n = np.meshgrid([1.0, 2, 4, 8, 16], levels_n)
+    X = np.column_stack([p.ravel(), n.ravel()])
+    found = candidates.generate(grammar.bind(grammar.parse_text(RULES), ("p", "n")))
+    rule = ShapeRule(Compiler(("p", "n"), X))
+    rule.prepare(t for c in found.candidates for t in c.terms)
+    return rule, {str(c): c for c in found.candidates}
+
+
+def test_a_factor_at_two_values_keeps_only_its_simplest_rising_and_falling_shapes():
+    rule, found = rule_for([1000, 8000])
+    assert rule.reason(found["c0 + c1*n/p"].terms) is None
+    assert rule.reason(found["c0 + c1/n"].terms) is None
+    assert "simplest" in rule.reason(found["c0 + c1*n**4"].terms)  # fits like n, extrapolates wildly
+    assert "simplest" in rule.reason(found["c0 + c1*log2(n)"].terms)
+    assert "two values" in rule.reason(found["c0 + c1*n**4"].terms)
+    # two shapes of n, or a fitted exponent on it, are more than two values can tell apart
+    assert "more shapes of 'n'" in rule.reason(found["c0 + c1*n + c2/n"].terms)
+    assert "more shapes of 'n'" in rule.reason(found["c0 + c1*n**k0"].terms)
+
+
+def test_k_values_support_k_minus_one_shape_constants():
+    rule, found = rule_for([1000, 2000, 4000])
+    assert rule.reason(found["c0 + c1*n + c2*n**2"].terms) is None  # two shapes, three values
+    assert rule.reason(found["c0 + c1*n**4"].terms) is None
+    assert "more shapes of 'n' than its 3" in rule.reason(found["c0 + c1*n + c2*n**k0"].terms)
+    # p has five values: four shape constants
+    assert rule.reason(found["c0 + c1*p**2 + c2*p**k0"].terms) is None
+
+
+def test_search_with_a_factor_at_two_values_extrapolates_along_the_others():
+    rng = np.random.default_rng(3)
+    p, n = np.meshgrid([1.0, 2, 4, 8, 16], [1000.0, 8000.0])
+    p, n = np.repeat(p.ravel(), 3), np.repeat(n.ravel(), 3)
+    import pandas as pd
+
+    y = (1 + 0.01 * n / p + 0.2 * p) * (1 + 0.02 * rng.standard_normal(p.size))
+    result = search(pd.DataFrame({"p": p, "n": n, "time": y}), "time", resamples=0)
+    assert str(result.law.template) == "c0 + c1*p + c2*n/p"
+    assert result.law.predict({"p": [64], "n": [8000]})[0] == pytest.approx(1 + 0.01 * 8000 / 64 + 0.2 * 64, rel=0.03)

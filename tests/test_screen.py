@@ -1,0 +1,59 @@
+"""The screened search against its reference, the exhaustive one, where both can run."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from exprsearch import grammar
+from exprsearch.search import search
+
+RULES = """name = "small"
+[constants]
+c = { min = 0, max = inf }
+k = { min = -3, max = 3 }
+[rules]
+start = "c + <term>{1,3}"
+term = "c * <t>*{1,2}"
+t = ["<factor>", "1/<factor>", "log2(<factor>)", "sqrt(<factor>)", "<factor>**2", "<factor> * log2(<factor>)", "<factor>**k"]
+[limits]
+max_nonlinear = 1
+max_candidates = %d
+"""
+
+LAWS = {
+    "amdahl-plus-linear": lambda p, n: 2 + 0.01 * n / p + 0.15 * p,
+    "log-communication": lambda p, n: 1 + 0.01 * n / p + 0.5 * np.log2(p),
+    "product-with-log": lambda p, n: 0.5 + 2e-5 * n * np.log2(n) / p,
+    "fitted-power": lambda p, n: 1 + 0.002 * n**1.25 / p,
+}
+
+
+def frame(law, seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    p, n = np.meshgrid([1.0, 2, 4, 8, 16, 32], [1000.0, 4000, 16000, 64000])
+    p, n = np.repeat(p.ravel(), 3), np.repeat(n.ravel(), 3)
+    return pd.DataFrame({"p": p, "n": n, "time": law(p, n) * (1 + 0.02 * rng.standard_normal(p.size))})
+
+
+@pytest.mark.parametrize("name", sorted(LAWS))
+def test_screened_search_chooses_the_law_the_exhaustive_search_chooses(name):
+    data = frame(LAWS[name])
+    everything = search(data, "time", grammar.parse_text(RULES % 100_000, "small.toml"), resamples=0,
+                        strategy="exhaustive")
+    assert not everything.candidates.dropped and not everything.candidates.screened
+    screened = search(data, "time", grammar.parse_text(RULES % 1000, "small.toml"), resamples=0)
+    assert screened.candidates.screened and len(screened.candidates) < len(everything.candidates) / 10
+    assert screened.candidates.size == everything.candidates.size  # the same space, counted
+    assert str(screened.law.template) == str(everything.law.template)
+    assert screened.law.constants == pytest.approx(everything.law.constants, rel=1e-3, abs=1e-9)
+
+
+def test_a_capped_exhaustive_search_says_what_it_did_not_search():
+    data = frame(LAWS["amdahl-plus-linear"])
+    result = search(data, "time", grammar.parse_text(RULES % 1000, "small.toml"), resamples=0,
+                    strategy="exhaustive")
+    (note,) = [n for n in result.notes if n.startswith("not searched")]
+    assert "sums beyond max_candidates" in note and "raise the grammar's [limits]" in note
+    count = int(note.split(":")[1].split()[0].replace(",", ""))
+    whole = search(data, "time", grammar.parse_text(RULES % 1000, "small.toml"), resamples=0).candidates.size
+    assert count == whole - len(result.candidates) > 30_000
