@@ -369,7 +369,8 @@ class _Expander:
         return frozenset().union(*(t.generic.free_symbols for t in expansion)) & self.factor_symbols
 
     def _products(self, ref: Reference, items: list[Expansion]) -> list[Expansion]:
-        """Products of ``low`` to ``high`` expansions that depend on pairwise different factors.
+        """Products of ``low`` to ``high`` expansions that each depend on one factor, a different
+        one each (expansions of several factors, or of none, are not transforms and are left out).
 
         Expansions are grouped by the factors they depend on; when the products number more than
         ``max_products``, each group is cut to the expansions the strategy ranks first (or, without
@@ -378,7 +379,7 @@ class _Expander:
         groups: dict[frozenset, list[Expansion]] = {}
         for item in items:
             needs = self.dependencies(item)
-            if needs:
+            if len(needs) == 1:  # a transform of one factor (x·log2 x, not n·log2 w)
                 groups.setdefault(needs, []).append(item)
         keys = sorted(groups, key=lambda k: sorted(s.name for s in k))
         choices = _disjoint_choices(keys, ref.low, ref.high)
@@ -394,7 +395,7 @@ class _Expander:
                 made = _product_count(choices, [len(m) for m in members])
                 self.screened.append(
                     f"<{ref.rule}>*{{{ref.low},{ref.high}}}: {full:,} products in the space; kept the {keep} "
-                    f"expansions of each factor that fit the data best on their own ({made:,} products)")
+                    f"expansions of each factor that fit its lines best, alone or in a pair ({made:,} products)")
             else:
                 members = [sorted(m, key=self.size)[:keep] for m in members]
                 self.unmade += full - _product_count(choices, [len(m) for m in members])

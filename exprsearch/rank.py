@@ -21,6 +21,7 @@ from .fit import Fit
 
 MSE_FLOOR = 1e-20  # relative errors below 1e-10 are numerically exact fits
 T_PINNED = 2.0  # a term whose coefficient is within two standard errors of zero is not pinned down
+EBIC_TIE = 2.0  # extended BICs closer than this are not evidence for one law over the other
 
 
 @dataclass(frozen=True)
@@ -196,14 +197,28 @@ def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool =
     adequate = [] if robust else [
         i for i in pool if front[i].lack_of_fit_p is not None and front[i].lack_of_fit_p >= alpha]
     if adequate:
-        chosen = min(adequate, key=lambda i: (front[i].n_constants, front[i].ebic))
+        fewest = min(front[i].n_constants for i in adequate)
+        chosen, tied = _simplest_of_best([i for i in adequate if front[i].n_constants == fewest], front)
         rule = (
             f"fewest constants among the {len(adequate)} law(s) on the front whose misfit is "
-            f"within the measured noise (lack-of-fit p >= {alpha}){held}"
+            f"within the measured noise (lack-of-fit p >= {alpha}){held}{tied}"
         )
     else:
         why = ("robust loss: the noise test does not apply" if robust else
                "no law fits within the measured noise" if pure.dof else "no repeated configurations")
-        chosen = min(pool, key=lambda i: (front[i].ebic, front[i].complexity))
-        rule = f"lowest extended BIC on the front ({why}){held}"
+        chosen, tied = _simplest_of_best(pool, front)
+        rule = f"lowest extended BIC on the front ({why}){held}{tied}"
     return Ranking(tuple(front), chosen, rule, pure)
+
+
+def _simplest_of_best(pool: list[int], front: Sequence[Scored]) -> tuple[int, str]:
+    """The least complex law among those whose extended BIC is within ``EBIC_TIE`` of the lowest
+    in ``pool`` (the data cannot tell them apart: prefer the lowest-order shape), and a phrase
+    saying so when that is not the lowest itself."""
+    best = min(pool, key=lambda i: (front[i].ebic, front[i].complexity))
+    tied = [i for i in pool if front[i].ebic <= front[best].ebic + EBIC_TIE]
+    chosen = min(tied, key=lambda i: (front[i].complexity, front[i].ebic))
+    if chosen == best:
+        return chosen, ""
+    return chosen, (f"; the simplest of the {len(tied)} law(s) within {EBIC_TIE:g} of the lowest extended BIC, "
+                    "which the data cannot tell apart")

@@ -21,11 +21,12 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 
 from .candidates import Choice, Expansion, Term
 from .compile import Compiler
 from .grammar import Limits
-from .identify import ShapeRule
+from .identify import ShapeRule, factor_parts
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
 
@@ -83,33 +84,110 @@ class DataScreen:
     def _best_atoms(self, group: list[Expansion], keep: int) -> list[Expansion]:
         names = sorted({s.name for e in group for t in e for s in t.generic.free_symbols} &
                        set(self.compiler.factors))
-        own = [self.compiler.factors.index(n) for n in names]
-        others = [i for i in range(self.configs.shape[1]) if i not in own]
-        _, line = np.unique(self.configs[:, others], axis=0, return_inverse=True)
-        line = line.reshape(-1)
-        distinct = np.array([len(np.unique(self.configs[line == g][:, own], axis=0)) for g in range(line.max() + 1)])
-        usable = distinct[line] >= 3
-        if not usable.any():  # no line of the grid varies this factor alone: judge on all configurations
-            line, usable = np.zeros(len(self.configs), dtype=int), np.ones(len(self.configs), dtype=bool)
-        scores = []
-        for expansion in group:
-            if len(expansion) != 1:
-                scores.append(np.inf)
-                continue
-            term = expansion[0]
-            columns, _ = self._columns(_bare(term))
-            scores.append(_line_fit(columns[usable], self.weight[usable] / self.mean[usable], self.weight[usable],
-                                    line[usable]))
+        line, usable = self._lines([self.compiler.factors.index(n) for n in names])
+        blocks = [self._columns(_bare(e[0]))[0][usable] if len(e) == 1 else np.zeros((usable.sum(), 0))
+                  for e in group]
+        scores = _line_scores(blocks, self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
         order = sorted(range(len(group)), key=lambda i: (scores[i], group[i][0].complexity if group[i] else 0, i))
         return [group[i] for i in sorted(order[:keep])]
 
     # -- sums --------------------------------------------------------------------------------
     def sums(self, fixed: Expansion, items: list[Expansion], low: int, high: int, limits: Limits) -> Choice:
         s = self.settings
-        undefined = 0
-        base, target = self._fixed(fixed)
+        design, owner, thetas, residual, always, undefined = self._design(fixed, items)
+        nonlinear = np.array([sum(t.n_nonlinear for t in item) for item in items])
+        room = limits.max_nonlinear - sum(t.n_nonlinear for t in fixed)
+        most = min(high, limits.max_terms - len(fixed))
+        seeds = self._seeds(items, owner, design, nonlinear)
+        best_column: dict[int, tuple] = {}  # item → (sse of the best model using it, its column, the model)
+        models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
+        levels: list[list[tuple[int, ...]]] = []
+        for level in range(most):
+            found: dict[frozenset, tuple[float, int, tuple[int, ...]]] = {}
+            for sse, columns in models:
+                used = set(owner[list(columns)].tolist())
+                gain, sign = self._gains(design, residual, columns)
+                spent = sum(nonlinear[i] for i in used)
+                allowed = (sign >= 0) & (nonlinear[owner] + spent <= room) & ~np.isin(owner, list(used))
+                best = _best_per_item(owner, np.where(allowed, gain, -1.0), nonlinear)
+                best = best[gain[best] >= 0][np.argsort(-gain[best[gain[best] >= 0]], kind="stable")]
+                picked = list(best[: 4 * s.beam])
+                if level == 0:  # the terms made of each factor's best shapes (see _seeds)
+                    picked += [c for c in best if int(owner[c]) in seeds and c not in picked]
+                for c in picked:
+                    key = frozenset(used | {int(owner[c])})
+                    new = (sse - float(gain[c]), int(sum(nonlinear[i] for i in key)), (*columns, int(c)))
+                    if key not in found or new[:2] < found[key][:2]:
+                        found[key] = new
+            ranked = sorted(found.values(), key=lambda m: (m[0] * (1 + 1e-9 * m[1]), sorted(owner[list(m[2])])))
+            kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if set(owner[list(m[2])]) <= seeds]
+                                       if level == 0 else [])
+            models = [(sse, columns) for sse, _, columns in kept]
+            levels.append([tuple(sorted(int(owner[c]) for c in columns)) for _, columns in models])
+            for sse, columns in models:
+                for c in columns:
+                    i = int(owner[c])
+                    if i not in best_column or sse < best_column[i][0]:
+                        best_column[i] = (sse, c, columns)
+            if not models:
+                break
+        # survivors: the terms of the best models of the largest size first, then of smaller ones
+        survivors: list[int] = []
+        for model in [m for level in reversed(levels) for m in level]:
+            for i in model:
+                if i not in survivors:
+                    survivors.append(i)
+        survivors = sorted(survivors[: s.survivors]) + always
+        combos = {m for level in levels for m in level}
+        for size in range(max(low, 1), most + 1):
+            for combo in itertools.combinations(survivors, size):
+                if sum(nonlinear[i] for i in combo) <= room:
+                    combos.add(combo)
+        if low == 0:
+            combos.add(())
+        guesses = {items[i][0]: (thetas[c] if nonlinear[i] == 1 else
+                                 self._refined(items[i][0], thetas[c], design[:, [m for m in model if m != c]], residual))
+                   for i, (_, c, model) in best_column.items() if nonlinear[i] and i in survivors}
+        how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
+               f"{len(seeds)} terms of each factor's best shapes) and fitted every sum of up to {most} of the "
+               f"{len(survivors)} terms that took part ({len(combos):,} sums)")
+        if undefined:
+            how += f"; {undefined} term(s) undefined (NaN or infinite) on the data were left out"
+        return Choice(sorted(combos, key=lambda c: (len(c), c)), guesses, how, undefined)
+
+    def _refined(self, term: Term, start: tuple[float, ...], others: np.ndarray, residual: np.ndarray,
+                 rounds: int = 4) -> tuple[float, ...]:
+        """Exponents of a term with several, refined from the coarse grid's best by grids of
+        5 values a side that shrink around the best each round, in the model the term did best in
+        (the other columns ``others``): a start close enough for a local polish to finish."""
+        kinds = [k for i, k in enumerate(term.kinds) if i != term.coefficient]
+        bounds = np.array([self.kinds[k] for k in kinds], dtype=float)
+        step = (bounds[:, 1] - bounds[:, 0]) / (GRID.get(len(kinds), 4) - 1)
+        best = np.array(start, dtype=float)
+        basis = _orthonormal(np.hstack([self._fixed_basis, others]))
+        residual = residual - basis @ (basis.T @ residual)
+        function = self.compiler.function(term.key, len(kinds))
+        for _ in range(rounds):
+            step = step / 2
+            axes = [np.clip(b + s * np.arange(-2, 3), lo, hi) for b, s, (lo, hi) in zip(best, step, bounds)]
+            grid = np.array(list(itertools.product(*axes)))
+            with np.errstate(all="ignore"):
+                raw = function(self.compiler.columns, [grid[:, i, None] for i in range(len(kinds))])
+                columns = np.broadcast_to(raw, (len(grid), self.compiler.n_rows))[:, self.first_row].T
+                columns = columns / self.mean[:, None] * self.weight[:, None]
+                columns = columns - basis @ (basis.T @ columns)
+                gain = (columns.T @ residual) ** 2 / np.einsum("nc,nc->c", columns, columns)
+            gain[~np.isfinite(gain)] = -1.0
+            best = grid[int(np.argmax(gain))]
+        return tuple(float(v) for v in best)
+
+    def _design(self, fixed: Expansion, items: list[Expansion]):
+        """Unit columns of every screened item, less what the fixed terms explain; the residual
+        target; the items kept without screening; how many were undefined on the data."""
         blocks, owner, thetas = [], [], []
         always: list[int] = []
+        undefined = 0
+        base, target = self._fixed(fixed)
         if self.shapes is not None:
             self.shapes.prepare(t for item in items for t in item)
         for i, item in enumerate(items):
@@ -125,77 +203,49 @@ class DataScreen:
             thetas.extend(map(tuple, values))
         design = np.hstack(blocks) if blocks else np.zeros((len(self.configs), 0))
         owner = np.array(owner, dtype=np.intp)
-        # Unit columns, then everything relative to what the fixed terms explain; a column the
-        # fixed terms (nearly) explain themselves can add nothing.
+        # A column the fixed terms (nearly) explain themselves can add nothing.
         with np.errstate(all="ignore"):
             design = design / np.sqrt(np.einsum("nc,nc->c", design, design))
-        basis = _orthonormal(base)
+        basis = self._fixed_basis = _orthonormal(base)
         design = design - basis @ (basis.T @ design)
         residual = target - basis @ (basis.T @ target)
         norms = np.sqrt(np.einsum("nc,nc->c", design, design))
         live = np.isfinite(norms) & (norms > 1e-6)
-        design, owner, norms = design[:, live], owner[live], norms[live]
         thetas = [t for t, ok in zip(thetas, live) if ok]
-        design = design / norms
+        return design[:, live] / norms[live], owner[live], thetas, residual, always, undefined
 
-        nonlinear = np.array([sum(t.n_nonlinear for t in item) for item in items])
-        room = limits.max_nonlinear - sum(t.n_nonlinear for t in fixed)
-        most = min(high, limits.max_terms - len(fixed))
-        best_column: dict[int, tuple[float, int]] = {}  # item → (sse of the best model using it, column)
-        models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
-        visited: list[tuple[int, ...]] = []
-        first_gain = None
-        for _ in range(most):
-            found: dict[frozenset, tuple[float, tuple[int, ...]]] = {}
-            for sse, columns in models:
-                used = set(owner[list(columns)]) if columns else set()
-                gain, sign = self._gains(design, residual, columns)
-                if first_gain is None:
-                    first_gain = np.where(sign >= 0, gain, 0.0)
-                spent = sum(nonlinear[i] for i in used)
-                allowed = (sign >= 0) & (nonlinear[owner] + spent <= room)
-                if used:
-                    allowed &= ~np.isin(owner, list(used))
-                for c in np.flatnonzero(allowed)[np.argsort(-gain[allowed], kind="stable")][: 4 * s.beam]:
-                    key = frozenset(used | {int(owner[c])})
-                    new = (sse - float(gain[c]), (*columns, int(c)))
-                    if key not in found or new[0] < found[key][0]:
-                        found[key] = new
-            models = sorted(found.values(), key=lambda m: (m[0], sorted(owner[list(m[1])])))[: s.beam]
-            for sse, columns in models:
-                visited.append(tuple(sorted(int(owner[c]) for c in columns)))
-                for c in columns:
-                    i = int(owner[c])
-                    if i not in best_column or sse < best_column[i][0]:
-                        best_column[i] = (sse, c)
-            if not models:
-                break
-        ranked = []
-        if first_gain is not None and len(first_gain):
-            per_item: dict[int, float] = {}
-            for c in np.argsort(-first_gain, kind="stable"):
-                per_item.setdefault(int(owner[c]), float(first_gain[c]))
-                if int(owner[c]) not in best_column:
-                    best_column[int(owner[c])] = (np.inf, int(c))
-            ranked = [i for i, g in per_item.items() if g > 0][: s.first]
-        survivors: list[int] = []
-        for i in [i for model in visited for i in model] + ranked:
-            if i not in survivors:
-                survivors.append(i)
-        survivors = sorted(survivors[: s.survivors]) + always
-        combos = {tuple(sorted(m)) for m in visited}
-        for size in range(max(low, 1), most + 1):
-            for combo in itertools.combinations(survivors, size):
-                if sum(nonlinear[i] for i in combo) <= room:
-                    combos.add(combo)
-        if low == 0:
-            combos.add(())
-        guesses = {items[i][0]: thetas[c] for i, (_, c) in best_column.items() if nonlinear[i]}
-        how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}) and "
-               f"fitted every sum of up to {most} of the {len(survivors)} terms that took part ({len(combos):,} sums)")
-        if undefined:
-            how += f"; {undefined} term(s) undefined (NaN or infinite) on the data were left out"
-        return Choice(sorted(combos, key=lambda c: (len(c), c)), guesses, how, undefined)
+    def _seeds(self, items: list[Expansion], owner: np.ndarray, design: np.ndarray, nonlinear: np.ndarray) -> set[int]:
+        """Items made only of each factor's two best shapes, as Extra-P's multi-parameter modeler
+        combines the best single-parameter functions: a shape is ranked by how well it fits alone
+        along the lines of the grid where only its factor varies. Greedy selection alone misses an
+        additive law whose single terms each explain less than some product does."""
+        factors = list(self.compiler.factors)
+        symbols = [sympy.Symbol(f, positive=True) for f in factors]
+        screened = sorted(set(owner.tolist()))
+        parts = {i: {f: factor_parts(items[i][0], sym) for f, sym in zip(factors, symbols)} for i in screened}
+        top: dict[str, list[sympy.Expr]] = {}
+        for f_index, name in enumerate(factors):
+            lone = [i for i in screened if all((p == 1) == (g != name) for g, p in parts[i].items())]
+            if not lone:
+                continue
+            line, usable = self._lines([f_index])
+            scores = _line_scores([self._columns(items[i][0])[0][usable] for i in lone],
+                                  self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
+            order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
+            top[name] = [parts[lone[j]][name] for j in order[:2]]
+        return {i for i in screened if all(p == 1 or p in top.get(f, ()) for f, p in parts[i].items())}
+
+    def _lines(self, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Each configuration's line (the values of the other factors), and whether its line
+        varies ``own`` over three or more values; all one line where none does."""
+        others = [i for i in range(self.configs.shape[1]) if i not in own]
+        _, line = np.unique(self.configs[:, others], axis=0, return_inverse=True)
+        line = line.reshape(-1)
+        distinct = np.array([len(np.unique(self.configs[line == g][:, own], axis=0)) for g in range(line.max() + 1)])
+        usable = distinct[line] >= 3
+        if not usable.any():
+            return np.zeros(len(self.configs), dtype=int), np.ones(len(self.configs), dtype=bool)
+        return line, usable
 
     def _fixed(self, fixed: Expansion) -> tuple[np.ndarray, np.ndarray]:
         """Columns of the fixed terms' coefficients, and the target less the fixed offsets."""
@@ -227,6 +277,13 @@ class DataScreen:
         return gain, np.sign(corr)
 
 
+def _best_per_item(owner: np.ndarray, score: np.ndarray, nonlinear: np.ndarray) -> np.ndarray:
+    """The column with the highest score of each item (columns are grouped by item)."""
+    order = np.lexsort((-score, owner))
+    first = np.r_[True, owner[order][1:] != owner[order][:-1]]
+    return order[first]
+
+
 def _bare(term: Term) -> Term:
     """A transform without a coefficient treated as its own column (for ranking atoms)."""
     if term.coefficient is not None:
@@ -240,6 +297,41 @@ def _orthonormal(columns: np.ndarray) -> np.ndarray:
     q, r = np.linalg.qr(columns)
     keep = np.abs(np.diag(r)) > 1e-10 * max(float(np.abs(np.diag(r)).max()), 1e-300)
     return q[:, keep]
+
+
+def _line_scores(blocks: list[np.ndarray], intercept: np.ndarray, target: np.ndarray,
+                 line: np.ndarray) -> list[float]:
+    """Each transform's error along its factor's lines, fitted alone (an intercept and a
+    non-negative slope per line) or beside the one other transform that helps it most (both
+    slopes non-negative): a law falling as 1/p and rising as p needs both to show its shape."""
+    owner = np.concatenate([np.full(b.shape[1], i) for i, b in enumerate(blocks)]) if blocks else np.zeros(0, int)
+    columns = np.hstack(blocks) if blocks else np.zeros((len(target), 0))
+    alone = np.zeros(columns.shape[1])
+    gram = np.zeros((columns.shape[1],) * 2)
+    cross = np.zeros(columns.shape[1])
+    total = 0.0
+    for g in np.unique(line):
+        rows = line == g
+        u, x, t = intercept[rows], columns[rows], target[rows]
+        xc = x - np.outer(u, (u @ x) / (u @ u))
+        tc = t - u * (u @ t) / (u @ u)
+        sxx, sxt = np.einsum("nc,nc->c", xc, xc), xc.T @ tc
+        with np.errstate(all="ignore"):
+            slope = np.where(sxx > 0, np.maximum(sxt / sxx, 0.0), 0.0)
+        alone += tc @ tc - 2 * slope * sxt + slope**2 * sxx
+        total += tc @ tc
+        gram += xc.T @ xc
+        cross += sxt
+    # Pairs, on the lines pooled (a slope per line for pairs would cost a solve per line and pair).
+    with np.errstate(all="ignore"):
+        a, b, d = np.diag(gram)[:, None], gram, np.diag(gram)[None, :]
+        det = a * d - b**2
+        s1 = (d * cross[:, None] - b * cross[None, :]) / det
+        s2 = (a * cross[None, :] - b * cross[:, None]) / det
+        paired = total - s1 * cross[:, None] - s2 * cross[None, :]
+    ok = (s1 >= 0) & (s2 >= 0) & (det > 1e-12 * a * d) & (owner[:, None] != owner[None, :]) & np.isfinite(paired)
+    best = np.minimum(alone, np.where(ok, paired, np.inf).min(axis=1, initial=np.inf))
+    return [float(best[owner == i].min()) if (owner == i).any() else np.inf for i in range(len(blocks))]
 
 
 def _line_fit(columns: np.ndarray, intercept: np.ndarray, target: np.ndarray, line: np.ndarray) -> float:

@@ -1,0 +1,312 @@
+"""Multi-factor laws: recovery and extrapolation, beside Extra-P on the same inputs.
+
+Three parts, each printed as a Markdown table (docs/accuracy.md holds a run):
+
+1. **Synthetic suite**: multi-factor laws of the kinds distributed training and HPC codes follow
+   (per-layer costs, three-factor products, products of fitted powers, parameter-server and
+   all-reduce terms, Extra-P-style multi-parameter forms), measured on small grids with 2 %
+   multiplicative noise and 3 repetitions, and judged at 4× and 8× the largest measured value of
+   their scaling factors against the noise-free law. A law is *recovered* when the chosen law
+   has the true form (the same terms; a fitted exponent within 0.1 of the true one) and its
+   largest error there is below 3 %. Beside it: the true form refitted to the same data, and
+   Extra-P 4.2.5's multi-parameter modeler (Basic single-parameter modeler, negative exponents
+   allowed) on the same measurements.
+2. **Extra-P-format inputs with known laws** (../shared/extrap-format, and two files this script
+   writes in Extra-P's text format): largest error at 2× the largest measured value.
+3. **Public multi-factor tables** (../shared/datasets): fitted on the smaller worker counts,
+   judged on the larger ones; against Extra-P and a per-level Amdahl fit a + b/p.
+
+Wall times are of the command lines from process start (``exprsearch run`` with its defaults,
+``extrap --text``), medians of --repeats.
+
+    python benchmarks/multifactor.py [--repeats 1] [--no-extrap] [--only synthetic,extrap,public]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sympy
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from speed import extrap_model, extrap_predict, timed  # noqa: E402
+
+from exprsearch import grammar, search  # noqa: E402
+
+SHARED = HERE.parents[1] / "shared"
+EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
+
+
+@dataclass(frozen=True)
+class Case:
+    """A law with known truth, the grid it is measured on and the factors it is scaled along."""
+
+    name: str
+    truth: str
+    grid: dict[str, list[float]]
+    scale: tuple[str, ...]
+    form: str  # the true form in grammar syntax (c: coefficients, k: fitted exponents)
+
+
+P = [1, 2, 4, 8, 16]
+CASES = [
+    Case("Amdahl + linear communication", "2 + 0.01*n/p + 0.15*p", {"p": P, "n": [1e3, 4e3, 16e3]}, ("p", "n"),
+         "c + c*n/p + c*p"),
+    Case("Amdahl + log communication", "1 + 0.01*n/p + 0.5*log2(p)", {"p": P, "n": [1e3, 4e3, 16e3]}, ("p", "n"),
+         "c + c*n/p + c*log2(p)"),
+    Case("fitted communication power", "1 + 0.01*n/p + 0.05*p**1.4", {"p": P + [32], "n": [1e3, 4e3, 16e3]},
+         ("p", "n"),
+         "c + c*n/p + c*p**k"),
+    Case("per-layer compute and communication", "0.5 + 2e-4*L*n/p + 0.05*L*log2(p)",
+         {"L": [2, 4, 8, 16], "n": [1e3, 4e3, 16e3], "p": [1, 2, 4, 8]}, ("p", "n"),
+         "c + c*L*n/p + c*L*log2(p)"),
+    Case("per-layer compute only", "0.3 + 1e-4*L*n/p", {"L": [2, 4, 8, 16], "n": [1e3, 4e3, 16e3], "p": [1, 2, 4, 8]},
+         ("p", "n", "L"), "c + c*L*n/p"),
+    Case("parameters x samples / workers", "1 + 1e-6*w*s/p", {"w": [1e5, 1e6, 1e7], "s": [100, 400, 1600],
+                                                              "p": [1, 2, 4, 8]}, ("p", "s"), "c + c*w*s/p"),
+    Case("per-step overhead over batch and workers", "0.2 + 0.05*n/(p*b) + 2e-3*n/p",
+         {"n": [1e3, 4e3, 16e3], "p": [1, 2, 4, 8], "b": [16, 32, 64, 128]}, ("p", "n"), "c + c*n/(p*b) + c*n/p"),
+    Case("generic model term n^a/p^b", "2 + 0.003*n**1.3/p**0.8", {"n": [1e3, 2e3, 4e3, 8e3], "p": P}, ("p", "n"),
+         "c + c*n**k*p**k"),
+    Case("generic model term L^a n / p^b", "0.5 + 2e-4*L**1.2*n/p**0.9",
+         {"L": [2, 4, 8, 16], "n": [1e3, 4e3, 16e3], "p": [1, 2, 4, 8]}, ("p", "n"), "c + c*L**k*n*p**k"),
+    Case("parameter server (traffic ~ params x workers)", "0.5 + 0.002*n/p + 2e-8*w*p",
+         {"n": [1e3, 4e3, 16e3], "p": P, "w": [1e6, 4e6, 16e6]}, ("p", "n"), "c + c*n/p + c*w*p"),
+    Case("tree all-reduce (params x log2 p)", "0.5 + 0.002*n/p + 1e-7*w*log2(p)",
+         {"n": [1e3, 4e3, 16e3], "p": P, "w": [1e6, 4e6, 16e6]}, ("p", "n"), "c + c*n/p + c*w*log2(p)"),
+    Case("all-reduce with latency", "0.3 + 0.002*n/p + 0.02*log2(p) + 3e-8*w",
+         {"n": [1e3, 4e3, 16e3], "p": P, "w": [1e6, 4e6, 16e6]}, ("p", "n"), "c + c*n/p + c*log2(p) + c*w"),
+    Case("quadratic work over workers", "1 + 1e-6*n**2/p", {"n": [1e3, 2e3, 4e3, 8e3], "p": P}, ("p", "n"),
+         "c + c*n**2/p"),
+    Case("n log n work over workers + log comm", "0.5 + 2e-5*n*log2(n)/p + 0.1*log2(p)",
+         {"n": [1e3, 4e3, 16e3, 64e3], "p": P}, ("p", "n"), "c + c*n*log2(n)/p + c*log2(p)"),
+    Case("weak scaling with sqrt communication", "1 + 0.001*n + 0.2*sqrt(p)", {"n": [1e3, 2e3, 4e3], "p": P},
+         ("p",), "c + c*n + c*sqrt(p)"),
+    Case("bottleneck growing as p^2", "1 + 0.01*n/p + 0.004*p**2", {"n": [1e3, 4e3, 16e3], "p": P}, ("p", "n"),
+         "c + c*n/p + c*p**2"),
+    Case("layers over pipeline devices", "0.2 + 0.5*L/p + 0.05*p", {"L": [8, 16, 32, 64], "p": [1, 2, 4, 8]},
+         ("L", "p"), "c + c*L/p + c*p"),
+    Case("per-layer params over workers + per-layer log comm", "0.3 + 1e-7*L*w/p + 0.02*L*log2(p)",
+         {"L": [2, 4, 8, 16], "w": [1e5, 1e6, 1e7], "p": [1, 2, 4, 8]}, ("p", "L"), "c + c*L*w/p + c*L*log2(p)"),
+    Case("Extra-P text example s^1.5 p", "1 + 0.05*s**1.5*p", {"s": [2, 4, 6, 8, 10], "p": [1, 2, 3, 4, 5]},
+         ("s", "p"), "c + c*s**(3/2)*p"),
+    Case("Extra-P x^2 log y + x y^2 z", "1 + 0.2*x**2*log2(y) + 0.1*x*y**2*z",
+         {"x": [2, 4, 6, 8, 10], "y": [2, 4, 6, 8, 10], "z": [2, 4, 6, 8, 10]}, ("x", "y", "z"),
+         "c + c*x**2*log2(y) + c*x*y**2*z"),
+    Case("Extra-P product x^2 y^(1/2)", "200 + 10*x**2*sqrt(y)", {"x": [2, 4, 8, 16, 32], "y": [2, 4, 8, 16, 32]},
+         ("x", "y"), "c + c*x**2*sqrt(y)"),
+    Case("Extra-P sum x log x + y^(3/2)", "200 + 10*x*log2(x) + 20*y**1.5",
+         {"x": [2, 4, 8, 16, 32], "y": [2, 4, 8, 16, 32]}, ("x", "y"), "c + c*x*log2(x) + c*y**(3/2)"),
+    Case("Extra-P product of three", "200 + 10*x*y*log2(z)", {"x": [2, 4, 8, 16], "y": [2, 4, 8, 16],
+                                                               "z": [2, 4, 8, 16]}, ("x", "y", "z"),
+         "c + c*x*y*log2(z)"),
+    Case("strong + weak scaling mix", "1 + 40/p + 0.002*n", {"n": [1e3, 2e3, 4e3], "p": P}, ("p", "n"),
+         "c + c/p + c*n"),
+    Case("work n^1.5 over workers", "0.5 + 1e-5*n**1.5/p", {"n": [1e3, 2e3, 4e3, 8e3], "p": P}, ("p", "n"),
+         "c + c*n**(3/2)/p"),
+    Case("model parallel: params / devices + activations x log", "0.2 + 1e-6*w/p + 1e-3*b*log2(p)",
+         {"w": [1e5, 1e6, 1e7], "b": [16, 64, 256], "p": [1, 2, 4, 8]}, ("p", "w"),
+         "c + c*w/p + c*b*log2(p)"),
+    Case("data x model with fitted power on params", "0.4 + 3e-5*n*w**0.8/p", {"n": [1e3, 4e3, 16e3],
+                                                                           "w": [1e4, 1e5, 1e6], "p": [1, 2, 4, 8]},
+         ("p", "n"), "c + c*n*w**k/p"),
+    Case("CNTK-style: init overhead + compute + p log p", "5 + 0.02*n/p + 0.01*p*log2(p)",
+         {"n": [1e3, 4e3, 16e3], "p": P}, ("p", "n"), "c + c*n/p + c*p*log2(p)"),
+]
+
+
+def factor_symbols(names) -> dict[str, sympy.Symbol]:
+    return {name: sympy.Symbol(name, positive=True) for name in names}
+
+
+def measure(case: Case, seed: int, repetitions: int = 3, noise: float = 0.02) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    names = list(case.grid)
+    rows = np.array(list(itertools.product(*case.grid.values())), dtype=float)
+    rows = np.repeat(rows, repetitions, axis=0)
+    truth = evaluate(case.truth, names, rows)
+    frame = pd.DataFrame(rows, columns=names)
+    frame["time"] = truth * (1 + noise * rng.standard_normal(len(rows)))
+    return frame
+
+
+def evaluate(expression: str, names: list[str], rows: np.ndarray) -> np.ndarray:
+    symbols = factor_symbols(names)
+    expr = sympy.sympify(expression, locals={"log2": lambda v: sympy.log(v, 2), **symbols})
+    function = sympy.lambdify([list(symbols.values())], expr, "numpy")
+    return np.broadcast_to(function([rows[:, i] for i in range(rows.shape[1])]), len(rows)).astype(float)
+
+
+def test_points(case: Case, factors: tuple[str, ...] | None = None, multiples=(4.0, 8.0)) -> np.ndarray:
+    """Each scaling factor at 4× and 8× its largest measured value, the others at their smallest
+    and largest: every combination."""
+    axes = []
+    for name, values in case.grid.items():
+        if name in (factors or case.scale):
+            axes.append([max(values) * m for m in multiples])
+        else:
+            axes.append(sorted({min(values), max(values)}))
+    return np.array(list(itertools.product(*axes)), dtype=float)
+
+
+def signature(expr: sympy.Expr, names: list[str]) -> frozenset:
+    """The law's terms as sets of (factor or log2 factor, exponent), coefficients dropped."""
+    symbols = factor_symbols(names)
+    out = set()
+    for term in sympy.Add.make_args(sympy.expand(expr.rewrite(sympy.log))):
+        parts = []
+        for base, power in term.as_powers_dict().items():
+            if base in symbols.values():
+                parts.append((str(base), round(float(power), 6)))
+            elif isinstance(base, sympy.log) and base.args[0] in symbols.values():
+                parts.append((f"log2({base.args[0]})", round(float(power), 6)))
+        out.add(tuple(sorted(parts)))
+    return frozenset(out)
+
+
+def same_form(found: sympy.Expr, truth: str, names: list[str], tolerance: float = 0.1) -> bool:
+    symbols = factor_symbols(names)
+    expected = signature(sympy.sympify(truth, locals={"log2": lambda v: sympy.log(v, 2), **symbols}), names)
+    got = signature(found, names)
+    if len(got) != len(expected):
+        return False
+    unmatched = list(expected)
+    for term in got:
+        match = next((e for e in unmatched if [b for b, _ in e] == [b for b, _ in term] and
+                      all(abs(x - y) <= tolerance for (_, x), (_, y) in zip(e, term))), None)
+        if match is None:
+            return False
+        unmatched.remove(match)
+    return True
+
+
+def form_grammar(case: Case) -> grammar.Grammar:
+    text = f"""name = "true-form"
+[factors]
+{chr(10).join(f'{n} = "extrinsic"' for n in case.grid)}
+[constants]
+c = {{ min = 0, max = inf }}
+k = {{ min = -3, max = 3 }}
+[rules]
+start = "{case.form}"
+[limits]
+max_nonlinear = 3
+"""
+    return grammar.parse_text(text, "true-form.toml")
+
+
+def error_at(law_predict, case: Case, points: np.ndarray) -> float:
+    names = list(case.grid)
+    truth = evaluate(case.truth, names, points)
+    predicted = law_predict({n: points[:, i] for i, n in enumerate(names)})
+    return float(100 * np.max(np.abs(predicted / truth - 1)))
+
+
+def run_cli(frame: pd.DataFrame, folder: Path, name: str, repeats: int, options=()) -> tuple[float, Path]:
+    data = folder / f"{name}.csv"
+    frame.to_csv(data, index=False)
+    walls = []
+    for i in range(repeats):
+        out = folder / f"{name}-out{i}"
+        seconds, _, _ = timed([sys.executable, "-m", "exprsearch.cli", "run", str(data), "-t", "time",
+                               "--out", str(out), *options])
+        walls.append(seconds)
+    return statistics.median(walls), folder / f"{name}-out0" / "law.json"
+
+
+def synthetic(args, folder: Path) -> list[dict]:
+    from exprsearch import load
+
+    rows = []
+    for number, case in enumerate(CASES):
+        frame = measure(case, seed=100 + number)
+        names = list(case.grid)
+        points = test_points(case)
+        started = time.perf_counter()
+        ours = search(frame, "time", "default", resamples=0).law
+        in_process = time.perf_counter() - started
+        truth_fit = search(frame, "time", form_grammar(case), resamples=0).law
+        row = {"case": case.name, "factors": len(names), "rows": len(frame),
+               "error": error_at(ours.predict, case, points), "true_form_error": error_at(truth_fit.predict, case, points),
+               "form": same_form(ours.expression, case.truth, names), "law": str(ours.template),
+               "search_s": in_process}
+        row["recovered"] = row["form"] and row["error"] < 3
+        if args.cli:
+            wall, law_file = run_cli(frame, folder, f"case{number}", args.repeats)
+            row["wall_s"] = wall
+            row["cli_same_law"] = str(load(law_file).template) == row["law"]
+        if args.extrap:
+            model, seconds = extrap_model(EXTRAP, frame, names, folder / f"case{number}.txt", args.repeats)
+            predicted = extrap_predict(model, {n: points[:, i] for i, n in enumerate(names)})
+            truth = evaluate(case.truth, names, points)
+            row.update(extrap_error=float(100 * np.max(np.abs(predicted / truth - 1))), extrap_s=seconds,
+                       extrap_model=model)
+        rows.append(row)
+        print(f"  {case.name}: {row['error']:.2f} % (true form {row['true_form_error']:.2f} %), "
+              f"{'recovered' if row['recovered'] else 'NOT recovered'}: {row['law']}", file=sys.stderr)
+    return rows
+
+
+def report_synthetic(rows: list[dict]) -> None:
+    print("\n### Synthetic multi-factor suite\n")
+    extrap = "extrap_error" in rows[0]
+    cli = "wall_s" in rows[0]
+    header = ["law", "factors", "recovered", "error % (4-8x)", "true form refitted %"]
+    header += ["Extra-P %"] if extrap else []
+    header += ["wall s", "Extra-P s"] if cli and extrap else ["wall s"] if cli else []
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        cells = [r["case"], str(r["factors"]), "yes" if r["recovered"] else "no", f"{r['error']:.2f}",
+                 f"{r['true_form_error']:.2f}"]
+        cells += [f"{r['extrap_error']:.1f}"] if extrap else []
+        cells += [f"{r['wall_s']:.2f}"] if cli else []
+        cells += [f"{r['extrap_s']:.2f}"] if cli and extrap else []
+        print("| " + " | ".join(cells) + " |")
+    recovered = sum(r["recovered"] for r in rows)
+    ours = statistics.median(r["error"] for r in rows)
+    truth = statistics.median(r["true_form_error"] for r in rows)
+    print(f"\nRecovered {recovered}/{len(rows)} ({100 * recovered / len(rows):.0f} %); median error {ours:.2f} % "
+          f"vs {truth:.2f} % for the true form refitted (ratio {ours / truth:.2f}); median search "
+          f"{statistics.median(r['search_s'] for r in rows):.2f} s in-process.")
+    if extrap:
+        print(f"Extra-P: median error {statistics.median(r['extrap_error'] for r in rows):.1f} %, "
+              f"{sum(r['extrap_error'] < 3 for r in rows)}/{len(rows)} below 3 %.")
+    if cli:
+        line = f"Wall time from process start, median: {statistics.median(r['wall_s'] for r in rows):.2f} s"
+        if extrap:
+            ratios = [r["wall_s"] / r["extrap_s"] for r in rows]
+            line += (f"; Extra-P {statistics.median(r['extrap_s'] for r in rows):.2f} s; ratio median "
+                     f"{statistics.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f})")
+        print(line + ".")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--no-extrap", dest="extrap", action="store_false")
+    parser.add_argument("--no-cli", dest="cli", action="store_false", help="skip the command-line timings")
+    parser.add_argument("--only", default="synthetic,extrap,public")
+    args = parser.parse_args()
+    if args.extrap and not EXTRAP.exists():
+        sys.exit(f"Extra-P is not installed at {EXTRAP}: python3 -m venv {EXTRAP.parents[1]} && "
+                 f"{EXTRAP.parent}/pip install extrap==4.2.5 (or pass --no-extrap)")
+    parts = args.only.split(",")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if "synthetic" in parts:
+            report_synthetic(synthetic(args, folder))
+
+
+if __name__ == "__main__":
+    main()
