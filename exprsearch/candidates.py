@@ -43,8 +43,13 @@ class Term:
     coefficient: int | None
     key: sympy.Expr
     complexity: int
-    order: tuple[int, str]
     merge: sympy.Expr  # terms with equal ``merge`` differ by a number factor: sympy adds them into one
+
+    @cached_property
+    def order(self) -> tuple[int, str]:
+        """Where the term goes in a sum: simplest first, then by its text (made only when needed:
+        printing costs more than the rest of the analysis)."""
+        return (self.complexity, str(self.generic))
 
     @property
     def n_nonlinear(self) -> int:
@@ -418,7 +423,7 @@ class _Expander:
 
     def decompose(self, expr: sympy.Expr) -> Expansion:
         terms = [self.term(t) for t in sympy.Add.make_args(expr) if t != 0]
-        return tuple(sorted(terms, key=lambda t: t.order))
+        return tuple(terms) if len(terms) < 2 else tuple(sorted(terms, key=lambda t: t.order))
 
     def term(self, generic: sympy.Expr) -> Term:
         """The analysed :class:`Term` of a canonical generic term (cached)."""
@@ -526,8 +531,7 @@ def _analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:
     key = pattern / occurrence(coefficient) if coefficient is not None else pattern
     key = key.xreplace({occurrence(i): theta(j) for j, i in enumerate(others)})
     size = complexity(generic)
-    return Term(generic, pattern, tuple(found), coefficient, key, size, (size, str(generic)),
-                generic.as_coeff_Mul()[1])
+    return Term(generic, pattern, tuple(found), coefficient, key, size, generic.as_coeff_Mul()[1])
 
 
 def _over_limit(candidate: Candidate, grammar: Grammar) -> str | None:

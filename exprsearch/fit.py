@@ -120,7 +120,8 @@ def _fit_once(compiled, y, settings, rows, weights, guess, refine, local=False) 
     if guess is not None and not refine:
         theta, coef = guess, None
     elif guess is not None and local:
-        theta, coef = _polish(lambda t: float(problem.energy(t[:, None])[0]), guess, nonlinear_bounds), None
+        theta = _polish(lambda t: float(problem.energy(t[:, None])[0]), guess, nonlinear_bounds, problem.energy)
+        coef = None
     elif settings.plain_de:
         theta, coef = problem.plain_de(settings, _seed(settings.seed, candidate))
     elif candidate.nonlinear:
@@ -207,7 +208,7 @@ class _Problem:
             energy, bounds, vectorized=True, updating="deferred", seed=seed,
             popsize=settings.popsize, maxiter=settings.maxiter, tol=settings.tol, polish=False,
         )
-        best = _polish(lambda t: float(energy(t[:, None])[0]), result.x, bounds)
+        best = _polish(lambda t: float(energy(t[:, None])[0]), result.x, bounds, energy)
         if guess is not None and energy(guess[:, None])[0] < energy(best[:, None])[0]:
             return guess
         return best
@@ -327,11 +328,25 @@ class _Blocks:
         return cost
 
 
-def _polish(scalar, start: np.ndarray, bounds) -> np.ndarray:
-    """Refine the best DE member with L-BFGS-B inside the bounds; keep it if not improved."""
+def _polish(scalar, start: np.ndarray, bounds, energy=None) -> np.ndarray:
+    """Refine the best DE member with L-BFGS-B inside the bounds; keep it if not improved.
+    With ``energy`` (a population cost, ``(q, S)`` → ``(S,)``) each step's value and
+    forward-difference gradient come from one call instead of q + 1."""
     if len(start) == 0:
         return start
-    result = minimize(scalar, start, method="L-BFGS-B", bounds=bounds)
+    if energy is None:
+        result = minimize(scalar, start, method="L-BFGS-B", bounds=bounds)
+    else:
+        low, high = np.array(bounds, dtype=float).T
+
+        def value_and_gradient(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            step = 1e-7 * np.maximum(1.0, np.abs(theta))
+            step = np.where(theta + step > high, -step, step)  # stay inside the bounds
+            points = theta[:, None] + np.diag(step) if len(theta) else theta[:, None]
+            values = energy(np.column_stack([theta, points]))
+            return float(values[0]), (values[1:] - values[0]) / step
+
+        result = minimize(value_and_gradient, start, jac=True, method="L-BFGS-B", bounds=bounds)
     return result.x if result.fun <= scalar(start) else start
 
 

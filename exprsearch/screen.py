@@ -288,7 +288,7 @@ def _bare(term: Term) -> Term:
     """A transform without a coefficient treated as its own column (for ranking atoms)."""
     if term.coefficient is not None:
         return term
-    return Term(term.generic, term.pattern, term.kinds, None, term.key, term.complexity, term.order, term.merge)
+    return Term(term.generic, term.pattern, term.kinds, None, term.key, term.complexity, term.merge)
 
 
 def _orthonormal(columns: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ from .uncertainty import Bootstrap, bootstrap
 Progress = Callable[[int, int], None]
 VALIDATIONS = ("largest", "kfold")
 STRATEGIES = ("auto", "exhaustive")
+POOL_MINIMUM = 150  # refinements below which starting processes costs more than it saves (about 0.3 s)
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,7 @@ def _refine(
     chunks = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
     rows: list[tuple] = []
     _start_worker(compiler, y, settings, todo)
-    if jobs > 1 and len(chunks) > 2 * jobs:
+    if jobs > 1 and len(todo) >= POOL_MINIMUM:
         # Forked workers inherit the jobs; elsewhere they are sent once per worker.
         forking = "fork" in multiprocessing.get_all_start_methods()
         options = ({"mp_context": multiprocessing.get_context("fork")} if forking else

@@ -48,7 +48,8 @@ def bootstrap(
         groups = np.split(order, np.cumsum(rows)[:-1])
         samples = []
         for drawn in draws:
-            refit = fit(compiled, y, settings, np.concatenate([groups[g] for g in drawn]))
+            # warm start: exponents polished locally from the full-data fit, not searched afresh
+            refit = fit(compiled, y, settings, np.concatenate([groups[g] for g in drawn]), start=fitted, local=True)
             if refit.ok:
                 samples.append([refit.values[n] for n in names])
     residual = np.sqrt(fitted.mse) if np.isfinite(fitted.mse) else 0.0
