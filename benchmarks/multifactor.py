@@ -19,7 +19,8 @@ Three parts, each printed as a Markdown table (docs/accuracy.md holds a run):
 Wall times are of the command lines from process start (``exprsearch run`` with its defaults,
 ``extrap --text``), medians of --repeats.
 
-    python benchmarks/multifactor.py [--repeats 1] [--no-extrap] [--only synthetic,extrap,public]
+    python benchmarks/multifactor.py [--repeats 1] [--no-extrap] [--no-cli] [--grammar default]
+                                     [--only synthetic,extrap,public]
 """
 
 from __future__ import annotations
@@ -233,7 +234,7 @@ def synthetic(args, folder: Path) -> list[dict]:
         names = list(case.grid)
         points = test_points(case)
         started = time.perf_counter()
-        ours = search(frame, "time", "default", resamples=0).law
+        ours = search(frame, "time", args.grammar, resamples=0).law
         in_process = time.perf_counter() - started
         truth_fit = search(frame, "time", form_grammar(case), resamples=0).law
         row = {"case": case.name, "factors": len(names), "rows": len(frame),
@@ -242,7 +243,7 @@ def synthetic(args, folder: Path) -> list[dict]:
                "search_s": in_process}
         row["recovered"] = row["form"] and row["error"] < 3
         if args.cli:
-            wall, law_file = run_cli(frame, folder, f"case{number}", args.repeats)
+            wall, law_file = run_cli(frame, folder, f"case{number}", args.repeats, ["--grammar", args.grammar])
             row["wall_s"] = wall
             row["cli_same_law"] = str(load(law_file).template) == row["law"]
         if args.extrap:
@@ -291,21 +292,121 @@ def report_synthetic(rows: list[dict]) -> None:
         print(line + ".")
 
 
+KNOWN = [  # Extra-P-format inputs whose laws are known (../shared/README.md), and two written here
+    ("extrap-format/one_parameter_1.txt", "compute:time", "1 + 0.2*x**2"),
+    ("extrap-format/one_parameter_6.txt", "met1:time", "4 + 0*p"),
+    ("extrap-format/one_parameter_6.txt", "met2:time", "1e-6*p**2"),
+    ("extrap-format/one_parameter_6.txt", "met3:time", "1e-6*p**2 + log2(p/1000) + 1"),
+    ("extrap-format/one_parameter_6.txt", "met4:time", "p**2"),
+    ("extrap-format/input1.json", "sweep:time", "1.5 + 0.5*x"),
+    ("written: noise-free, Extra-P text", "r:time", "1 + 0.05*s**1.5*p"),
+    ("written: 2 % noise, 5 repetitions", "r:time", "1 + 0.2*x**2*log2(y) + 0.1*x*y**2*z"),
+]
+
+
+def write_extrap_text(path: Path, truth: str, grid: dict[str, list[float]], noise: float, repetitions: int,
+                      seed: int = 7) -> None:
+    """A file in Extra-P's text format (PARAMETER / POINTS / REGION / METRIC / DATA) of ``truth``."""
+    rng = np.random.default_rng(seed)
+    names = list(grid)
+    points = np.array(list(itertools.product(*grid.values())), dtype=float)
+    values = evaluate(truth, names, points)
+    lines = [f"PARAMETER {n}" for n in names]
+    lines.append("POINTS " + " ".join("( " + " ".join(f"{v:g}" for v in point) + " )" for point in points))
+    lines += ["", "REGION r", "METRIC time"]
+    for v in values:
+        reps = v * (1 + noise * rng.standard_normal(repetitions))
+        lines.append("DATA " + " ".join(f"{r:.12g}" for r in reps))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def extrap_models(path: Path, parameters: int) -> list[str]:
+    """Extra-P's model of every series of a file, in file order."""
+    flag = "--json" if path.suffix == ".json" else "--text"
+    options = (["--modeler", "multi-parameter", "--options", "#spm=Basic", "#spo=allow_negative_exponents=True"]
+               if parameters > 1 else ["--modeler", "basic", "--options", "allow_negative_exponents=True"])
+    _, _, stdout = timed([str(EXTRAP.parent / "extrap"), flag, str(path), *options])
+    return [line.split("Model:", 1)[1].strip() for line in stdout.splitlines() if "Model:" in line]
+
+
+def extrap_inputs(args, folder: Path) -> list[dict]:
+    from exprsearch.data import load_extrap
+
+    written = {
+        "written: noise-free, Extra-P text": ({"s": [2, 4, 6, 8, 10], "p": [1, 2, 3, 4, 5]}, 0.0, 1),
+        "written: 2 % noise, 5 repetitions": ({"x": [2, 4, 6, 8, 10], "y": [2, 4, 6, 8, 10], "z": [2, 4, 6, 8, 10]},
+                                               0.02, 5),
+    }
+    rows, models = [], {}
+    for source, series, truth in KNOWN:
+        if source in written:
+            path = folder / f"written{list(written).index(source)}.txt"
+            write_extrap_text(path, truth, *written[source])
+        else:
+            path = SHARED / source
+            if not path.exists():
+                continue
+        datasets = load_extrap(path)
+        data = datasets[series]
+        names = list(data.factors)
+        top = {n: data.column(n).max() for n in names}
+        points = np.array([[2 * top[m] if (m == n or n == "all") else top[m] for m in names]
+                           for n in names + ["all"]], dtype=float)
+        columns = {n: points[:, i] for i, n in enumerate(names)}
+        actual = evaluate(truth, names, points)
+        row = {"input": f"{source} {series}", "truth": truth}
+        for name in args.grammars:
+            law = search(data, grammar=name, resamples=0).law
+            row[name] = float(100 * np.max(np.abs(law.predict(columns) / actual - 1)))
+            row[f"{name}_law"] = str(law.expression.xreplace({f: sympy.Float(f, 4) for f in
+                                                              law.expression.atoms(sympy.Float)}))
+        if args.extrap:
+            if path not in models:
+                models[path] = extrap_models(path, len(names))
+            model = models[path][list(datasets).index(series)]
+            row["extrap"] = float(100 * np.max(np.abs(extrap_predict(model, columns) / actual - 1)))
+            row["extrap_law"] = model
+        rows.append(row)
+        print(f"  {row['input']}: " + ", ".join(f"{g} {row[g]:.2f} %" for g in args.grammars), file=sys.stderr)
+    return rows
+
+
+def report_extrap(rows: list[dict], grammars: list[str]) -> None:
+    print("\n### Extra-P-format inputs with known laws (largest error at 2x the largest measured values)\n")
+    extrap = rows and "extrap" in rows[0]
+    header = ["input", "true law"] + [f"exprsearch {g} %" for g in grammars] + (["Extra-P %"] if extrap else [])
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        cells = [r["input"], f"`{r['truth']}`"] + [f"{r[g]:.2f}" for g in grammars]
+        cells += [f"{r['extrap']:.2f}"] if extrap else []
+        print("| " + " | ".join(cells) + " |")
+    for g in grammars:
+        print(f"\n{g}: {sum(r[g] < 2 for r in rows)}/{len(rows)} within 2 %.", end="")
+    if extrap:
+        print(f" Extra-P: {sum(r['extrap'] < 2 for r in rows)}/{len(rows)} within 2 %.", end="")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--no-extrap", dest="extrap", action="store_false")
     parser.add_argument("--no-cli", dest="cli", action="store_false", help="skip the command-line timings")
     parser.add_argument("--only", default="synthetic,extrap,public")
+    parser.add_argument("--grammar", default="default", help="the grammar of the synthetic suite (default: default)")
     args = parser.parse_args()
     if args.extrap and not EXTRAP.exists():
         sys.exit(f"Extra-P is not installed at {EXTRAP}: python3 -m venv {EXTRAP.parents[1]} && "
                  f"{EXTRAP.parent}/pip install extrap==4.2.5 (or pass --no-extrap)")
     parts = args.only.split(",")
+    args.grammars = ["default", "pmnf"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         if "synthetic" in parts:
             report_synthetic(synthetic(args, folder))
+        if "extrap" in parts:
+            report_extrap(extrap_inputs(args, folder), args.grammars)
 
 
 if __name__ == "__main__":

@@ -302,35 +302,48 @@ def _orthonormal(columns: np.ndarray) -> np.ndarray:
 def _line_scores(blocks: list[np.ndarray], intercept: np.ndarray, target: np.ndarray,
                  line: np.ndarray) -> list[float]:
     """Each transform's error along its factor's lines, fitted alone (an intercept and a
-    non-negative slope per line) or beside the one other transform that helps it most (both
-    slopes non-negative): a law falling as 1/p and rising as p needs both to show its shape."""
+    non-negative slope per line) or beside the one other transform that helps it most (an
+    intercept and two non-negative slopes per line): a law falling as 1/p and rising as p, or
+    a sum of two products, needs both to show its shape."""
     owner = np.concatenate([np.full(b.shape[1], i) for i, b in enumerate(blocks)]) if blocks else np.zeros(0, int)
     columns = np.hstack(blocks) if blocks else np.zeros((len(target), 0))
-    alone = np.zeros(columns.shape[1])
-    gram = np.zeros((columns.shape[1],) * 2)
-    cross = np.zeros(columns.shape[1])
-    total = 0.0
+    m = columns.shape[1]
+    alone = np.zeros(m)
+    paired = np.zeros((m, m))
+    testable = 0  # lines with four or more points, where a pair leaves a point to test it
     for g in np.unique(line):
         rows = line == g
         u, x, t = intercept[rows], columns[rows], target[rows]
         xc = x - np.outer(u, (u @ x) / (u @ u))
         tc = t - u * (u @ t) / (u @ u)
-        sxx, sxt = np.einsum("nc,nc->c", xc, xc), xc.T @ tc
+        gram, cross, total = xc.T @ xc, xc.T @ tc, float(tc @ tc)
+        a = np.diag(gram)
         with np.errstate(all="ignore"):
-            slope = np.where(sxx > 0, np.maximum(sxt / sxx, 0.0), 0.0)
-        alone += tc @ tc - 2 * slope * sxt + slope**2 * sxx
-        total += tc @ tc
-        gram += xc.T @ xc
-        cross += sxt
-    # Pairs, on the lines pooled (a slope per line for pairs would cost a solve per line and pair).
-    with np.errstate(all="ignore"):
-        a, b, d = np.diag(gram)[:, None], gram, np.diag(gram)[None, :]
-        det = a * d - b**2
-        s1 = (d * cross[:, None] - b * cross[None, :]) / det
-        s2 = (a * cross[None, :] - b * cross[:, None]) / det
-        paired = total - s1 * cross[:, None] - s2 * cross[None, :]
-    ok = (s1 >= 0) & (s2 >= 0) & (det > 1e-12 * a * d) & (owner[:, None] != owner[None, :]) & np.isfinite(paired)
-    best = np.minimum(alone, np.where(ok, paired, np.inf).min(axis=1, initial=np.inf))
+            slope = np.where(a > 0, np.maximum(cross / a, 0.0), 0.0)
+            single = total - 2 * slope * cross + slope**2 * a
+            det = a[:, None] * a[None, :] - gram**2
+            s1 = (a[None, :] * cross[:, None] - gram * cross[None, :]) / det
+            s2 = (a[:, None] * cross[None, :] - gram * cross[:, None]) / det
+            both = total - s1 * cross[:, None] - s2 * cross[None, :]
+        fallback = np.minimum(single[:, None], single[None, :])  # a slope would be negative: one alone
+        ok = (s1 >= 0) & (s2 >= 0) & (det > 1e-12 * a[:, None] * a[None, :]) & np.isfinite(both)
+        alone += single
+        if rows.sum() >= 4:
+            paired += np.where(ok, both, fallback)
+            testable += 1
+        else:
+            paired += fallback
+    paired[owner[:, None] == owner[None, :]] = np.inf
+    # A pair spends one more slope on every line: compare by BIC, so that noise a second shape
+    # happens to fit does not outrank a shape that fits alone.
+    n, lines = len(target), len(np.unique(line))
+    if not testable:
+        paired[:] = np.inf
+    with np.errstate(divide="ignore"):
+        alone_bic = n * np.log(np.maximum(alone, 1e-300) / n) + 2 * lines * np.log(n)
+        pair_bic = (n * np.log(np.maximum(paired.min(axis=1, initial=np.inf), 1e-300) / n)
+                    + (2 * lines + testable) * np.log(n))
+    best = np.minimum(alone_bic, pair_bic)
     return [float(best[owner == i].min()) if (owner == i).any() else np.inf for i in range(len(blocks))]
 
 
