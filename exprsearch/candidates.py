@@ -1,30 +1,24 @@
 """A bound grammar → the unique candidate expressions it derives, in a deterministic order.
 
-Expansion works on sympy expressions in which every constant kind is one symbol (``c``), so
-sympy's own canonical form merges ``a + b`` with ``b + a`` and ``c·p + c·p`` with ``c·p``.
-An expansion is kept as its additive terms: each distinct term is analysed once (its constants,
-its linear coefficient, the column it contributes), and sums of terms that sympy would not merge
-are formed without building a new sympy expression, which keeps tens of thousands of candidates
-cheap. A candidate's numbered template (``c0``, ``c1``, …) is built only when asked for.
+A candidate is kept as its additive terms: each distinct term is analysed once (its constants,
+its linear coefficient, the column it contributes), so tens of thousands of candidates stay
+cheap; a candidate's numbered template (``c0``, ``c1``, …) is built only when asked for. The
+expansion itself is in :mod:`exprsearch.expand`.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
-import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
-import numpy as np
 import sympy
 
 from .errors import GrammarError
-from .grammar import PROVIDED_RULES, Alternative, Grammar, Limits, Reference
-from .vocabulary import parse
+from .grammar import Grammar, Limits
 
 
 @dataclass(frozen=True, eq=False)  # one instance per distinct term, so identity is equality
@@ -216,7 +210,9 @@ def generate(grammar: Grammar, strategy: Strategy | None = None) -> CandidateSet
     """
     if not grammar.bound:
         raise GrammarError(f"grammar '{grammar.name}' must be bound to a dataset's factors first")
-    expander = _Expander(grammar, strategy)
+    from .expand import Expander  # expand imports this module's types
+
+    expander = Expander(grammar, strategy)
     limits = {c.name: (c.min, c.max) for c in grammar.constants}
     dropped: dict[str, int] = {}
     kept = []
@@ -246,273 +242,7 @@ def generate(grammar: Grammar, strategy: Strategy | None = None) -> CandidateSet
                         tuple(expander.screened), expander.guesses, rejected, producers)
 
 
-class _Expander:
-    """Memoised expansion of rules into expansions (tuples of terms), pruned by the limits."""
-
-    def __init__(self, grammar: Grammar, strategy: Strategy | None = None) -> None:
-        self.grammar = grammar
-        self.strategy = strategy
-        self.factor_symbols = frozenset(grammar.symbols()[f.name] for f in grammar.factors)
-        self.space: Counter[int] = Counter()  # laws of the whole space, by constants, once screened
-        self.screened: list[str] = []
-        self.guesses: dict[Term, tuple[float, ...]] = {}
-        self.unmade = 0
-        self.undefined = 0
-        self.producers: dict[sympy.Expr, set[str]] = {}
-        self.kinds = {c.name: sympy.Symbol(c.name, real=True) for c in grammar.constants}
-        self.kind_symbols = frozenset(self.kinds.values())
-        self.symbols = grammar.symbols()
-        self.memo: dict[tuple[str, int], list[Expansion]] = {}
-        self.kind_of = {s: n for n, s in self.kinds.items()}
-        self.terms: dict[sympy.Expr, Term] = {}
-        self.generated = 0
-        self.truncated = 0
-
-    def expand(self, rule: str, depth: int) -> list[Expansion]:
-        key = (rule, depth)
-        if key not in self.memo:
-            self.memo[key] = []  # guards against re-entry while expanding
-            unique: dict[Expansion, None] = {}
-            for alt in self.grammar.rules[rule]:
-                for terms in self._alternative(alt, depth):
-                    self.generated += 1
-                    if self.size(terms) <= self.grammar.limits.max_complexity:
-                        unique.setdefault(terms, None)
-            self.memo[key] = list(unique)
-            if rule != "start" and rule not in PROVIDED_RULES:
-                for terms in self.memo[key]:
-                    if len(terms) == 1:
-                        self.producers.setdefault(terms[0].generic, set()).add(rule)
-        return self.memo[key]
-
-    def size(self, terms: Expansion) -> int:
-        """:func:`complexity` of the sum of ``terms``."""
-        if len(terms) == 1:
-            return terms[0].complexity
-        return 1 + sum(t.complexity for t in terms) if terms else 1
-
-    def _alternative(self, alt: Alternative, depth: int) -> list[Expansion]:
-        table = dict(self.symbols)
-        table.update({r.placeholder: sympy.Symbol(r.placeholder) for r in alt.references})
-        shape = parse(alt.placeholder_text(), table)
-        if not alt.references:
-            return [self.decompose(self._canonical(shape))]
-        if depth == 0:
-            return []
-        refs = alt.references
-        options = [self._options(ref, depth - 1) for ref in refs]
-        holders = [table[ref.placeholder] for ref in refs]
-        parts = sympy.Add.make_args(shape)
-        if all(h in parts for h in holders) and not any(
-                p.has(*holders) for p in parts if p not in holders):
-            # The references are whole terms of a sum: add their terms without sympy.
-            fixed = self.decompose(self._canonical(sympy.Add(*(p for p in parts if p not in holders))))
-            if len(refs) == 1 and options[0] is None:
-                return self._screened_sums(fixed, refs[0], depth - 1)
-            return [self.merge((fixed, *combo)) for combo in itertools.product(*options)]
-        if any(o is None for o in options):
-            options = [self._capped_sums(r, depth - 1) if o is None else o for r, o in zip(refs, options)]
-        return [
-            self.decompose(self._canonical(shape.xreplace(dict(zip(holders, map(self.expression, combo))))))
-            for combo in itertools.product(*options)
-        ]
-
-    def _options(self, ref: Reference, depth: int) -> list[Expansion] | None:
-        """The expansions a reference stands for; None for a sum too large to enumerate that a
-        strategy will choose from (see :meth:`_screened_sums`)."""
-        items = self.expand(ref.rule, depth)
-        if ref.product:
-            return self._products(ref, items)
-        if (ref.low, ref.high) == (1, 1):
-            return items
-        if self.strategy is not None and _sum_count(items, ref, self.grammar.limits, self.size)[0] > \
-                self.grammar.limits.max_candidates:
-            return None
-        return self._capped_sums(ref, depth)
-
-    def _capped_sums(self, ref: Reference, depth: int) -> list[Expansion]:
-        """Sums of ``low`` to ``high`` distinct expansions, the simplest ``max_candidates``."""
-        items = self.expand(ref.rule, depth)
-        limits = self.grammar.limits
-        total = _sum_count(items, ref, limits, self.size)[0]
-        if math.comb(len(items), ref.high) > 50 * limits.max_candidates:
-            # Too many to list: the simplest sums are made of the simplest items, so list the sums
-            # of just enough of those (the rest count as cut by max_candidates).
-            by_size = sorted(range(len(items)), key=lambda i: self.size(items[i]))
-            enough = next((m for m in range(ref.high, len(items) + 1)
-                           if math.comb(m, ref.high) >= 4 * limits.max_candidates), len(items))
-            items = [items[i] for i in sorted(by_size[:enough])]
-        counts = np.array([sum(t.n_nonlinear for t in e) for e in items], dtype=np.int64)
-        sizes = np.array([self.size(e) for e in items], dtype=np.int64)
-        groups = [_combinations(len(items), size) for size in range(max(ref.low, 1), ref.high + 1)]
-        starts = np.cumsum([0] + [len(g) for g in groups])  # sums: sizes ascending, then lexicographic
-        cost = np.concatenate([sizes[g].sum(axis=1) + 1 for g in groups])
-        nonlinear = np.concatenate([counts[g].sum(axis=1) for g in groups])
-        # Only the simplest sums can survive the candidate cap, so build no others.
-        order = np.argsort(cost, kind="stable")
-        order = order[(nonlinear[order] <= limits.max_nonlinear) & (cost[order] <= limits.max_complexity)]
-        kept = order[: limits.max_candidates]
-        self.truncated += max(0, total - len(kept) - (ref.low == 0))
-        which = np.searchsorted(starts, kept, side="right") - 1
-        empty = [()] if ref.low == 0 else []
-        return empty + [self.merge(tuple(items[i] for i in groups[g][k - starts[g]].tolist()))
-                        for g, k in zip(which, kept)]
-
-    def _screened_sums(self, fixed: Expansion, ref: Reference, depth: int) -> list[Expansion]:
-        """``fixed`` plus the sums of distinct expansions of ``ref.rule`` that the strategy chose."""
-        items = self.expand(ref.rule, depth)
-        limits = self.grammar.limits
-        total, by_constants = _sum_count(items, ref, limits, self.size, fixed)
-        self.space.update(by_constants)
-        choice = self.strategy.sums(fixed, items, ref.low, ref.high, limits)
-        self.guesses.update(choice.guesses)
-        self.undefined += choice.undefined
-        self.screened.append(f"<{ref.rule}>{{{ref.low},{ref.high}}}: {total:,} sums in the space; {choice.how}")
-        return [self.merge((fixed, *(items[i] for i in combo))) for combo in choice.combos]
-
-    def dependencies(self, expansion: Expansion) -> frozenset[sympy.Symbol]:
-        return frozenset().union(*(t.generic.free_symbols for t in expansion)) & self.factor_symbols
-
-    def _products(self, ref: Reference, items: list[Expansion]) -> list[Expansion]:
-        """Products of ``low`` to ``high`` expansions that each depend on one factor, a different
-        one each (expansions of several factors, or of none, are not transforms and are left out).
-
-        Expansions are grouped by the factors they depend on; when the products number more than
-        ``max_products``, each group is cut to the expansions the strategy ranks first (or, without
-        one, the simplest), as few as needed.
-        """
-        groups: dict[frozenset, list[Expansion]] = {}
-        for item in items:
-            needs = self.dependencies(item)
-            if len(needs) == 1:  # a transform of one factor (x·log2 x, not n·log2 w)
-                groups.setdefault(needs, []).append(item)
-        keys = sorted(groups, key=lambda k: sorted(s.name for s in k))
-        choices = _disjoint_choices(keys, ref.low, ref.high)
-        members = [groups[k] for k in keys]
-        budget = self.grammar.limits.max_products
-        full = _product_count(choices, [len(m) for m in members])
-        keep = max(len(m) for m in members) if members else 0
-        while keep > 1 and _product_count(choices, [min(len(m), keep) for m in members]) > budget:
-            keep -= 1
-        if keep < max((len(m) for m in members), default=0):
-            if self.strategy is not None:
-                members = self.strategy.atoms(members, keep)
-                made = _product_count(choices, [len(m) for m in members])
-                self.screened.append(
-                    f"<{ref.rule}>*{{{ref.low},{ref.high}}}: {full:,} products in the space; kept the {keep} "
-                    f"expansions of each factor that fit its lines best, alone or in a pair ({made:,} products)")
-            else:
-                members = [sorted(m, key=self.size)[:keep] for m in members]
-                self.unmade += full - _product_count(choices, [len(m) for m in members])
-        products: dict[Expansion, None] = {}
-        for choice in choices:
-            for combo in itertools.product(*(members[g] for g in choice)):
-                expr = sympy.Mul(*(self.expression(e) for e in combo))
-                products.setdefault(self.decompose(self._canonical(expr)), None)
-        return list(products)
-
-    def merge(self, parts: tuple[Expansion, ...]) -> Expansion:
-        """The terms of the sum of ``parts``; sympy is needed only when two terms would combine."""
-        terms = tuple(t for part in parts for t in part)
-        if len({t.merge for t in terms}) == len(terms):
-            return tuple(sorted(terms, key=lambda t: t.order))
-        return self.decompose(self._canonical(self.expression(terms)))
-
-    def expression(self, terms: Expansion) -> sympy.Expr:
-        return sympy.Add(*(t.generic for t in terms))
-
-    def decompose(self, expr: sympy.Expr) -> Expansion:
-        terms = [self.term(t) for t in sympy.Add.make_args(expr) if t != 0]
-        return tuple(terms) if len(terms) < 2 else tuple(sorted(terms, key=lambda t: t.order))
-
-    def term(self, generic: sympy.Expr) -> Term:
-        """The analysed :class:`Term` of a canonical generic term (cached)."""
-        if generic not in self.terms:
-            self.terms[generic] = _analyse(generic, self.kind_of)
-        return self.terms[generic]
-
-    def _canonical(self, expr: sympy.Expr) -> sympy.Expr:
-        """Drop positive numbers multiplying a constant and powers of a lone constant."""
-        kinds = self.kind_symbols
-
-        def is_redundant(node: sympy.Basic) -> bool:
-            if node.is_Mul:
-                return any(a in kinds for a in node.args) and any(
-                    a.is_Number and a.is_positive for a in node.args
-                )
-            return node.is_Pow and node.base in kinds and node.exp.is_Number
-
-        def simplify(node: sympy.Basic) -> sympy.Basic:
-            if node.is_Pow:
-                return node.base
-            return sympy.Mul(*(a for a in node.args if not (a.is_Number and a.is_positive)))
-
-        return expr.replace(is_redundant, simplify) if expr.has(*kinds) else expr
-
-
-def _combinations(count: int, size: int) -> np.ndarray:
-    """Every ``size``-subset of ``range(count)``, in itertools order, as rows of an array."""
-    flat = itertools.chain.from_iterable(itertools.combinations(range(count), size))
-    return np.fromiter(flat, dtype=np.int64).reshape(-1, size)
-
-
-def _disjoint_choices(keys: list[frozenset], low: int, high: int) -> list[tuple[int, ...]]:
-    """Index tuples of ``low`` to ``high`` groups whose factor sets are pairwise disjoint."""
-    out = []
-    for size in range(low, high + 1):
-        for combo in itertools.combinations(range(len(keys)), size):
-            sets = [keys[i] for i in combo]
-            if sum(len(s) for s in sets) == len(frozenset().union(*sets)):
-                out.append(combo)
-    return out
-
-
-def _product_count(choices: list[tuple[int, ...]], sizes: list[int]) -> int:
-    return sum(math.prod(sizes[g] for g in choice) for choice in choices)
-
-
-def _sum_count(items: list[Expansion], ref: Reference, limits: Limits, size,
-               fixed: Expansion = ()) -> tuple[int, Counter[int]]:
-    """How many sums of ``low`` to ``high`` distinct ``items`` (plus ``fixed``) pass the limits
-    on terms, nonlinear constants and complexity, and how many of them have each number of
-    constants: a count over (terms, nonlinear constants, complexity, constants), one item at a time."""
-    base_terms = len(fixed)
-    base_nonlinear = sum(t.n_nonlinear for t in fixed)
-    base_constants = sum(len(t.kinds) for t in fixed)
-    base_size = sum(t.complexity for t in fixed)
-    most = min(ref.high, max(limits.max_terms - base_terms, 0))
-    room_nl = limits.max_nonlinear - base_nonlinear
-    room_cx = limits.max_complexity
-    if room_nl < 0:
-        return 0, Counter()
-    width = 16 * most + 1
-    table = np.zeros((most + 1, room_nl + 1, room_cx + 1, width), dtype=np.int64)
-    table[0, 0, 0, 0] = 1
-    for item in items:
-        nl = sum(t.n_nonlinear for t in item)
-        cx = sum(t.complexity for t in item)
-        k = sum(len(t.kinds) for t in item)
-        if nl > room_nl or cx > room_cx or k >= width:
-            continue
-        # every count of terms at once, largest first, so an item is used at most once
-        for s in range(most, 0, -1):
-            table[s, nl:, cx:, k:] += table[s - 1, : room_nl + 1 - nl, : room_cx + 1 - cx, : width - k]
-    total, by_constants = 0, Counter()
-    for s in range(max(ref.low, 0), most + 1):
-        terms = base_terms + s
-        for cx in range(room_cx + 1):
-            # the size of the whole sum (the Add counts one), as _Expander.size measures it
-            if base_size + cx + (1 if terms > 1 else 0) > limits.max_complexity:
-                continue
-            for nl in range(room_nl + 1):
-                row = table[s, nl, cx]
-                for k in np.flatnonzero(row):
-                    total += int(row[k])
-                    by_constants[base_constants + int(k)] += int(row[k])
-    return total, by_constants
-
-
-def _analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:
+def analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:
     """Number a term's constant occurrences in tree order and find its linear coefficient."""
     found: list[str] = []
 
@@ -558,3 +288,20 @@ def term_labels(grammar: Grammar, template: sympy.Expr, producers: Mapping[sympy
         generic = term.xreplace(back)
         labels.append("constant" if generic in kinds.values() else producers.get(generic, "term"))
     return tuple(labels)
+
+
+class _Counting:
+    """A :class:`Strategy` that chooses nothing: for counting a space without data."""
+
+    def atoms(self, groups: list[list[Expansion]], keep: int) -> list[list[Expansion]]:
+        return [sorted(g, key=lambda e: sum(t.complexity for t in e))[:keep] for g in groups]
+
+    def sums(self, fixed: Expansion, items: list[Expansion], low: int, high: int, limits: Limits) -> Choice:
+        return Choice([], {}, "counted only")
+
+
+def space_size(grammar: Grammar) -> int:
+    """How many laws a bound grammar's space holds (where a product is too large to make, its
+    ``max_products`` simplest transforms per factor are counted, as a run counts them)."""
+    return generate(grammar, _Counting()).size
+

@@ -91,6 +91,7 @@ def run(
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the law's intervals (0: none).")] = 200,
     loss: Annotated[str, typer.Option(help="squared, or huber / absolute to resist outliers (warm-up rows, failed runs).")] = "squared",
     validation: Annotated[str, typer.Option(help="largest: prefer laws that predict the held-out largest configurations; kfold: 5-fold CV.")] = "largest",
+    strategy: Annotated[str, typer.Option(help="auto: the data choose what to fit where the grammar's space is larger than its limits; exhaustive: fit up to the limits and report what they cut.")] = "auto",
     by: Annotated[str | None, typer.Option(help="Fit one law per value of this column (framework, gpu, model).")] = None,
     shared_form: Annotated[bool, typer.Option(help="With --by: also fit one form shared by all groups, constants per group.")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
@@ -115,7 +116,7 @@ def run(
         if not force:
             for folder in where.values():
                 export.check_free(folder, names)
-        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit)
+        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy)
         results = []
         for name, dataset in datasets.items():
             with _progress(quiet=json_) as bar:
@@ -543,7 +544,7 @@ def grammar_check(
     """Validate a grammar; print its factors, rules and how many candidates it expands to."""
     from .data import load_table
 
-    def work() -> tuple[_grammar.Grammar, _candidates.CandidateSet, tuple[str, ...]]:
+    def work() -> tuple[_grammar.Grammar, _grammar.Grammar, _candidates.CandidateSet, tuple[str, ...]]:
         g = _grammar.load(file)
         if data is not None:
             if target is None:
@@ -554,9 +555,9 @@ def grammar_check(
             if g.factors and _grammar.uses_free_factors(g):
                 columns += ("x1",)
         bound = _grammar.bind(g, columns, intrinsic=tuple(_split(intrinsic) or ()))
-        return g, _candidates.generate(bound), columns
+        return g, bound, _candidates.generate(bound), columns
 
-    g, found, columns = _guard(work)
+    g, bound, found, columns = _guard(work)
     out.print(f"{g.source} is valid.", highlight=False)
     for f in g.factors:
         out.print(f"  factor {f.name}: {f.role}{' — ' + f.about if f.about else ''}", highlight=False)
@@ -565,10 +566,15 @@ def grammar_check(
                   highlight=False)
     for rule, alts in g.rules.items():
         out.print(f"  <{rule}> ::= " + " | ".join(a.text for a in alts), highlight=False, markup=False)
-    dropped = "".join(f"; dropped {n} {r}" for r, n in found.dropped.items())
     source = f"the factors of {data}" if data else f"factors {', '.join(columns)}"
-    out.print(f"expands to {len(found)} unique candidates for {source} ({found.generated} expansions{dropped})",
-              highlight=False)
+    size = _candidates.space_size(bound)
+    if size > len(found):
+        out.print(f"its space holds {size:,} laws for {source}, more than max_candidates = "
+                  f"{bound.limits.max_candidates:,}: `run` lets the data choose which to fit (docs/method.md), or "
+                  "with --strategy exhaustive fits the simplest and reports the rest as not searched", highlight=False)
+    else:
+        out.print(f"expands to {len(found)} unique candidates for {source} ({found.generated} expansions)",
+                  highlight=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,6 +36,7 @@ class Law:
     intervals: dict[str, list[float]] = field(default_factory=dict)
     bootstrap: tuple[tuple[float, ...], ...] = ()  # refitted constants, in the order of ``constants``
     residual_sd: float = 0.0  # relative spread of the measurements around the law
+    search: dict = field(default_factory=dict)  # the space, what was fitted, what was not searched
 
     def predict_interval(self, data: Mapping[str, object], level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Prediction interval: the bootstrap spread of the law, widened by its residual spread."""
@@ -94,7 +95,7 @@ class Law:
         record["bootstrap"] = {"resamples": len(self.bootstrap), "residual_sd": self.residual_sd,
                                "samples": [list(b) for b in self.bootstrap]}
         order = ["expression", "template", "constants", "intervals", "target", "factors", "terms", "metrics",
-                 "complexity", "domain", "selection", "grammar", "dataset", "seed", "version", "bootstrap"]
+                 "complexity", "domain", "selection", "search", "grammar", "dataset", "seed", "version", "bootstrap"]
         return {key: record[key] for key in order}
 
     def to_json(self) -> str:
@@ -119,6 +120,7 @@ class Law:
                 intervals={k: list(v) for k, v in record.get("intervals", {}).items()},
                 bootstrap=tuple(tuple(float(x) for x in b) for b in record.get("bootstrap", {}).get("samples", [])),
                 residual_sd=float(record.get("bootstrap", {}).get("residual_sd", 0.0)),
+                search=dict(record.get("search", {})),
             )
         except KeyError as exc:
             raise LawError(f"the law has no '{exc.args[0]}' entry; is it a law.json from exprsearch?") from None

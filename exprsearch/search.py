@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -23,16 +21,16 @@ from .batch import batchable, fit_separable
 from .candidates import Candidate, CandidateSet
 from .compile import Compiler
 from .errors import SearchError
-from .fit import LOSSES, Fit, FitSettings, cross_validate, fit, holdout, t_values, verify
+from .fit import LOSSES, Fit, FitSettings, cross_validate, holdout, t_values, verify
 from .identify import ShapeRule
 from .law import Law
+from .refine import refine
 from .screen import DataScreen
 from .uncertainty import Bootstrap, bootstrap
 
 Progress = Callable[[int, int], None]
 VALIDATIONS = ("largest", "kfold")
 STRATEGIES = ("auto", "exhaustive")
-POOL_MINIMUM = 150  # refinements below which starting processes costs more than it saves (about 0.3 s)
 
 
 @dataclass(frozen=True)
@@ -112,7 +110,7 @@ def search(
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
     ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
-    law = _law(ranking, dataset, bound, settings.fit.seed, spread, found)
+    law = _law(ranking, dataset, bound, settings.fit.seed, spread, found, _searched(found, fitted, skipped))
     rejected = Counter(skipped) + Counter(found.rejected)
     rejected.update(_reason_kind(f.reason) for f in fits if not f.ok)
     notes = (dataset.notes + _domain_notes(dataset) + _space_notes(found)
@@ -222,7 +220,7 @@ def _fit_all(
     todo = [separable[k] for k in nonlinear] + [i for i in range(len(usable)) if fits[i] is None]
     if progress is not None:
         progress(len(usable) - len(todo), len(usable))
-    done = _refine([(usable[i], fits[i]) for i in todo], compiler, y, settings, progress, jobs, deadline,
+    done = refine([(usable[i], fits[i]) for i in todo], compiler, y, settings, progress, jobs, deadline,
                    len(usable) - len(todo), len(usable))
     for i, f in zip(todo, done):
         if f is not None:
@@ -231,64 +229,6 @@ def _fit_all(
     stopped = [i for i, f in zip(todo, done) if f is None]
     unfitted = sum(1 for i in stopped if fits[i] is None)
     return _Fitted(finished, len(todo) - len(stopped), len(stopped) - unfitted, unfitted)
-
-
-_WORKER: dict = {}  # what each process fits, set once per process
-
-
-def _start_worker(compiler: Compiler, y: np.ndarray, settings: FitSettings, todo: list) -> None:
-    _WORKER.update(compiler=compiler, y=y, settings=settings, todo=todo)
-
-
-def _refine_chunk(bounds: tuple[int, int]) -> list[tuple]:
-    """Fit jobs ``bounds[0]:bounds[1]``; plain tuples travel between processes cheaply
-    (pickling sympy expressions costs more than fitting them)."""
-    compiler, y, settings = _WORKER["compiler"], _WORKER["y"], _WORKER["settings"]
-    out = []
-    for candidate, start in _WORKER["todo"][bounds[0]:bounds[1]]:
-        # exponents guessed by the screening's grid are polished locally; a lone one was profiled
-        # on a finer grid, and the rest have no start: those are searched by DE
-        local = start is not None and candidate.n_nonlinear > 1
-        f = fit(compiler.compile(candidate), y, settings, start=start, local=local)
-        out.append((f.values, f.cost, f.mse, f.ok, f.reason))
-    return out
-
-
-def _refine(
-    todo: list[tuple[Candidate, Fit | None]], compiler: Compiler, y: np.ndarray, settings: FitSettings,
-    progress: Progress | None, jobs: int, deadline: float | None, done: int, total: int,
-) -> list[Fit | None]:
-    """Fit each job, in ``jobs`` processes; each candidate's DE seed depends only on it, so the
-    outcome does not depend on ``jobs``. Jobs not reached by ``deadline`` come back None."""
-    size = 8 if jobs > 1 else 4
-    chunks = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
-    rows: list[tuple] = []
-    _start_worker(compiler, y, settings, todo)
-    if jobs > 1 and len(todo) >= POOL_MINIMUM:
-        # Forked workers inherit the jobs; elsewhere they are sent once per worker.
-        forking = "fork" in multiprocessing.get_all_start_methods()
-        options = ({"mp_context": multiprocessing.get_context("fork")} if forking else
-                   {"initializer": _start_worker, "initargs": (compiler, y, settings, todo)})
-        pool = ProcessPoolExecutor(max_workers=jobs, **options)
-        try:
-            for part in pool.map(_refine_chunk, chunks):
-                rows.extend(part)
-                if progress is not None:
-                    progress(done + len(rows), total)
-                if deadline is not None and time.monotonic() > deadline:
-                    break
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-    else:
-        for chunk in chunks:
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            rows.extend(_refine_chunk(chunk))
-            if progress is not None:
-                progress(done + len(rows), total)
-    _WORKER.clear()
-    fitted: list[Fit | None] = [Fit(c, *row) for (c, _), row in zip(todo, rows)]
-    return fitted + [None] * (len(todo) - len(rows))
 
 
 def _some_accepted(fits: list[Fit]) -> list[Fit]:
@@ -387,8 +327,21 @@ def _bootstrap(chosen: Fit, compiler: Compiler, dataset: _data.Dataset, resample
                      resamples, settings)
 
 
+def _searched(found: CandidateSet, fitted: _Fitted, skipped: list[str]) -> dict:
+    """What law.json records of the search: the space, what was fitted, how the data chose what
+    to fit, and everything a limit or the time limit left unsearched."""
+    not_searched = dict(found.dropped)
+    if fitted.unfitted:
+        not_searched["candidates not fitted before the time limit"] = fitted.unfitted
+    if fitted.unfinished:
+        not_searched["candidates not refined before the time limit (grid fit kept)"] = fitted.unfinished
+    return {"space": found.size, "candidates": len(found), "fitted": len(fitted.fits),
+            "refined": fitted.refined, "screened": list(found.screened),
+            "rejected": dict(sorted(Counter(skipped).items())), "not_searched": not_searched}
+
+
 def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Grammar, seed: int,
-         spread: Bootstrap | None, found: CandidateSet) -> Law:
+         spread: Bootstrap | None, found: CandidateSet, searched: dict) -> Law:
     chosen = ranking.law
     candidate = chosen.fit.candidate
     metrics = {
@@ -416,6 +369,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         bootstrap=() if spread is None else tuple(
             tuple(row[spread.names.index(name)] for name in chosen.fit.values) for row in spread.samples.tolist()),
         residual_sd=0.0 if spread is None else spread.residual_sd,
+        search=searched,
     )
 
 

@@ -2,6 +2,7 @@ import pytest
 import sympy
 
 from exprsearch import candidates, grammar
+from exprsearch import expand as expansion
 
 BASE = """
 [factors]
@@ -110,11 +111,11 @@ def test_the_counted_space_is_the_enumerated_space(limits):
     found = expand(rules, limits=limits)
     assert not found.screened and not any("max_candidates" in r for r in found.dropped)
     g = grammar.bind(grammar.parse_text(BASE + rules + "\n" + limits, "t.toml"), ("p", "n"))
-    expander = candidates._Expander(g)
+    expander = expansion.Expander(g)
     items = expander.expand("term", g.limits.max_depth)
     fixed = expander.decompose(sympy.Symbol("c", real=True))
     ref = g.rules["start"][0].references[0]
-    total, by_constants = candidates._sum_count(items, ref, g.limits, expander.size, fixed)
+    total, by_constants = expansion.sum_count(items, ref, g.limits, expander.size, fixed)
     assert total == len(found)
     assert dict(by_constants) == found.space
 

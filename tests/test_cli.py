@@ -226,7 +226,7 @@ def test_law_does_not_depend_on_jobs_when_many_candidates_are_refined(monkeypatc
     from exprsearch import search
     from tests.conftest import WORKERS, measurements
 
-    module = importlib.import_module("exprsearch.search")
+    module = importlib.import_module("exprsearch.refine")
     monkeypatch.setattr(module, "POOL_MINIMUM", 16)  # use the process pool for this small search
     frame = measurements(lambda p, n: 1 + 1e-4 * n**1.5 / p + 0.2 * p**0.5, {"p": WORKERS, "n": (1000, 4000, 16000)})
     results = [search(frame, "time", "data-parallel", jobs=jobs, resamples=20, prune_margin=None)
@@ -241,3 +241,19 @@ def test_time_limit_keeps_a_law_and_says_so(amdahl_csv, tmp_path):
     assert "time limit" in result.output and (tmp_path / "o" / "law.json").exists()
     result = run("run", amdahl_csv, "-t", "time", "--time-limit", "-1", "--out", tmp_path / "x")
     assert result.exit_code == 2 and "time limit must be zero or more" in result.output
+
+
+def test_law_json_says_what_the_search_covered_and_what_it_did_not(amdahl_csv, tmp_path):
+    result = run("run", amdahl_csv, "-t", "time", "--bootstrap", "0", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    searched = json.loads((tmp_path / "o" / "law.json").read_text())["search"]
+    assert searched["space"] > 1_000_000 and searched["candidates"] < 10_000  # screened by the data
+    assert searched["screened"] and not searched["not_searched"]
+    assert "the space holds" in " ".join(result.output.split())
+    capped = run("run", amdahl_csv, "-t", "time", "--bootstrap", "0", "--strategy", "exhaustive",
+                 "--out", tmp_path / "x")
+    assert capped.exit_code == 0, capped.output
+    searched = json.loads((tmp_path / "x" / "law.json").read_text())["search"]
+    (reason, count), = searched["not_searched"].items()
+    assert "max_candidates" in reason and count > 1_000_000
+    assert f"not searched: {count:,} candidates" in " ".join(capped.output.split())

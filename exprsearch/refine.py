@@ -1,0 +1,78 @@
+"""Refining candidates one by one, in this process or a pool of them: the search's executor.
+
+Each job is a candidate and the batched fit it starts from; each candidate's DE seed depends
+only on it, so the outcome does not depend on how many processes ran the jobs.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from .candidates import Candidate
+from .compile import Compiler
+from .fit import Fit, FitSettings, fit
+
+Progress = Callable[[int, int], None]
+POOL_MINIMUM = 150  # refinements below which starting processes costs more than it saves (about 0.3 s)
+
+_WORKER: dict = {}  # what each process fits, set once per process
+
+
+def _start_worker(compiler: Compiler, y: np.ndarray, settings: FitSettings, todo: list) -> None:
+    _WORKER.update(compiler=compiler, y=y, settings=settings, todo=todo)
+
+
+def _refine_chunk(bounds: tuple[int, int]) -> list[tuple]:
+    """Fit jobs ``bounds[0]:bounds[1]``; plain tuples travel between processes cheaply
+    (pickling sympy expressions costs more than fitting them)."""
+    compiler, y, settings = _WORKER["compiler"], _WORKER["y"], _WORKER["settings"]
+    out = []
+    for candidate, start in _WORKER["todo"][bounds[0]:bounds[1]]:
+        # exponents guessed by the screening's grid are polished locally; a lone one was profiled
+        # on a finer grid, and the rest have no start: those are searched by DE
+        local = start is not None and candidate.n_nonlinear > 1
+        f = fit(compiler.compile(candidate), y, settings, start=start, local=local)
+        out.append((f.values, f.cost, f.mse, f.ok, f.reason))
+    return out
+
+
+def refine(
+    todo: list[tuple[Candidate, Fit | None]], compiler: Compiler, y: np.ndarray, settings: FitSettings,
+    progress: Progress | None, jobs: int, deadline: float | None, done: int, total: int,
+) -> list[Fit | None]:
+    """Fit each job, in ``jobs`` processes; each candidate's DE seed depends only on it, so the
+    outcome does not depend on ``jobs``. Jobs not reached by ``deadline`` come back None."""
+    size = 8 if jobs > 1 else 4
+    chunks = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
+    rows: list[tuple] = []
+    _start_worker(compiler, y, settings, todo)
+    if jobs > 1 and len(todo) >= POOL_MINIMUM:
+        # Forked workers inherit the jobs; elsewhere they are sent once per worker.
+        forking = "fork" in multiprocessing.get_all_start_methods()
+        options = ({"mp_context": multiprocessing.get_context("fork")} if forking else
+                   {"initializer": _start_worker, "initargs": (compiler, y, settings, todo)})
+        pool = ProcessPoolExecutor(max_workers=jobs, **options)
+        try:
+            for part in pool.map(_refine_chunk, chunks):
+                rows.extend(part)
+                if progress is not None:
+                    progress(done + len(rows), total)
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    else:
+        for chunk in chunks:
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            rows.extend(_refine_chunk(chunk))
+            if progress is not None:
+                progress(done + len(rows), total)
+    _WORKER.clear()
+    fitted: list[Fit | None] = [Fit(c, *row) for (c, _), row in zip(todo, rows)]
+    return fitted + [None] * (len(todo) - len(rows))
