@@ -15,12 +15,14 @@ Three parts, each printed as a Markdown table (docs/accuracy.md holds a run):
    writes in Extra-P's text format): largest error at 2× the largest measured value.
 3. **Public multi-factor tables** (../shared/datasets): fitted on the smaller worker counts,
    judged on the larger ones; against Extra-P and a per-level Amdahl fit a + b/p.
+4. **Agreement**: the screened search against the exhaustive one, on the suite's two-factor laws
+   and a grammar whose whole space can be enumerated.
 
 Wall times are of the command lines from process start (``exprsearch run`` with its defaults,
 ``extrap --text``), medians of --repeats.
 
     python benchmarks/multifactor.py [--repeats 1] [--no-extrap] [--no-cli] [--grammar default]
-                                     [--only synthetic,extrap,public]
+                                     [--only synthetic,extrap,public,agreement]
 """
 
 from __future__ import annotations
@@ -490,12 +492,61 @@ def report_public(rows: list[dict]) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
+AGREEMENT_GRAMMAR = """name = "enumerable"
+[constants]
+c = { min = 0, max = inf }
+k = { min = -3, max = 3 }
+[rules]
+start = "c + <term>{1,3}"
+term = "c * <t>*{1,2}"
+t = ["<factor>", "1/<factor>", "log2(<factor>)", "sqrt(<factor>)", "<factor>**2", "<factor> * log2(<factor>)", "<factor>**k"]
+[limits]
+max_nonlinear = 1
+max_candidates = %d
+"""
+
+
+def agreement(args, folder: Path) -> list[dict]:
+    """The screened search against the exhaustive one on the suite's two-factor laws, over a
+    grammar whose whole space (40,586 laws for two factors) can be enumerated."""
+    rows = []
+    for number, case in enumerate(CASES):
+        if len(case.grid) != 2:
+            continue
+        frame = measure(case, seed=100 + number)
+        started = time.perf_counter()
+        everything = search(frame, "time", grammar.parse_text(AGREEMENT_GRAMMAR % 100_000, "e.toml"), resamples=0,
+                            strategy="exhaustive")
+        exhaustive_s = time.perf_counter() - started
+        started = time.perf_counter()
+        screened = search(frame, "time", grammar.parse_text(AGREEMENT_GRAMMAR % 1000, "e.toml"), resamples=0)
+        screened_s = time.perf_counter() - started
+        rows.append({"case": case.name, "same": str(everything.law.template) == str(screened.law.template),
+                     "exhaustive": str(everything.law.template), "screened": str(screened.law.template),
+                     "fitted": len(screened.candidates), "space": everything.candidates.size,
+                     "exhaustive_s": exhaustive_s, "screened_s": screened_s})
+        print(f"  {case.name}: {'same' if rows[-1]['same'] else 'DIFFERENT'}", file=sys.stderr)
+    return rows
+
+
+def report_agreement(rows: list[dict]) -> None:
+    print("\n### Screened search against the exhaustive search (two-factor laws, enumerable grammar)\n")
+    same = sum(r["same"] for r in rows)
+    print(f"The same law on {same}/{len(rows)} ({100 * same / len(rows):.0f} %) of the laws; the screened search "
+          f"fitted a median {statistics.median(r['fitted'] for r in rows):.0f} of the {rows[0]['space']:,} laws, "
+          f"in {statistics.median(r['screened_s'] for r in rows):.2f} s against "
+          f"{statistics.median(r['exhaustive_s'] for r in rows):.2f} s (medians, in-process).")
+    for r in rows:
+        if not r["same"]:
+            print(f"- {r['case']}: exhaustive `{r['exhaustive']}`, screened `{r['screened']}`")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--no-extrap", dest="extrap", action="store_false")
     parser.add_argument("--no-cli", dest="cli", action="store_false", help="skip the command-line timings")
-    parser.add_argument("--only", default="synthetic,extrap,public")
+    parser.add_argument("--only", default="synthetic,extrap,public,agreement")
     parser.add_argument("--grammar", default="default", help="the grammar of the synthetic suite (default: default)")
     args = parser.parse_args()
     if args.extrap and not EXTRAP.exists():
@@ -511,6 +562,8 @@ def main() -> None:
             report_extrap(extrap_inputs(args, folder), args.grammars)
         if "public" in parts:
             report_public(public(args, folder))
+        if "agreement" in parts:
+            report_agreement(agreement(args, folder))
 
 
 if __name__ == "__main__":

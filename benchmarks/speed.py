@@ -196,38 +196,44 @@ def linear_fit_rate(repeats: int) -> dict:
 
 def stages(repeats: int) -> dict:
     """In-process seconds of each stage on the first synthetic table (default grammar), median
-    of ``repeats``: generation, compiling and evaluating the distinct term columns, the batched
-    fits, and differential evolution on the contenders."""
+    of ``repeats``: generation with the data's screening, compiling and evaluating the distinct
+    term columns, the batched fits, and the refinement of the contenders (DE, or a local polish
+    of screened exponents), as exprsearch.search runs them."""
     from exprsearch import candidates, grammar, rank
-    from exprsearch.batch import fit_separable
+    from exprsearch.batch import batchable, fit_separable
     from exprsearch.compile import Compiler
     from exprsearch.fit import FitSettings, fit
+    from exprsearch.identify import ShapeRule
+    from exprsearch.screen import DataScreen
 
     frame = table(LAWS["linear-communication"], 72)
     X, y = frame[["p", "n"]].to_numpy(float), frame["time"].to_numpy(float)
-    times: dict[str, list[float]] = {"generate": [], "compile": [], "batched_fits": [], "de_refinement": []}
+    times: dict[str, list[float]] = {"generate_and_screen": [], "compile": [], "batched_fits": [], "refinement": []}
     for _ in range(repeats):
-        start = time.perf_counter()
-        found = candidates.generate(grammar.bind(grammar.load("default"), ("p", "n"))).candidates
-        times["generate"].append(time.perf_counter() - start)
         compiler = Compiler(("p", "n"), X)
+        bound = grammar.bind(grammar.load("default"), ("p", "n"))
         start = time.perf_counter()
-        for key in {t.key: t for c in found for t in c.terms}.values():
-            if key.n_nonlinear:
-                compiler.values(key.key, np.linspace(-3, 3, FitSettings().grid))
-            else:
-                compiler.value(key.key)
+        kinds = {c.name: (c.min, c.max) for c in bound.constants}
+        found = candidates.generate(bound, DataScreen(compiler, y, kinds, shapes=ShapeRule(compiler)))
+        times["generate_and_screen"].append(time.perf_counter() - start)
+        usable = [c for c in found.candidates if batchable(c, found.guesses)]
+        start = time.perf_counter()
+        for term in {t for c in usable for t in c.terms}:
+            if term.n_nonlinear == 1:
+                compiler.values(term.key, np.linspace(-3, 3, FitSettings().grid))
+            elif not term.n_nonlinear:
+                compiler.value(term.key)
         times["compile"].append(time.perf_counter() - start)
         start = time.perf_counter()
-        screened = fit_separable(found, compiler, y)
+        screened = fit_separable(usable, compiler, y, FitSettings(), found.guesses)
         times["batched_fits"].append(time.perf_counter() - start)
         start = time.perf_counter()
         for i in rank.contenders(screened.fits, screened.potential, FitSettings().prune_margin):
-            if found[i].nonlinear:
-                fit(compiler.compile(found[i]), y, start=screened.fits[i])
-        times["de_refinement"].append(time.perf_counter() - start)
-    return {"case": "stages in one process, default grammar, 72 rows",
-            **{f"{k}_s": round(statistics.median(v), 3) for k, v in times.items()}}
+            if usable[i].nonlinear:
+                fit(compiler.compile(usable[i]), y, start=screened.fits[i], local=usable[i].n_nonlinear > 1)
+        times["refinement"].append(time.perf_counter() - start)
+    return {"case": "stages in one process, default grammar, 72 rows", "space": found.size,
+            "candidates": len(found), **{f"{k}_s": round(statistics.median(v), 3) for k, v in times.items()}}
 
 
 def main() -> None:

@@ -206,15 +206,17 @@ def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool =
     else:
         why = ("robust loss: the noise test does not apply" if robust else
                "no law fits within the measured noise" if pure.dof else "no repeated configurations")
-        chosen, tied = _simplest_of_best(pool, front)
-        rule = f"lowest extended BIC on the front ({why}){held}{tied}"
+        chosen = min(pool, key=lambda i: (front[i].ebic, front[i].complexity))
+        rule = f"lowest extended BIC on the front ({why}){held}"
     return Ranking(tuple(front), chosen, rule, pure)
 
 
 def _simplest_of_best(pool: list[int], front: Sequence[Scored]) -> tuple[int, str]:
     """The least complex law among those whose extended BIC is within ``EBIC_TIE`` of the lowest
     in ``pool`` (the data cannot tell them apart: prefer the lowest-order shape), and a phrase
-    saying so when that is not the lowest itself."""
+    saying so when that is not the lowest itself. Used among adequate laws only: without
+    repetitions nothing says the laws are equally good (on the public single-factor series
+    applying it there raised the CM-DARE median error from 8.4 % to 9.6 %)."""
     best = min(pool, key=lambda i: (front[i].ebic, front[i].complexity))
     tied = [i for i in pool if front[i].ebic <= front[best].ebic + EBIC_TIE]
     chosen = min(tied, key=lambda i: (front[i].complexity, front[i].ebic))

@@ -4,15 +4,16 @@ Two choices, both made on the measurements averaged per configuration (relative 
 configuration weighted by its repetitions), before any law is fitted exactly:
 
 - **Atoms of a product** (``<rule>*{a,b}``): each factor's transforms are ranked as Extra-P's
-  multi-parameter modeler ranks single-parameter functions: every transform is fitted alone along
-  each line of the measurement grid where only its factor varies (an intercept and a non-negative
-  slope per line), and the ones with the least summed error are kept.
-- **Sums of terms** (``c + <term>{a,b}``): forward selection with a beam. Every term is a column
-  (a term with fitted exponents one column per value of a coarse grid); the exact least-squares
-  gain of adding each column to each model of the beam is computed at once, the best ``beam``
-  models of each size are kept, and every sum of up to ``high`` of the terms that took part is
-  handed on to be fitted exactly (the exhaustive search over survivors of SISSO). The exhaustive
-  enumeration in :mod:`exprsearch.candidates` stays the reference for spaces that fit the budget.
+  multi-parameter modeler ranks single-parameter functions: every transform is fitted along each
+  line of the measurement grid where only its factor varies, alone or beside its best partner
+  (slopes per line, compared by BIC), and the best are kept.
+- **Sums of terms** (``c + <term>{a,b}``): forward selection with a beam, seeded with the terms
+  made of each factor's best shapes. Every term is a column (a term with fitted exponents one
+  column per value of a coarse grid); the exact least-squares gain of adding each term to each
+  model of the beam is computed at once, the best ``beam`` models of each size are kept, and
+  every sum of up to ``high`` of the terms that took part is handed on to be fitted exactly (the
+  exhaustive search over survivors of SISSO). The exhaustive enumeration in
+  :mod:`exprsearch.expand` stays the reference for spaces that fit the budget.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .grammar import Limits
 from .identify import ShapeRule, factor_parts
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
+MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an even spread of them)
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,6 @@ class ScreenSettings:
 
     beam: int = 10
     survivors: int = 20
-    first: int = 8  # terms kept for their gain alone, beside those the beam used
 
 
 class DataScreen:
@@ -47,12 +48,14 @@ class DataScreen:
                  settings: ScreenSettings = ScreenSettings(), shapes: ShapeRule | None = None) -> None:
         self.compiler, self.kinds, self.settings, self.shapes = compiler, kinds, settings, shapes
         raw = np.column_stack(compiler.columns) if compiler.columns else np.zeros((len(y), 0))
-        configs, inverse, counts = np.unique(raw, axis=0, return_inverse=True, return_counts=True)
-        inverse = inverse.reshape(-1)
-        self.configs = configs
-        self.mean = np.bincount(inverse, weights=y) / counts
-        self.weight = np.sqrt(counts.astype(float))
-        self.first_row = np.array([np.flatnonzero(inverse == i)[0] for i in range(len(configs))])
+        configs, first, inverse, counts = np.unique(raw, axis=0, return_index=True, return_inverse=True,
+                                                    return_counts=True)
+        mean = np.bincount(inverse.reshape(-1), weights=y) / counts
+        # Screening only chooses what to fit (the fits use every row): with very many
+        # configurations an evenly spread subset of them, in their sorted order, is enough.
+        keep = np.unique(np.linspace(0, len(configs) - 1, min(len(configs), MAX_CONFIGURATIONS)).astype(int))
+        self.configs, self.mean, self.first_row = configs[keep], mean[keep], first[keep]
+        self.weight = np.sqrt(counts[keep].astype(float))
 
     # -- columns -----------------------------------------------------------------------------
     def _columns(self, term: Term) -> tuple[np.ndarray, np.ndarray]:
@@ -85,7 +88,7 @@ class DataScreen:
         names = sorted({s.name for e in group for t in e for s in t.generic.free_symbols} &
                        set(self.compiler.factors))
         line, usable = self._lines([self.compiler.factors.index(n) for n in names])
-        blocks = [self._columns(_bare(e[0]))[0][usable] if len(e) == 1 else np.zeros((usable.sum(), 0))
+        blocks = [self._columns(e[0])[0][usable] if len(e) == 1 else np.zeros((usable.sum(), 0))
                   for e in group]
         scores = _line_scores(blocks, self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
         order = sorted(range(len(group)), key=lambda i: (scores[i], group[i][0].complexity if group[i] else 0, i))
@@ -284,13 +287,6 @@ def _best_per_item(owner: np.ndarray, score: np.ndarray, nonlinear: np.ndarray) 
     return order[first]
 
 
-def _bare(term: Term) -> Term:
-    """A transform without a coefficient treated as its own column (for ranking atoms)."""
-    if term.coefficient is not None:
-        return term
-    return Term(term.generic, term.pattern, term.kinds, None, term.key, term.complexity, term.merge)
-
-
 def _orthonormal(columns: np.ndarray) -> np.ndarray:
     if columns.shape[1] == 0:
         return columns
@@ -345,23 +341,3 @@ def _line_scores(blocks: list[np.ndarray], intercept: np.ndarray, target: np.nda
                     + (2 * lines + testable) * np.log(n))
     best = np.minimum(alone_bic, pair_bic)
     return [float(best[owner == i].min()) if (owner == i).any() else np.inf for i in range(len(blocks))]
-
-
-def _line_fit(columns: np.ndarray, intercept: np.ndarray, target: np.ndarray, line: np.ndarray) -> float:
-    """Least relative error, over the columns, of an intercept plus a non-negative slope fitted
-    separately on each line: the error of a transform along its own factor."""
-    if columns.shape[1] == 0:
-        return np.inf
-    total = np.zeros(columns.shape[1])
-    for g in np.unique(line):
-        rows = line == g
-        u, x, t = intercept[rows], columns[rows], target[rows]
-        uu = u @ u
-        xc = x - np.outer(u, (u @ x) / uu)
-        tc = t - u * (u @ t) / uu
-        sxx = np.einsum("nc,nc->c", xc, xc)
-        with np.errstate(all="ignore"):
-            slope = np.where(sxx > 0, np.maximum((xc.T @ tc) / sxx, 0.0), 0.0)
-        miss = tc[:, None] - xc * slope
-        total += np.einsum("nc,nc->c", miss, miss)
-    return float(total.min())
