@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -18,17 +18,16 @@ from . import data as _data
 from . import grammar as _grammar
 from . import rank as _rank
 from .batch import batchable, fit_separable
-from .candidates import Candidate, CandidateSet
+from .candidates import Candidate, CandidateSet, Term
 from .compile import Compiler
 from .errors import SearchError
 from .fit import LOSSES, Fit, FitSettings, cross_validate, holdout, t_values, verify
 from .identify import ShapeRule
 from .law import Law
-from .refine import refine
+from .refine import Progress, refine
 from .screen import DataScreen
 from .uncertainty import Bootstrap, bootstrap
 
-Progress = Callable[[int, int], None]
 VALIDATIONS = ("largest", "kfold")
 STRATEGIES = ("auto", "exhaustive")
 
@@ -176,7 +175,10 @@ def _identifiable(found: CandidateSet, dataset: _data.Dataset,
     for c in found.candidates:
         reason = ("with as many constants as distinct configurations" if c.n_constants >= configurations
                   else shapes.reason(c.terms))
-        (skipped.append(reason) if reason else usable.append(c))
+        if reason:
+            skipped.append(reason)
+        else:
+            usable.append(c)
     if not usable:
         fewest = min(c.n_constants for c in found.candidates)
         if fewest < configurations:
@@ -202,7 +204,8 @@ class _Fitted:
 
 def _fit_all(
     usable: list[Candidate], compiler: Compiler, y: np.ndarray, settings: FitSettings,
-    progress: Progress | None, jobs: int = 1, deadline: float | None = None, guesses=None,
+    progress: Progress | None, jobs: int = 1, deadline: float | None = None,
+    guesses: Mapping[Term, tuple[float, ...]] | None = None,
 ) -> _Fitted:
     """Fit separable candidates (and those with guessed exponents) in batches, then refine by
     differential evolution the ones with a nonlinear constant that may reach the front, and fit
