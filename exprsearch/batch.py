@@ -101,6 +101,14 @@ class _Table:
     def __init__(self, compiler: Compiler, y: np.ndarray, settings: FitSettings,
                  guesses: Mapping[Term, tuple[float, ...]]) -> None:
         self.compiler, self.y, self.settings, self.guesses = compiler, y, settings, guesses
+        self.rows = None  # with the squared loss, one row per configuration (see finish)
+        if settings.loss == "squared" and compiler.columns:
+            _, first, inverse = np.unique(np.column_stack(compiler.columns), axis=0, return_index=True,
+                                          return_inverse=True)
+            inverse = inverse.reshape(-1)
+            self.rows = first
+            self.inverse_square = np.bincount(inverse, weights=1.0 / y**2)  # Σ 1/y² per configuration
+            self.inverse = np.bincount(inverse, weights=1.0 / y)  # Σ 1/y per configuration
         self.blocks: list[np.ndarray] = []
         self.index: dict[object, int] = {}
         self.grids: dict[int, np.ndarray] = {}
@@ -142,26 +150,58 @@ class _Table:
                 block = self.compiler.values(key, grid).T
                 self.grids[self.width] = grid
             self.index[name] = self.width
-            self.blocks.append(block)
+            self.blocks.append(block if self.rows is None else block[self.rows])
             self.width += block.shape[1]
         return self.index[name]
 
     def finish(self) -> None:
-        """Relative, scaled columns; their Gram matrix and products with the target."""
+        """Relative, scaled columns; their Gram matrix and products with the target.
+
+        With the squared loss the columns are kept once per configuration: repetitions share
+        their columns, so Σ over rows of gᵢ·gⱼ/y² is Σ over configurations of gᵢ·gⱼ·Σ1/y², and
+        the same for Σ gᵢ/y — exact, and a fraction of the memory when configurations repeat.
+        """
         n = len(self.y)
-        design = np.hstack(self.blocks) if self.blocks else np.zeros((n, 0))
+        if self.rows is not None:
+            self._finish_by_configuration(n)
+            return
+        # Filled block by block, each freed once copied: the design is the one large array
+        # (at 100k rows its columns of fitted powers at every grid value are most of the memory).
+        design = np.empty((n, self.width))
+        position = 0
+        for i, block in enumerate(self.blocks):
+            with np.errstate(all="ignore"):
+                np.divide(block, self.y[:, None], out=design[:, position:position + block.shape[1]])
+            position += block.shape[1]
+            self.blocks[i] = None
         self.blocks = []
-        with np.errstate(all="ignore"):
-            design /= self.y[:, None]
         self.valid = np.isfinite(design).all(axis=0)
         design[:, ~self.valid] = 0.0
-        scale = np.sqrt(np.mean(design**2, axis=0))
+        scale = np.sqrt(np.einsum("nc,nc->c", design, design) / n)
         scale[~(scale > 0)] = 1.0
         design /= scale
         self.scale = scale
         self.gram = design.T @ design / n
         self.rhs = design.mean(axis=0)
         self.design = None if self.settings.loss == "squared" else design  # robust losses reweight rows
+
+    def _finish_by_configuration(self, n: int) -> None:
+        design = np.empty((len(self.rows), self.width))
+        position = 0
+        for i, block in enumerate(self.blocks):
+            design[:, position:position + block.shape[1]] = block
+            position += block.shape[1]
+            self.blocks[i] = None
+        self.blocks = []
+        self.valid = np.isfinite(design).all(axis=0)
+        design[:, ~self.valid] = 0.0
+        scale = np.sqrt(np.einsum("cj,cj,c->j", design, design, self.inverse_square) / n)
+        scale[~(scale > 0)] = 1.0
+        self.scale = scale
+        self.rhs = (self.inverse @ design) / scale / n
+        design *= np.sqrt(self.inverse_square)[:, None] / scale
+        self.gram = design.T @ design / n
+        self.design = None
 
     def solve(self, layouts: list[_Layout]):
         """Cost, mse and coefficients (original units) of every candidate at every grid value."""

@@ -76,6 +76,14 @@ class Compiler:
         self._functions: dict[sympy.Expr, Function] = {}
         self._values: dict[sympy.Expr, np.ndarray] = {}
 
+    def subset(self, rows: np.ndarray) -> Compiler:
+        """A compiler of the same terms on ``rows`` only, sharing the compiled functions (the
+        screening evaluates thousands of terms on a few configurations, not on every row)."""
+        part = Compiler(self.factors, np.column_stack(self.columns)[rows] if self.columns else
+                        np.zeros((len(rows), 0)))
+        part._functions = self._functions
+        return part
+
     def compile(self, candidate: Candidate) -> CompiledCandidate:
         basis, offset, start = [], [], 0
         for term in candidate.terms:
@@ -106,7 +114,7 @@ class Compiler:
         """``key`` compiled with its nonlinear constants ``_theta0…`` as parameters; a product
         multiplies its factors, each compiled (once) with only the constants it holds."""
         if key not in self._functions:
-            self._functions[key] = self._product(key, count) if key.is_Mul else \
+            self._functions[key] = self._product(key, count) if key.is_Mul and count else \
                 to_function(key, self.factors, [theta(i) for i in range(count)])
         return self._functions[key]
 
@@ -119,10 +127,11 @@ class Compiler:
             if held:
                 renamed = arg.xreplace({names[i]: theta(j) for j, i in enumerate(held)})
                 parts.append((self.function(renamed, len(held)), held))
-        base = self.value(sympy.Mul(*fixed)) if fixed else None
+        if fixed:  # row-independent: the function may serve a compiler of other rows (subset)
+            parts.append((self.function(sympy.Mul(*fixed), 0), []))
 
         def evaluate(columns: Sequence[np.ndarray], values: Sequence[np.ndarray] = ()) -> np.ndarray:
-            out = np.ones(()) if base is None else base
+            out = np.ones(())
             with np.errstate(all="ignore"):
                 for function, held in parts:
                     out = out * function(columns, [values[i] for i in held])

@@ -46,7 +46,7 @@ class DataScreen:
 
     def __init__(self, compiler: Compiler, y: np.ndarray, kinds: dict[str, tuple[float, float]],
                  settings: ScreenSettings = ScreenSettings(), shapes: ShapeRule | None = None) -> None:
-        self.compiler, self.kinds, self.settings, self.shapes = compiler, kinds, settings, shapes
+        self.kinds, self.settings, self.shapes = kinds, settings, shapes
         raw = np.column_stack(compiler.columns) if compiler.columns else np.zeros((len(y), 0))
         configs, first, inverse, counts = np.unique(raw, axis=0, return_index=True, return_inverse=True,
                                                     return_counts=True)
@@ -54,8 +54,9 @@ class DataScreen:
         # Screening only chooses what to fit (the fits use every row): with very many
         # configurations an evenly spread subset of them, in their sorted order, is enough.
         keep = np.unique(np.linspace(0, len(configs) - 1, min(len(configs), MAX_CONFIGURATIONS)).astype(int))
-        self.configs, self.mean, self.first_row = configs[keep], mean[keep], first[keep]
+        self.configs, self.mean = configs[keep], mean[keep]
         self.weight = np.sqrt(counts[keep].astype(float))
+        self.compiler = compiler.subset(first[keep])  # one row per configuration looked at
 
     # -- columns -----------------------------------------------------------------------------
     def _columns(self, term: Term) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +64,7 @@ class DataScreen:
         values of its nonlinear constants ``(G, q)`` (a grid across their bounds)."""
         q = term.n_nonlinear
         if q == 0:
-            values = self.compiler.value(term.key)[self.first_row][:, None]
+            values = self.compiler.value(term.key)[:, None]
             thetas = np.zeros((1, 0))
         else:
             kinds = [k for i, k in enumerate(term.kinds) if i != term.coefficient]
@@ -74,7 +75,7 @@ class DataScreen:
             function = self.compiler.function(term.key, q)
             with np.errstate(all="ignore"):
                 raw = function(self.compiler.columns, [thetas[:, i, None] for i in range(q)])
-            values = np.broadcast_to(raw, (len(thetas), self.compiler.n_rows))[:, self.first_row].T
+            values = np.broadcast_to(raw, (len(thetas), self.compiler.n_rows)).T
         with np.errstate(all="ignore"):
             relative = values / self.mean[:, None] * self.weight[:, None]
         keep = np.isfinite(relative).all(axis=0)
@@ -176,7 +177,7 @@ class DataScreen:
             grid = np.array(list(itertools.product(*axes)))
             with np.errstate(all="ignore"):
                 raw = function(self.compiler.columns, [grid[:, i, None] for i in range(len(kinds))])
-                columns = np.broadcast_to(raw, (len(grid), self.compiler.n_rows))[:, self.first_row].T
+                columns = np.broadcast_to(raw, (len(grid), self.compiler.n_rows)).T
                 columns = columns / self.mean[:, None] * self.weight[:, None]
                 columns = columns - basis @ (basis.T @ columns)
                 gain = (columns.T @ residual) ** 2 / np.einsum("nc,nc->c", columns, columns)
@@ -256,7 +257,7 @@ class DataScreen:
         for term in fixed:
             if term.n_nonlinear:
                 continue  # an exponent outside the sum: screened as if absent
-            value = self.compiler.value(term.key)[self.first_row] / self.mean * self.weight
+            value = self.compiler.value(term.key) / self.mean * self.weight
             if term.coefficient is None:
                 target = target - value
             else:
