@@ -244,6 +244,17 @@ def generate(grammar: Grammar, strategy: Strategy | None = None) -> CandidateSet
 
 def analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:
     """Number a term's constant occurrences in tree order and find its linear coefficient."""
+    size, merge = complexity(generic), generic.as_coeff_Mul()[1]
+    # The two shapes most terms have, without rebuilding the tree (products of transforms make
+    # thousands of terms): no constant at all, or one coefficient times constant-free factors.
+    args = sympy.Mul.make_args(generic)
+    direct = [a for a in args if a in kinds]
+    rest = [a for a in args if a not in kinds]
+    if not direct and not generic.has(*kinds):
+        return Term(generic, generic, (), None, generic, size, merge)
+    if len(direct) == 1 and not any(a.has(*kinds) for a in rest):
+        key = sympy.Mul(*rest)
+        return Term(generic, occurrence(0) * key, (kinds[direct[0]],), 0, key, size, merge)
     found: list[str] = []
 
     def walk(node: sympy.Basic) -> sympy.Basic:
@@ -260,8 +271,7 @@ def analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:
     others = [i for i in range(len(found)) if i != coefficient]
     key = pattern / occurrence(coefficient) if coefficient is not None else pattern
     key = key.xreplace({occurrence(i): theta(j) for j, i in enumerate(others)})
-    size = complexity(generic)
-    return Term(generic, pattern, tuple(found), coefficient, key, size, generic.as_coeff_Mul()[1])
+    return Term(generic, pattern, tuple(found), coefficient, key, size, merge)
 
 
 def _over_limit(candidate: Candidate, grammar: Grammar) -> str | None:

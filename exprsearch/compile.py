@@ -127,8 +127,9 @@ class Compiler:
             if held:
                 renamed = arg.xreplace({names[i]: theta(j) for j, i in enumerate(held)})
                 parts.append((self.function(renamed, len(held)), held))
-        if fixed:  # row-independent: the function may serve a compiler of other rows (subset)
-            parts.append((self.function(sympy.Mul(*fixed), 0), []))
+        # Each factor compiled once and multiplied at call time, with nothing cached from this
+        # compiler's rows: the function may serve a compiler of other rows (subset).
+        parts += [(self.function(a, 0), []) for a in fixed]
 
         def evaluate(columns: Sequence[np.ndarray], values: Sequence[np.ndarray] = ()) -> np.ndarray:
             out = np.ones(())
