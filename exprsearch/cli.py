@@ -13,7 +13,7 @@ from typing import Annotated, TypeVar
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from . import __version__, export
@@ -147,7 +147,8 @@ def run(
             out.rule(name)
         _report(result, folder)
     if len(results) > 1:
-        table = Table("series", "law", "MAPE %", "held-out %", title="Side by side", title_justify="left")
+        table = Table("series", Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
+                      title_justify="left")
         for name, _, result in results:
             held = result.law.metrics.get("holdout_mape_pct")
             table.add_row(name, export.rounded_text(result.law), f"{result.law.metrics['mape_pct']:.3g}",
@@ -179,7 +180,7 @@ def _shared(results, directory: Path, force: bool, settings: FitSettings):
 def _print_shared(shared) -> None:
     from .groups import rounded
 
-    table = Table("group", f"shared form {shared.candidate.template}", "MSE (relative)",
+    table = Table("group", Column(f"shared form {shared.candidate.template}", overflow="fold"), "MSE (relative)",
                   title=f"One form for all groups (lowest summed BIC of {len(shared.considered)} forms)",
                   title_justify="left")
     for name, fitted in shared.fits.items():
@@ -257,7 +258,9 @@ def _report(result: Result, directory: Path) -> None:
     )
     table = Table(title="Pareto front (error vs complexity)", title_justify="left")
     for column in ("", "complexity", "constants", "MAPE %", "CV MAPE %", "held-out %", "R²", "law"):
-        table.add_column(column, justify="left" if column in ("", "law") else "right")
+        # a law is folded onto more lines when the terminal is narrow, never cut
+        table.add_column(column, justify="left" if column in ("", "law") else "right",
+                         overflow="fold" if column == "law" else "ellipsis")
     for i, s in enumerate(result.ranking.front):
         mark = "→" if i == result.ranking.chosen else ""
         held = "" if s.holdout_mape is None else f"{s.holdout_mape:.3g}"
@@ -530,8 +533,8 @@ def grammar_list() -> None:
 
 @grammar_app.command("show")
 def grammar_show(name: Annotated[str, typer.Argument(help="Built-in grammar name or file.")]) -> None:
-    """Print a grammar file."""
-    out.print(_guard(lambda: _grammar.source_text(name)), highlight=False, markup=False)
+    """Print a grammar file, byte for byte (to save and edit: grammar show NAME > mine.toml)."""
+    sys.stdout.write(_guard(lambda: _grammar.source_text(name)))
 
 
 @grammar_app.command("check")

@@ -257,3 +257,30 @@ def test_law_json_says_what_the_search_covered_and_what_it_did_not(amdahl_csv, t
     (reason, count), = searched["not_searched"].items()
     assert "max_candidates" in reason and count > 1_000_000
     assert f"not searched: {count:,} candidates" in " ".join(capped.output.split())
+
+
+@pytest.mark.parametrize("name", ["default", "data-parallel", "pmnf", "generic-dl"])
+def test_grammar_show_to_a_file_round_trips_through_check_at_any_width(name, tmp_path):
+    from exprsearch.grammar import source_text
+
+    for columns in ("40", "80"):
+        shown = subprocess.run([sys.executable, "-m", "exprsearch.cli", "grammar", "show", name], capture_output=True,
+                               text=True, env={**os.environ, "COLUMNS": columns}, check=True).stdout
+        assert shown == source_text(name)  # byte-exact: never re-wrapped in a pipe
+        (tmp_path / "mine.toml").write_text(shown)
+        assert run("grammar", "check", tmp_path / "mine.toml").exit_code == 0
+
+
+def test_laws_on_the_front_are_never_cut_at_any_width(amdahl_csv, tmp_path):
+    from exprsearch import search
+
+    front = [str(s.fit.candidate.template) for s in
+             search(amdahl_csv, "time", resamples=0).ranking.front]
+    assert max(len(law) for law in front) > 20  # longer than a narrow column
+    for columns in ("40", "80"):
+        shown = subprocess.run([sys.executable, "-m", "exprsearch.cli", "run", str(amdahl_csv), "-t", "time",
+                                "--bootstrap", "0", "--out", str(tmp_path / columns)], capture_output=True, text=True,
+                               env={**os.environ, "COLUMNS": columns}, check=True).stdout
+        flat = "".join(ch for ch in shown if not ch.isspace() and ch not in "│┃")
+        for law in front:
+            assert law.replace(" ", "") in flat, (columns, law)
