@@ -117,6 +117,9 @@ def run(
             for folder in where.values():
                 export.check_free(folder, names)
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy)
+        for dataset in datasets.values():  # what was left out of the data is said before the search
+            for note in dataset.notes:
+                err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
         results = []
         for name, dataset in datasets.items():
             with _progress(quiet=json_) as bar:
@@ -248,7 +251,8 @@ def _progress(quiet: bool) -> Progress:
 
 def _report(result: Result, directory: Path) -> None:
     for note in result.notes:
-        err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+        if note not in result.dataset.notes:  # those were printed before the search
+            err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
     found = result.candidates
     skipped = ", ".join(f"{n} {r}" for r, n in sorted(result.rejected.items()))
     out.print(

@@ -139,6 +139,12 @@ def from_frame(
     notes: list[str] = []
     if factors is None:
         factors = [c for c in columns if c != target and pd.api.types.is_numeric_dtype(frame[c])]
+        for c in columns:
+            if c != target and c not in factors and _mostly_numbers(frame[c]):
+                if not drop_missing:
+                    raise DataError(_stray_values(frame[c], c, where, header_lines))
+                factors.append(c)  # its stray rows are dropped below, and said so
+        factors = [c for c in columns if c in factors]
         ignored = [c for c in columns if c != target and c not in factors]
         if ignored:
             notes.append(f"ignored non-numeric column(s) {', '.join(ignored)}")
@@ -202,6 +208,22 @@ def _rows(rows: np.ndarray, header_lines: int) -> str:
 
 
 EXTRAP_FORMATS = ("extrap-text", "extrap-json")
+
+
+def _mostly_numbers(column: pd.Series) -> bool:
+    """Whether most of a column's non-empty values are numbers (so the rest are likely typos)."""
+    present = column.dropna()
+    parsed = pd.to_numeric(present, errors="coerce")
+    return len(present) > 0 and parsed.notna().sum() > len(present) / 2
+
+
+def _stray_values(column: pd.Series, name: str, where: str, header_lines: int) -> str:
+    present = column.dropna()
+    stray = present[pd.to_numeric(present, errors="coerce").isna()]
+    rows = np.flatnonzero(column.index.isin(stray.index))
+    shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
+    return (f"{where} column '{name}' is numbers except {shown} at {_rows(rows, header_lines)}: fix those "
+            f"values, pass --drop-missing to drop those rows, or leave the column out with --factors")
 
 
 def detect_format(path: str | Path) -> str:

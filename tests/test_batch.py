@@ -62,6 +62,7 @@ def test_the_grid_profile_bounds_refinement_and_estimates_it():
     assert refined.values["k0"] == pytest.approx(1.37, abs=0.02)
 
 
+@pytest.mark.slow
 def test_undefined_terms_are_rejected_with_the_rows():
     X, y = table(lambda p, n: 2 + 0.01 * n / p)
     X[3, 0] = 0.0  # p = 0 on row 4: log2(p) and 1/p are undefined there
@@ -78,6 +79,7 @@ LAWS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LAWS))
 def test_pruning_keeps_the_front_and_the_law_of_the_full_search(name):
     law, name = LAWS[name]

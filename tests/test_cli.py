@@ -197,6 +197,7 @@ def test_law_json_does_not_depend_on_python_hash_seed(amdahl_csv, tmp_path):
     assert outputs[0] == outputs[1]
 
 
+@pytest.mark.slow
 def test_candidate_order_does_not_depend_on_python_hash_seed():
     script = ("from exprsearch import grammar, candidates\n"
               "g = grammar.bind(grammar.load('default'), ('p', 'n', 'L'), intrinsic=('L',))\n"
@@ -243,6 +244,7 @@ def test_time_limit_keeps_a_law_and_says_so(amdahl_csv, tmp_path):
     assert result.exit_code == 2 and "time limit must be zero or more" in result.output
 
 
+@pytest.mark.slow
 def test_law_json_says_what_the_search_covered_and_what_it_did_not(amdahl_csv, tmp_path):
     result = run("run", amdahl_csv, "-t", "time", "--bootstrap", "0", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
@@ -271,6 +273,7 @@ def test_grammar_show_to_a_file_round_trips_through_check_at_any_width(name, tmp
         assert run("grammar", "check", tmp_path / "mine.toml").exit_code == 0
 
 
+@pytest.mark.slow
 def test_laws_on_the_front_are_never_cut_at_any_width(amdahl_csv, tmp_path):
     from exprsearch import search
 
@@ -284,3 +287,27 @@ def test_laws_on_the_front_are_never_cut_at_any_width(amdahl_csv, tmp_path):
         flat = "".join(ch for ch in shown if not ch.isspace() and ch not in "│┃")
         for law in front:
             assert law.replace(" ", "") in flat, (columns, law)
+
+
+def test_a_stray_word_in_a_numeric_column_stops_with_the_column_row_and_value(tmp_path):
+    rows = ["p,n,time"] + [f"{p},{n},{2 + 0.01 * n / p}" for p in (1, 2, 4, 8, 16) for n in (1000, 4000, 16000)]
+    rows[7] = "four" + rows[7][1:]  # line 8 of the file: p = 4 written as a word
+    path = write(tmp_path, "typo.csv", "\n".join(rows) + "\n")
+    result = run("run", path, "-t", "time", "--out", tmp_path / "o")
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "column 'p' is numbers except 'four' at line 8" in text
+    assert "--drop-missing" in text and not (tmp_path / "o").exists()
+    dropped = run("run", path, "-t", "time", "--bootstrap", "0", "--out", tmp_path / "d", "--drop-missing")
+    assert dropped.exit_code == 0, dropped.output
+    law = json.loads((tmp_path / "d" / "law.json").read_text())
+    assert law["factors"] == ["p", "n"] and "dropped 1 row(s)" in " ".join(dropped.output.split())
+
+
+def test_columns_left_out_as_non_numeric_are_named_before_the_search(tmp_path):
+    rows = ["model,workers,n,time"] + [f"resnet,{p},{n},{2 + 0.01 * n / p}" for p in (1, 2, 4, 8, 16)
+                                       for n in (1000, 4000, 16000)]
+    path = write(tmp_path, "named.csv", "\n".join(rows) + "\n")
+    # the search stops at its start (data-parallel needs a factor p): the note came before it
+    result = run("run", path, "-t", "time", "-g", "data-parallel", "--out", tmp_path / "o")
+    assert result.exit_code == 2 and "--map p=COLUMN" in " ".join(result.output.split())
+    assert result.output.index("ignored non-numeric column(s) model") < result.output.index("needs factor 'p'")

@@ -35,6 +35,7 @@ def frame(law, seed=0) -> pd.DataFrame:
     return pd.DataFrame({"p": p, "n": n, "time": law(p, n) * (1 + 0.02 * rng.standard_normal(p.size))})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LAWS))
 def test_screened_search_chooses_the_law_the_exhaustive_search_chooses(name):
     data = frame(LAWS[name])
