@@ -19,6 +19,10 @@ class BindingError(ExprsearchError, ValueError):
     """A grammar and a dataset do not fit together (a grammar factor missing from the data)."""
 
 
+class SettingsError(ExprsearchError, ValueError):
+    """A setting is outside its range (a negative seed or count, an unknown loss or strategy)."""
+
+
 class SearchError(ExprsearchError, RuntimeError):
     """The search produced nothing usable (every candidate rejected, too few rows)."""
 

@@ -21,9 +21,11 @@ from scipy.optimize import differential_evolution, minimize
 
 from .candidates import Candidate
 from .compile import CompiledCandidate
+from .errors import SettingsError
 from .linear import least_squares, ridge
 
 INVALID_COST = 1e10  # cost given to constants whose predictions are not finite
+LOSSES = ("squared", "huber", "absolute")
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,36 @@ class FitSettings:
     robust_iterations: int = 20
     grid: int = 61  # values of a lone nonlinear constant tried by the batched fit
     prune_margin: float | None = 0.1  # refine by DE only what may come within this of the front; None: all
+
+    def __post_init__(self) -> None:
+        whole("seed", self.seed, 0, 2**32 - 1)
+        number("regularization", self.regularization, 0.0)
+        whole("popsize", self.popsize, 1)
+        whole("maxiter", self.maxiter, 1)
+        number("tol", self.tol, 0.0, strict=True)
+        if self.loss not in LOSSES:
+            raise SettingsError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        whole("robust_iterations", self.robust_iterations, 1)
+        whole("grid", self.grid, 3)
+        if self.prune_margin is not None:
+            number("prune_margin", self.prune_margin, 0.0)
+
+
+def whole(name: str, value: object, smallest: int, largest: int | None = None) -> None:
+    """Refuse ``value`` unless it is a whole number in [smallest, largest]."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < smallest or (
+            largest is not None and value > largest):
+        span = f"from {smallest} to {largest}" if largest is not None else f"{smallest} or more"
+        raise SettingsError(f"{name} must be a whole number {span}, got {value!r}")
+
+
+def number(name: str, value: object, smallest: float, strict: bool = False) -> None:
+    """Refuse ``value`` unless it is a finite number >= ``smallest`` (> with ``strict``)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and (
+        value > smallest if strict else value >= smallest)
+    if not ok:
+        raise SettingsError(f"{name} must be a finite number {'above' if strict else 'of at least'} "
+                            f"{smallest:g}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -94,9 +126,6 @@ def verify(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, settings: Fi
 
 def _nonlinear_values(fitted: Fit) -> np.ndarray:
     return np.array([fitted.values[s.name] for s in fitted.candidate.nonlinear], dtype=float)
-
-
-LOSSES = ("squared", "huber", "absolute")
 
 
 def robust_weights(residual: np.ndarray, loss: str, axis: int | None = None) -> np.ndarray:

@@ -20,8 +20,8 @@ from . import rank as _rank
 from .batch import batchable, fit_separable
 from .candidates import Candidate, CandidateSet, Term
 from .compile import Compiler
-from .errors import SearchError
-from .fit import LOSSES, Fit, FitSettings, cross_validate, holdout, t_values, verify
+from .errors import SearchError, SettingsError
+from .fit import Fit, FitSettings, cross_validate, holdout, number, t_values, verify, whole
 from .identify import ShapeRule
 from .law import Law
 from .refine import Progress, refine
@@ -66,6 +66,16 @@ class SearchSettings:
     time_limit: float | None = None
     strategy: str = "auto"
 
+    def __post_init__(self) -> None:
+        if self.validation not in VALIDATIONS:
+            raise SettingsError(f"validation must be one of {', '.join(VALIDATIONS)}, got {self.validation!r}")
+        if self.strategy not in STRATEGIES:
+            raise SettingsError(f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+        whole("resamples", self.resamples, 0)
+        whole("jobs", self.jobs, 0)
+        if self.time_limit is not None:
+            number("time_limit", self.time_limit, 0.0)
+
     def updated(self, **options: object) -> SearchSettings:
         """A copy with ``options`` changed; each names a field of this class or of FitSettings."""
         own = {f.name for f in fields(self)} - {"fit"}
@@ -96,7 +106,7 @@ def search(
     ``options`` change single settings: ``search(frame, "time", seed=3, resamples=0,
     loss="huber")``; see :class:`SearchSettings` and :class:`exprsearch.fit.FitSettings`.
     """
-    settings = _checked((settings or SearchSettings()).updated(**options))
+    settings = (settings or SearchSettings()).updated(**options)  # validated on construction
     deadline = None if settings.time_limit is None else time.monotonic() + settings.time_limit
     dataset = _as_dataset(data, target, factors)
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
@@ -117,18 +127,6 @@ def search(
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined)
 
 
-def _checked(settings: SearchSettings) -> SearchSettings:
-    if settings.fit.loss not in LOSSES:
-        raise SearchError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.fit.loss}'")
-    if settings.strategy not in STRATEGIES:
-        raise SearchError(f"strategy must be one of {', '.join(STRATEGIES)}, got '{settings.strategy}'")
-    if settings.validation not in VALIDATIONS:
-        raise SearchError(f"validation must be one of {', '.join(VALIDATIONS)}, got '{settings.validation}'")
-    if settings.time_limit is not None and not settings.time_limit >= 0:
-        raise SearchError(f"the time limit must be zero or more seconds, got {settings.time_limit}")
-    return settings
-
-
 def _strategy(name: str, bound: _grammar.Grammar, compiler: Compiler, y: np.ndarray,
               shapes: ShapeRule) -> DataScreen | None:
     if name == "exhaustive":
@@ -146,8 +144,6 @@ def _space_notes(found: CandidateSet) -> tuple[str, ...]:
 
 
 def _jobs(jobs: int) -> int:
-    if jobs < 0:
-        raise SearchError(f"jobs must be 0 (one per core) or a positive number, got {jobs}")
     return jobs or os.cpu_count() or 1
 
 

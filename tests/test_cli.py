@@ -241,7 +241,7 @@ def test_time_limit_keeps_a_law_and_says_so(amdahl_csv, tmp_path):
     assert result.exit_code == 0, result.output
     assert "time limit" in result.output and (tmp_path / "o" / "law.json").exists()
     result = run("run", amdahl_csv, "-t", "time", "--time-limit", "-1", "--out", tmp_path / "x")
-    assert result.exit_code == 2 and "time limit must be zero or more" in result.output
+    assert result.exit_code == 2 and "time_limit must be a finite number of at least 0, got -1.0" in result.output
 
 
 @pytest.mark.slow
@@ -311,3 +311,32 @@ def test_columns_left_out_as_non_numeric_are_named_before_the_search(tmp_path):
     result = run("run", path, "-t", "time", "-g", "data-parallel", "--out", tmp_path / "o")
     assert result.exit_code == 2 and "--map p=COLUMN" in " ".join(result.output.split())
     assert result.output.index("ignored non-numeric column(s) model") < result.output.index("needs factor 'p'")
+
+
+@pytest.mark.parametrize("option, value, fragment", [
+    ("--seed", "-1", "seed must be a whole number from 0 to 4294967295, got -1"),
+    ("--bootstrap", "-5", "resamples must be a whole number 0 or more, got -5"),
+    ("--jobs", "-2", "jobs must be a whole number 0 or more, got -2"),
+    ("--strategy", "greedy", "strategy must be one of auto, exhaustive, got 'greedy'"),
+])
+def test_settings_out_of_range_stop_with_a_sentence_and_no_traceback(amdahl_csv, tmp_path, option, value, fragment):
+    done = subprocess.run([sys.executable, "-m", "exprsearch.cli", "run", str(amdahl_csv), "-t", "time", option, value,
+                           "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr + done.stdout
+    assert fragment in " ".join((done.stderr + done.stdout).split())
+
+
+def test_every_setting_is_checked_where_it_is_made():
+    from exprsearch.errors import SettingsError
+    from exprsearch.fit import FitSettings
+    from exprsearch.search import SearchSettings
+
+    for bad in ({"grid": 0}, {"regularization": -1.0}, {"regularization": float("nan")}, {"tol": 0.0},
+                {"popsize": 0}, {"prune_margin": -0.1}, {"seed": 1.5}):
+        with pytest.raises(SettingsError, match=next(iter(bad))):
+            FitSettings(**bad)
+    for bad in ({"resamples": -1}, {"time_limit": float("inf")}, {"validation": "holdout"}):
+        with pytest.raises(SettingsError, match=next(iter(bad))):
+            SearchSettings(**bad)
+    with pytest.raises(SettingsError, match="grid"):
+        SearchSettings().updated(grid=1)
