@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -176,7 +177,7 @@ def _shared(results, directory: Path, force: bool, settings: FitSettings):
     path = directory / "shared.json"
     if path.exists() and not force:
         export.check_free(directory, ("shared.json",))
-    path.write_text(json.dumps(shared.to_dict(), indent=2) + "\n")
+    export.write_all({path: json.dumps(shared.to_dict(), indent=2) + "\n"})
     return shared
 
 
@@ -239,7 +240,7 @@ def _figures_and_report(result: Result, directory: Path, plot: bool, report: boo
     if report:
         factor, values, fixed = plots.default_view(result.law)
         explanation = explain(result.law, factor, values, fixed)
-        (directory / export.REPORT).write_text(html_page(result.law, front_csv, explanation, figures, notes))
+        export.write_all({directory / export.REPORT: html_page(result.law, front_csv, explanation, figures, notes)})
 
 
 def _progress(quiet: bool) -> Progress:
@@ -584,5 +585,32 @@ def grammar_check(
                   highlight=False)
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised where the program is, so it stops like Ctrl-C does."""
+
+
+def _terminate(signum, frame) -> None:
+    raise _Terminated
+
+
+def entry() -> None:
+    """The console script: the app, with Ctrl-C and SIGTERM turned into one sentence and exit
+    code 130 or 143 (result files are written whole or not at all: export.write_all)."""
+    signal.signal(signal.SIGTERM, _terminate)
+    interrupted = "interrupted (Ctrl-C); no result files were written or changed by the unfinished run"
+    try:
+        app()
+    except KeyboardInterrupt:
+        _error(interrupted)
+        sys.exit(130)
+    except SystemExit as exc:
+        if exc.code == 130:  # typer's own answer to Ctrl-C, which says nothing
+            _error(interrupted)
+        raise
+    except _Terminated:
+        _error("terminated (SIGTERM); no result files were written or changed by the unfinished run")
+        sys.exit(143)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    entry()

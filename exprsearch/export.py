@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import signal
+import tempfile
 from pathlib import Path
 
 import sympy
@@ -95,7 +98,33 @@ def write(law: Law, ranking: Ranking, directory: str | Path, overwrite: bool = F
     if not overwrite:
         check_free(directory)
     contents = [law.to_json(), latex(law), python_module(law), front_csv(ranking)]
-    directory.mkdir(parents=True, exist_ok=True)
-    for path, text in zip(targets, contents):
-        path.write_text(text)
+    write_all(dict(zip(targets, contents)))
     return targets
+
+
+def write_all(files: dict[Path, str | bytes]) -> None:
+    """Write every file to a temporary file beside it, then rename them all into place with
+    SIGINT and SIGTERM held off: an interrupted run leaves either the old files or the new ones,
+    never a half-written file or a mix of the two."""
+    staged = []
+    try:
+        for path, content in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            staged.append((Path(temporary), path))
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(content.encode() if isinstance(content, str) else content)
+        held = {signal.SIGINT, signal.SIGTERM}
+        blocked = hasattr(signal, "pthread_sigmask")
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            for temporary, path in staged:
+                os.replace(temporary, path)
+            staged = []
+        finally:
+            if blocked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+    finally:
+        for temporary, _ in staged:  # not renamed: interrupted before, or a write failed
+            temporary.unlink(missing_ok=True)

@@ -143,8 +143,14 @@ def all_figures(law: Law, directory: Path, data: Dataset | None = None, front_ro
 
 
 def _save(fig, path: Path) -> Path:
+    import io
+
+    from .export import write_all
+
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    png = io.BytesIO()
+    fig.savefig(png, dpi=110, format="png")
+    write_all({Path(path): png.getvalue()})  # whole or not at all
     import matplotlib.pyplot as plt
 
     plt.close(fig)

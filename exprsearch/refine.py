@@ -7,6 +7,7 @@ only on it, so the outcome does not depend on how many processes ran the jobs.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -25,6 +26,13 @@ _WORKER: dict = {}  # what each process fits, set once per process
 
 def _start_worker(compiler: Compiler, y: np.ndarray, settings: FitSettings, todo: list) -> None:
     _WORKER.update(compiler=compiler, y=y, settings=settings, todo=todo)
+
+
+def _quiet_worker(*start: object) -> None:
+    """A worker ignores Ctrl-C (the parent stops the pool), then takes its jobs if sent any."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if start:
+        _start_worker(*start)
 
 
 def _refine_chunk(bounds: tuple[int, int]) -> list[tuple]:
@@ -54,8 +62,8 @@ def refine(
     if jobs > 1 and len(todo) >= POOL_MINIMUM:
         # Forked workers inherit the jobs; elsewhere they are sent once per worker.
         forking = "fork" in multiprocessing.get_all_start_methods()
-        options = ({"mp_context": multiprocessing.get_context("fork")} if forking else
-                   {"initializer": _start_worker, "initargs": (compiler, y, settings, todo)})
+        options = ({"mp_context": multiprocessing.get_context("fork"), "initializer": _quiet_worker} if forking else
+                   {"initializer": _quiet_worker, "initargs": (compiler, y, settings, todo)})
         pool = ProcessPoolExecutor(max_workers=jobs, **options)
         try:
             for part in pool.map(_refine_chunk, chunks):

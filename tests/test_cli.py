@@ -3,8 +3,11 @@
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -340,3 +343,28 @@ def test_every_setting_is_checked_where_it_is_made():
             SearchSettings(**bad)
     with pytest.raises(SettingsError, match="grid"):
         SearchSettings().updated(grid=1)
+
+
+def _slow_run(path, out, *extra):
+    """A run long enough to be interrupted in its search (exhaustive default grammar, 3 factors)."""
+    return subprocess.Popen([sys.executable, "-m", "exprsearch.cli", "run", str(path), "-t", "epoch_s", "--strategy",
+                             "exhaustive", "--jobs", "1", "--out", str(out), *extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_an_interrupted_run_says_so_and_leaves_the_old_results_whole(tmp_path, signum, code, word):
+    data = Path(__file__).resolve().parent.parent / "datasets" / "numpy_mlp_epochs.csv"
+    first = subprocess.run([sys.executable, "-m", "exprsearch.cli", "run", str(data), "-t", "epoch_s", "--bootstrap",
+                            "0", "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    before = {p.name: p.read_bytes() for p in (tmp_path / "o").iterdir()}
+    running = _slow_run(data, tmp_path / "o", "--force")
+    time.sleep(3.0)  # past the imports, inside the search
+    assert running.poll() is None, "the run ended before it could be interrupted"
+    running.send_signal(signum)
+    stdout, stderr = running.communicate(timeout=60)
+    assert running.returncode == code, stderr
+    assert word in stderr and "Traceback" not in stderr + stdout
+    assert {p.name: p.read_bytes() for p in (tmp_path / "o").iterdir()} == before  # no temporary left behind

@@ -2,6 +2,7 @@ import importlib.util
 import sys
 
 import numpy as np
+import pytest
 
 from exprsearch import export
 from tests.test_law import make_law
@@ -27,3 +28,17 @@ def test_python_module_needs_only_numpy_and_agrees(tmp_path):
     assert module.FACTORS == ("n", "p") and module.TARGET == "time"
     assert module.predict(1000, 2).shape == ()
     sys.modules.pop("law_module", None)
+
+
+def test_files_are_written_whole_or_not_at_all(tmp_path):
+    from exprsearch.export import write_all
+
+    old = tmp_path / "law.json"
+    old.write_text("old")
+    write_all({old: "new", tmp_path / "sub" / "law.tex": b"\\begin"})
+    assert old.read_text() == "new" and (tmp_path / "sub" / "law.tex").read_bytes() == b"\\begin"
+    old.write_text("old")
+    with pytest.raises(TypeError):
+        write_all({tmp_path / "first.txt": "staged", old: object()})  # the second cannot be written
+    assert old.read_text() == "old" and not (tmp_path / "first.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["law.json", "sub"]  # no temporary left
