@@ -32,6 +32,7 @@ ROLES = ("extrinsic", "intrinsic")
 PROVIDED_RULES = ("factor", "extrinsic", "intrinsic", "other")
 REFERENCE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>(?:(\*)?\{(\d+),(\d+)\})?")
 _TOP_KEYS = {"name", "description", "factors", "constants", "rules", "limits"}
+RESERVED = frozenset({"numpy", "predict", "FACTORS", "TARGET"})  # names law.py defines or imports
 
 
 @dataclass(frozen=True)
@@ -225,14 +226,18 @@ def bind(
             )
         bound.append(replace(f, column=column))
     used = {f.column for f in bound}
-    clash = sorted(used.intersection(c.name for c in grammar.constants))
     free = [c for c in columns if c not in used]
-    clash += sorted(set(free).intersection(c.name for c in grammar.constants))
+    numbered = re.compile(rf"^(?:{'|'.join(re.escape(c.name) for c in grammar.constants)})\d*$")
+    clash = sorted(c for c in used | set(free) if numbered.match(c))
     if clash:
         raise BindingError(
-            f"data column '{clash[0]}' has the name of a constant kind of grammar "
-            f"'{grammar.name}'; rename the column"
+            f"data column '{clash[0]}' has the name of a constant of grammar '{grammar.name}' (its kinds "
+            f"{', '.join(c.name for c in grammar.constants)} are numbered c0, c1, …); rename the column"
         )
+    reserved = sorted((used | set(free)) & RESERVED)
+    if reserved:
+        raise BindingError(f"data column '{reserved[0]}' is a name the law's Python module needs "
+                           f"({', '.join(sorted(RESERVED))}); rename the column")
     for column in free:
         role = "intrinsic" if column in intrinsic else "extrinsic"
         bound.append(Factor(name=column, role=role, column=column))
@@ -314,6 +319,9 @@ def _constants(table: object, where: _Locator) -> tuple[ConstantKind, ...]:
     kinds = []
     for name, spec in _table(table, "constants", where).items():
         loc = where.at(name, "constants")
+        if not re.fullmatch(r"[A-Za-z_]+", name):
+            raise GrammarError(f"{loc}: constant kind '{name}' must be letters only: its constants are numbered "
+                               f"{name}0, {name}1, … and a digit in the name would make them ambiguous")
         if not isinstance(spec, dict) or "min" not in spec or "max" not in spec:
             raise GrammarError(f"{loc}: constant '{name}' needs min and max, e.g. {{ min = 0, max = inf }}")
         extra = sorted(set(spec) - {"min", "max", "about"})

@@ -108,3 +108,16 @@ t = ["<factor>", "1/<factor>"]
     assert g.rules["start"][0].references[0].low == 0
     with pytest.raises(GrammarError, match=r"line 5: '<t>\*\{0,2\}' needs 1 <= low <= high"):
         grammar.parse_text(text.replace("<t>*{1,2}", "<t>*{0,2}"), "mine.toml")
+
+
+def test_names_that_would_collide_with_numbered_constants_or_law_py_are_refused():
+    g = grammar.load("default")
+    for column in ("c1", "k12", "c"):
+        with pytest.raises(BindingError, match=f"column '{column}' has the name of a constant"):
+            grammar.bind(g, ("p", column))
+    with pytest.raises(BindingError, match="column 'numpy' is a name the law's Python module needs"):
+        grammar.bind(g, ("p", "numpy"))
+    assert grammar.bind(g, ("p", "cores", "kv")).bound  # a kind's letters followed by others are fine
+    text = "[constants]\nc1 = { min = 0, max = inf }\n[rules]\nstart = \"c1\"\n"
+    with pytest.raises(GrammarError, match="line 2: constant kind 'c1' must be letters only"):
+        grammar.parse_text(text, "mine.toml")
