@@ -76,6 +76,11 @@ class Compiler:
         self._functions: dict[sympy.Expr, Function] = {}
         self._values: dict[sympy.Expr, np.ndarray] = {}
 
+    def __getstate__(self) -> dict:
+        """Sent to a spawned worker without its caches: compiled functions are closures (they do
+        not pickle) and both caches are rebuilt on demand there."""
+        return {**self.__dict__, "_functions": {}, "_values": {}}
+
     def subset(self, rows: np.ndarray) -> Compiler:
         """A compiler of the same terms on ``rows`` only, sharing the compiled functions (the
         screening evaluates thousands of terms on a few configurations, not on every row)."""

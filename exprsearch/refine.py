@@ -63,7 +63,8 @@ def refine(
         # Forked workers inherit the jobs; elsewhere they are sent once per worker.
         forking = "fork" in multiprocessing.get_all_start_methods()
         options = ({"mp_context": multiprocessing.get_context("fork"), "initializer": _quiet_worker} if forking else
-                   {"initializer": _quiet_worker, "initargs": (compiler, y, settings, todo)})
+                   {"mp_context": multiprocessing.get_context("spawn"), "initializer": _quiet_worker,
+                    "initargs": (compiler, y, settings, todo)})
         pool = ProcessPoolExecutor(max_workers=jobs, **options)
         try:
             for part in pool.map(_refine_chunk, chunks):

@@ -368,3 +368,19 @@ def test_an_interrupted_run_says_so_and_leaves_the_old_results_whole(tmp_path, s
     assert running.returncode == code, stderr
     assert word in stderr and "Traceback" not in stderr + stdout
     assert {p.name: p.read_bytes() for p in (tmp_path / "o").iterdir()} == before  # no temporary left behind
+
+
+def test_the_process_pool_works_where_processes_are_spawned_not_forked(monkeypatch):
+    import multiprocessing
+
+    from exprsearch import search
+    from tests.conftest import WORKERS, measurements
+
+    module = importlib.import_module("exprsearch.refine")
+    monkeypatch.setattr(module, "POOL_MINIMUM", 16)
+    monkeypatch.setattr(module.multiprocessing, "get_all_start_methods", lambda: ["spawn"])  # as on Windows
+    assert multiprocessing.get_all_start_methods() == ["spawn"]
+    frame = measurements(lambda p, n: 1 + 1e-4 * n**1.5 / p + 0.2 * p**0.5, {"p": WORKERS, "n": (1000, 4000, 16000)})
+    spawned = search(frame, "time", "data-parallel", jobs=2, resamples=0, prune_margin=None)
+    alone = search(frame, "time", "data-parallel", jobs=1, resamples=0, prune_margin=None)
+    assert spawned.refined >= 16 and spawned.law.to_json() == alone.law.to_json()
