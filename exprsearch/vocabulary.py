@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import warnings
 from collections.abc import Callable, Mapping
 
 import sympy
@@ -22,6 +23,9 @@ FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "exp": sympy.exp,
     "sqrt": sympy.sqrt,
 }
+
+MAX_EXPONENT = 64  # the largest power a literal number may be raised to in an expression
+MAX_LENGTH = 10_000  # characters in one expression (a law's template is a few hundred)
 
 # Functions whose argument must be strictly positive for a real, finite value.
 POSITIVE_DOMAIN = (log2, sympy.log)
@@ -39,11 +43,20 @@ def suggest(name: str, choices: list[str]) -> str:
 
 def parse(text: str, symbols: Mapping[str, sympy.Symbol]) -> sympy.Expr:
     """Parse ``text`` into a sympy expression using only ``symbols``, numbers and FUNCTIONS."""
+    if not isinstance(text, str):
+        raise ExpressionSyntaxError(f"an expression must be text, got {type(text).__name__}")
+    if len(text) > MAX_LENGTH:
+        raise ExpressionSyntaxError(f"an expression of {len(text):,} characters is longer than {MAX_LENGTH:,}: "
+                                    f"'{text[:40]}…'")
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with warnings.catch_warnings():  # malformed input is refused below, not warned about
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(text.strip(), mode="eval")
+        return _convert(tree.body, symbols, text)
     except SyntaxError as exc:
         raise ExpressionSyntaxError(f"'{text}' is not a valid expression ({exc.msg})") from None
-    return _convert(tree.body, symbols, text)
+    except RecursionError:
+        raise ExpressionSyntaxError(f"'{text[:40]}…' is nested too deeply to read") from None
 
 
 _BINARY = {
@@ -59,6 +72,10 @@ def _convert(node: ast.AST, symbols: Mapping[str, sympy.Symbol], text: str) -> s
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left = _convert(node.left, symbols, text)
         right = _convert(node.right, symbols, text)
+        if isinstance(node.op, ast.Pow) and left.is_Number and right.is_Number and abs(float(right)) > MAX_EXPONENT:
+            # sympy would compute the exact number (9**9**9 has 370 million digits): refuse it
+            raise ExpressionSyntaxError(f"'{ast.unparse(node)}' in '{text}' raises a number to a power beyond "
+                                        f"±{MAX_EXPONENT}; write the number itself")
         return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         operand = _convert(node.operand, symbols, text)

@@ -1,0 +1,107 @@
+"""Property tests: on any input the readers and parsers return a valid object or raise the
+library's own error with a message, never another exception; a law.json round-trips exactly."""
+
+import json
+import math
+
+import pytest
+import sympy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from exprsearch import grammar
+from exprsearch.errors import ExprsearchError
+from exprsearch.law import Law
+from exprsearch.vocabulary import ExpressionSyntaxError, parse
+from tests.test_law import make_law
+
+EXAMPLES = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SYMBOLS = {"p": sympy.Symbol("p", positive=True), "n": sympy.Symbol("n", positive=True),
+           "c0": sympy.Symbol("c0", real=True)}
+TOKENS = ["p", "n", "c0", "1", "2.5", "9", "+", "-", "*", "/", "**", "(", ")", "log2(", "sqrt(", "exp(", ",", ".",
+          "__class__", "foo(", "[", "]", "lambda", "if", "1e308", "__import__('os')", " "]
+expressions = st.one_of(st.text(max_size=60), st.lists(st.sampled_from(TOKENS), max_size=25).map("".join))
+
+
+@EXAMPLES
+@given(expressions)
+def test_expressions_parse_or_say_why(text):
+    try:
+        assert isinstance(parse(text, SYMBOLS), sympy.Basic)
+    except ExpressionSyntaxError as exc:
+        assert str(exc)
+
+
+GRAMMAR_LINES = ['[constants]', 'c = { min = 0, max = inf }', 'k = { min = -2, max = 3 }', 'k = { min = 3, max = 1 }',
+                 '[rules]', 'start = "c + <term>{1,2}"', 'start = "c + <t>*{0,2}"', 'term = "c * <t>*{1,2}"',
+                 't = ["<factor>", "1/<factor>", "<factor>**k"]', 't = "<t>"', 'x = 3', '[limits]',
+                 'max_terms = 0', 'max_products = -1', '[factors]', 'p = "extrinsic"', 'q = { role = "inner" }',
+                 'name = "g"', '"', '= =', '[rules', 'start = ["c", 1]', 'start = "c * <other>{2,1}"']
+
+
+@EXAMPLES
+@given(st.one_of(st.text(max_size=200), st.lists(st.sampled_from(GRAMMAR_LINES), max_size=12).map("\n".join)))
+def test_grammar_files_parse_or_say_why(text):
+    try:
+        parsed = grammar.parse_text(text, "fuzz.toml")
+    except ExprsearchError as exc:
+        assert str(exc).startswith("fuzz.toml")
+        return
+    try:
+        grammar.bind(parsed, ("p", "n"))
+    except ExprsearchError as exc:
+        assert str(exc)
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner,
+                                                                                        max_size=4), max_leaves=20)
+LAW = json.loads(make_law().to_json())
+HOSTILE = ["p.__class__", "__import__('os').system('true')", "open('x')", "p" * 100_000, "9**9**9", "c0(p)",
+           "(" * 3000 + "p" + ")" * 3000, "c0 + c9*p"]
+
+
+@EXAMPLES
+@given(st.sampled_from(sorted(LAW)), st.one_of(json_values, st.sampled_from(HOSTILE)))
+def test_law_files_load_or_say_why(key, value):
+    record = {**LAW, key: value}
+    try:
+        law = Law.from_json(json.dumps(record))
+    except ExprsearchError as exc:
+        assert str(exc)
+        return
+    assert isinstance(law.template, sympy.Basic)
+
+
+@EXAMPLES
+@given(st.dictionaries(st.sampled_from(["c0", "c1"]), st.floats(allow_nan=False, allow_infinity=False,
+                                                               min_value=-1e12, max_value=1e12), min_size=2))
+def test_a_law_round_trips_exactly(constants):
+    law = make_law()
+    law = Law(**{**law.__dict__, "constants": {k: constants.get(k, v) for k, v in law.constants.items()}})
+    text = law.to_json()
+    assert Law.from_json(text).to_json() == text
+
+
+@EXAMPLES
+@given(st.text(max_size=300) | st.lists(st.sampled_from(
+    ["PARAMETER p", "PARAMETER p n", "POINTS 1 2 4", "POINTS (1 2) (2 3)", "REGION r", "METRIC time", "DATA 1 2",
+     "DATA x", "DATA 1e400", "# c", "REGION r # x", "POINTS", "DATA", "METRIC"]), max_size=10).map("\n".join))
+def test_extrap_text_files_read_or_say_why(tmp_path_factory, text):
+    from exprsearch.data import load_extrap
+
+    path = tmp_path_factory.mktemp("x") / "f.txt"
+    path.write_text(text)
+    try:
+        series = load_extrap(path, "extrap-text")
+    except ExprsearchError as exc:
+        assert str(exc)
+        return
+    for dataset in series.values():
+        assert all(math.isfinite(v) and v > 0 for v in dataset.y)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_hostile_templates_are_refused_quickly(hostile):
+    with pytest.raises(ExprsearchError):
+        Law.from_json(json.dumps({**LAW, "template": hostile}))
