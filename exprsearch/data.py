@@ -73,9 +73,33 @@ def read_table(path: str | Path) -> pd.DataFrame:
             f"use one of {', '.join(sorted(_READERS))}"
         )
     try:
-        return reader(path)
+        frame = reader(path)
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
+    if path.suffix.lower() in (".csv", ".tsv"):
+        _check_header(path, frame)
+    return frame
+
+
+def _check_header(path: Path, frame: pd.DataFrame) -> None:
+    """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
+    file separated by another character than the extension says (one column of 'p;n;time')."""
+    import csv
+
+    with path.open(newline="") as stream:
+        header = next(csv.reader(stream, delimiter="\t" if path.suffix.lower() == ".tsv" else ","), [])
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, start=1):
+        if name in seen:
+            raise DataError(f"'{path}' line 1 has two columns named '{name}' (columns {seen[name]} and {i}); "
+                            "rename one")
+        seen[name] = i
+    if len(frame.columns) == 1:
+        for other in (";", "\t", "|", ","):
+            if other in str(frame.columns[0]):
+                expected = "tabs" if path.suffix.lower() == ".tsv" else "commas"
+                raise DataError(f"'{path}' line 1 seems separated by {other!r}, but a {path.suffix} file is "
+                                f"separated by {expected}: save it with {expected} (a .tsv file with tabs)")
 
 
 def load_table(
@@ -140,6 +164,12 @@ def from_frame(
     if factors is None:
         factors = [c for c in columns if c != target and pd.api.types.is_numeric_dtype(frame[c])]
         for c in columns:
+            if c != target and c not in factors and _mostly_numbers(frame[c].astype(str).str.replace(
+                    r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not _mostly_numbers(frame[c]):
+                first = int(np.flatnonzero(frame[c].notna().to_numpy())[0])
+                raise DataError(f"{where} column '{c}' holds numbers written with thousands separators "
+                                f"({frame[c].iloc[first]!r} at {_rows(np.array([first]), header_lines)}): write them "
+                                "without separators, or leave the column out with --factors")
             if c != target and c not in factors and _mostly_numbers(frame[c]):
                 if not drop_missing:
                     raise DataError(_stray_values(frame[c], c, where, header_lines))

@@ -123,6 +123,11 @@ BAD_DATA = {
     "bad-map": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "--map", "p"], "--map takes NAME=COLUMN"),
     "bad-loss": ("p,n,time\n1,2,3\n2,2,2\n4,2,1\n", ["-t", "time", "--loss", "l1"], "loss must be one of squared, huber, absolute"),
     "too-few-rows": ("p,time\n1,3\n2,2\n", ["-t", "time", "-g", "data-parallel"], "2 distinct configuration(s)"),
+    "duplicate-column": ("p,p,time\n1,2,3\n2,2,2\n4,2,1\n", ["-t", "time"],
+                         "line 1 has two columns named 'p' (columns 1 and 2); rename one"),
+    "thousands": ('p,n,time\n1,"1,000",3\n2,"1,000",2\n4,"2,000",1\n8,"2,000",1\n', ["-t", "time"],
+                  "column 'n' holds numbers written with thousands separators ('1,000' at line 2)"),
+    "semicolons": ("p;n;time\n1;2;3\n2;2;2\n", ["-t", "time"], "line 1 seems separated by ';', but a .csv file"),
 }
 
 
