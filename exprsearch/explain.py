@@ -61,7 +61,7 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     efficiency = speedup / (values / values[0])
     curve = sympy.Add(*(t for _, t in pieces))
     limit = _exact_minimum(curve, x, values) or _numeric_limit(values, total, threshold)
-    labels = tuple(_label(label, term, x) for label, term in law.terms())
+    labels = tuple(_label(label, term, fixed_term, x) for (label, term), (_, fixed_term) in zip(law.terms(), pieces))
     terms = tuple(_short(t) for _, t in pieces)
     explanation = Explanation(factor, values, dict(fixed), total, labels, terms, contributions,
                               speedup, efficiency, limit, ())
@@ -69,14 +69,18 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     return replace(explanation, sentences=sentences)
 
 
-def _label(rule: str, term: sympy.Expr, x: sympy.Symbol) -> str:
-    """The grammar rule a term came from; for generic rules, how the term moves with ``x``."""
+def _label(rule: str, term: sympy.Expr, fixed: sympy.Expr, x: sympy.Symbol) -> str:
+    """The grammar rule a term came from; for generic rules, how the term moves with ``x``
+    (judged on ``fixed``, the term with the other factors at their values)."""
     if rule not in ("term", ""):
         return rule
     if not term.has(x):
         return "constant" if not term.free_symbols else f"independent of {x}"
-    slope = sympy.sign(sympy.diff(term, x).subs(x, 1))
-    return f"falls with {x}" if slope == -1 else f"grows with {x}" if slope == 1 else f"varies with {x}"
+    # numerically: sympy leaves a fixed factor such as log2(256.0) unevaluated, and its sign with it
+    slope = float(np.asarray(to_function(sympy.diff(fixed, x), (x.name,))([np.array(1.0)])))
+    if not np.isfinite(slope) or slope == 0:
+        return f"varies with {x}"
+    return f"falls with {x}" if slope < 0 else f"grows with {x}"
 
 
 def _uses(law: Law, factor: str) -> bool:

@@ -74,3 +74,11 @@ def test_limit_of_a_law_with_a_fitted_power_and_a_log_is_found_at_once():
     assert e.limit.exact and e.limit.kind == "minimum"
     slope = sympy.diff(model.expression.subs(factor_symbol("n"), 16000), factor_symbol("p"))
     assert abs(float(slope.subs(factor_symbol("p"), e.limit.value))) < 1e-9
+
+
+def test_a_term_with_a_fixed_log_factor_is_labelled_by_its_direction():
+    model = law("c0 + c1*n*log2(n)/p + c2*p", labels=("term", "term", "term"))
+    e = explain(model, "p", parse_values("1..64", "p"), {"n": 256})
+    by_term = {str(term): label for (_, term), label in zip(model.terms(), e.labels)}
+    assert [label for term, label in by_term.items() if "log2" in term] == ["falls with p"]
+    assert [label for term, label in by_term.items() if "log2" not in term and "p" in term] == ["grows with p"]
