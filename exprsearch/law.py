@@ -124,7 +124,7 @@ class Law:
             )
         except KeyError as exc:
             raise LawError(f"the law has no '{exc.args[0]}' entry; is it a law.json from exprsearch?") from None
-        except (ExpressionSyntaxError, TypeError, ValueError, AttributeError) as exc:
+        except (ExpressionSyntaxError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise LawError(f"the law's template cannot be read: {exc}") from None
 
     @classmethod
