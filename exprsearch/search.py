@@ -17,11 +17,12 @@ from . import candidates as _candidates
 from . import data as _data
 from . import grammar as _grammar
 from . import rank as _rank
+from .assess import cross_validate, holdout, t_values
 from .batch import batchable, fit_separable
 from .candidates import Candidate, CandidateSet, Term
 from .compile import Compiler
 from .errors import SearchError, SettingsError
-from .fit import Fit, FitSettings, cross_validate, holdout, number, t_values, verify, whole
+from .fit import Fit, FitSettings, number, verify, whole
 from .identify import ShapeRule
 from .law import Law
 from .refine import Progress, refine

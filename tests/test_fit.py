@@ -5,8 +5,9 @@ import pytest
 import sympy
 
 from exprsearch import candidates, grammar
+from exprsearch.assess import cross_validate
 from exprsearch.compile import Compiler
-from exprsearch.fit import FitSettings, cross_validate, fit
+from exprsearch.fit import FitSettings, fit
 
 RULES = """
 [factors]
@@ -108,7 +109,7 @@ def test_population_energy_from_gram_blocks_equals_the_direct_cost():
 
 
 def test_t_values_separate_a_real_term_from_one_the_data_cannot_pin_down():
-    from exprsearch.fit import t_values
+    from exprsearch.assess import t_values
 
     X, y = table(lambda p, n: 2 + 0.01 * n / p, seed=1, noise=0.02)
     c = candidate("c + c*n/p + c*p**0.25")  # the last term is not in the law

@@ -1,0 +1,68 @@
+"""How well a fitted law holds up: its error on held-out rows, and how well the data pin down
+each of its terms. Both refit only the linear coefficients (exponents keep their values), which
+keeps them cheap enough to run on every law of the Pareto front."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .compile import CompiledCandidate
+from .fit import Fit, FitSettings, _Problem
+
+
+def cross_validate(
+    compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, folds: np.ndarray,
+    settings: FitSettings = FitSettings(),
+) -> float:
+    """Mean absolute relative error on held-out folds (``folds`` gives each row's fold).
+
+    The linear coefficients are refitted on the other folds; nonlinear constants stay at their
+    full-data values, which keeps this cheap enough to run on every law of the front.
+    """
+    return float(np.mean(_held_out(compiled, y, fitted, folds, np.unique(folds), settings)))
+
+
+def holdout(
+    compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, test: np.ndarray,
+    settings: FitSettings = FitSettings(),
+) -> float:
+    """Mean absolute relative error on the ``test`` rows of a law refitted on the others
+    (linear coefficients refitted, nonlinear constants kept, as in :func:`cross_validate`)."""
+    errors = _held_out(compiled, y, fitted, test.astype(int), [1], settings)
+    return float(np.mean(errors[test]))
+
+
+def _held_out(compiled, y, fitted, folds, which, settings) -> np.ndarray:
+    problem = _Problem(compiled, y, settings.regularization)
+    theta = np.array([fitted.values[s.name] for s in compiled.candidate.nonlinear]).reshape(-1, 1)
+    design, scale, target, valid = problem.relative(theta)
+    errors = np.full(len(y), np.nan)
+    for fold in which:
+        train, test = folds != fold, folds == fold
+        z = problem.least_squares(design[:, train], target[:, train], scale, valid)
+        errors[test] = np.abs(design[0, test] @ z[0] - target[0, test])
+    return errors
+
+
+def t_values(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, settings: FitSettings = FitSettings()) -> np.ndarray:
+    """|coefficient| / standard error of each linear coefficient (exponents held at their
+    values), from the relative least-squares design: how well the data pin each term down."""
+    problem = _Problem(compiled, y, settings.regularization)
+    theta = np.array([fitted.values[s.name] for s in compiled.candidate.nonlinear]).reshape(-1, 1)
+    design, scale, target, valid = problem.relative(theta)
+    names = [s.name for s in compiled.candidate.linear]
+    if not valid[0] or not names:
+        return np.zeros(len(names))
+    x = design[0] * scale[0]  # relative, unscaled: columns multiply the coefficients themselves
+    coef = np.array([fitted.values[n] for n in names])
+    residual = x @ coef - target[0]
+    dof = max(len(y) - compiled.candidate.n_constants, 1)
+    sigma2 = float(residual @ residual) / dof
+    try:
+        covariance = sigma2 * np.linalg.pinv(x.T @ x)
+    except np.linalg.LinAlgError:
+        return np.zeros(len(names))
+    error = np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    with np.errstate(all="ignore"):
+        t = np.where(error > 0, np.abs(coef) / error, np.inf)
+    return np.where(np.abs(coef) > 0, t, 0.0)
