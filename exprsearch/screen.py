@@ -113,8 +113,10 @@ class DataScreen:
                 gain, sign = self._gains(design, residual, columns)
                 spent = sum(nonlinear[i] for i in used)
                 allowed = (sign >= 0) & (nonlinear[owner] + spent <= room) & ~np.isin(owner, list(used))
-                best = _best_per_item(owner, np.where(allowed, gain, -1.0), nonlinear)
-                best = best[gain[best] >= 0][np.argsort(-gain[best[gain[best] >= 0]], kind="stable")]
+                score = np.where(allowed, gain, -1.0)
+                best = _best_per_item(owner, score)
+                best = best[score[best] >= 0]  # items with no allowed column are out
+                best = best[np.argsort(-score[best], kind="stable")]
                 picked = list(best[: 4 * s.beam])
                 if level == 0:  # the terms made of each factor's best shapes (see _seeds)
                     picked += [c for c in best if int(owner[c]) in seeds and c not in picked]
@@ -281,7 +283,7 @@ class DataScreen:
         return gain, np.sign(corr)
 
 
-def _best_per_item(owner: np.ndarray, score: np.ndarray, nonlinear: np.ndarray) -> np.ndarray:
+def _best_per_item(owner: np.ndarray, score: np.ndarray) -> np.ndarray:
     """The column with the highest score of each item (columns are grouped by item)."""
     order = np.lexsort((-score, owner))
     first = np.r_[True, owner[order][1:] != owner[order][:-1]]
