@@ -210,16 +210,7 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
         return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}
     if by is not None:
         raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
-    series = load_extrap(data, fmt)
-    if target is None:
-        return series
-    matches = [k for k in series if k == target or k.split(":")[0] == target]
-    if len(matches) != 1:
-        raise DataError(
-            f"'{data}' has no single series '{target}'; its series are {', '.join(series)} "
-            "(pass --target REGION:METRIC)"
-        )
-    return {matches[0]: series[matches[0]]}
+    return load_extrap(data, fmt, target)
 
 
 def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool) -> None:

@@ -269,8 +269,9 @@ def detect_format(path: str | Path) -> str:
     return "table"
 
 
-def load_extrap(path: str | Path, fmt: str | None = None) -> dict[str, Dataset]:
-    """Every REGION:METRIC of an Extra-P text or JSON file as a Dataset (repetitions are rows)."""
+def load_extrap(path: str | Path, fmt: str | None = None, target: str | None = None) -> dict[str, Dataset]:
+    """Every REGION:METRIC of an Extra-P text or JSON file as a Dataset (repetitions are rows),
+    or only the one ``target`` names (``REGION:METRIC``, or a REGION that has one metric)."""
     path = Path(path)
     fmt = fmt or detect_format(path)
     text = path.read_text()
@@ -280,53 +281,92 @@ def load_extrap(path: str | Path, fmt: str | None = None) -> dict[str, Dataset]:
         parameters, points, series = _extrap_json(text, path)
     else:
         raise DataError(f"'{path}': unknown format '{fmt}'; use table, extrap-text or extrap-json")
+    if not series:
+        raise DataError(f"'{path}' holds no measurements (no REGION with DATA lines)")
+    if target is not None:
+        matches = [k for k in series if k == target or k.split(":")[0] == target]
+        if len(matches) != 1:
+            raise DataError(f"'{path}' has no single series '{target}'; its series are {', '.join(series)} "
+                            "(pass --target REGION:METRIC)")
+        series = {matches[0]: series[matches[0]]}
     sha = hashlib.sha256(text.encode()).hexdigest()
     datasets = {}
     for name, rows in series.items():
+        bad = [point for point, values in rows if any(v <= 0 for v in values)]
+        if bad:
+            shown = ", ".join("(" + " ".join(f"{v:g}" for v in p) + ")" for p in bad[:4])
+            others = "" if target is not None else "; pass --target REGION:METRIC to fit another series"
+            raise DataError(f"'{path}', series {name}: values at {len(bad)} point(s) ({shown}) are zero or "
+                            f"negative, and errors are relative to the value, so this series cannot be fitted{others}")
         frame = pd.DataFrame(
             [dict(zip(parameters, point)) | {"time": v} for point, values in rows for v in values]
         )
         datasets[name] = from_frame(frame, "time", list(parameters), name=f"{path.stem}-{name}",
                                     path=str(path), sha256=sha)
-    if not datasets:
-        raise DataError(f"'{path}' holds no measurements (no REGION with DATA lines)")
     return datasets
 
 
 def _extrap_text(text: str, path: Path):
+    """Extra-P's text format, read by its conventions: whole lines starting with ``#`` are
+    comments; several names may share a PARAMETER line; a METRIC carries over to the REGIONs
+    after it; REGION and METRIC each restart the DATA lines at the first point. A series given
+    twice, or with fewer DATA lines than POINTS, is an error rather than a merge or a gap."""
     parameters: list[str] = []
     points: list[tuple[float, ...]] = []
     series: dict[str, list] = {}
+    started: dict[str, int] = {}
     region, metric, index = None, "time", 0
+
+    def check_complete() -> None:
+        key = f"{region}:{metric}"
+        if key in series and len(series[key]) < len(points):
+            raise DataError(f"'{path}', line {started[key]}: region '{region}' metric '{metric}' has "
+                            f"{len(series[key])} DATA line(s) for {len(points)} POINTS; give one DATA line per point")
+
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
+        line = raw.strip()
+        if not line or line.startswith("#"):
             continue
-        keyword, _, rest = line.partition(" ")
-        keyword = keyword.upper()
+        keyword, _, rest = line.partition(" ") if " " in line else line.partition("\t")
+        keyword, rest = keyword.upper(), rest.strip()
         try:
             if keyword == "PARAMETER":
-                parameters.append(rest.strip())
+                names = rest.split()
+                if not names:
+                    raise ValueError("PARAMETER without a name")
+                parameters.extend(names)
             elif keyword == "POINTS":
                 points.extend(_points(rest, len(parameters)))
-            elif keyword == "REGION":
-                region, metric, index = rest.strip(), "time", 0
-            elif keyword == "METRIC":
-                metric, index = rest.strip(), 0
+            elif keyword in ("REGION", "METRIC"):
+                if not rest:
+                    raise ValueError(f"{keyword} without a name")
+                check_complete()
+                region, metric = (rest, metric) if keyword == "REGION" else (region, rest)
+                index = 0
             elif keyword == "DATA":
                 if region is None:
                     raise ValueError("DATA before any REGION")
                 if index >= len(points):
                     raise ValueError(f"more DATA lines than the {len(points)} POINTS")
+                key = f"{region}:{metric}"
+                if index == 0 and key in series:
+                    raise ValueError(f"region '{region}' metric '{metric}' was already given at line "
+                                     f"{started[key]}; a series can be given once")
+                started.setdefault(key, number)
                 values = [float(v) for v in rest.split()]
-                series.setdefault(f"{region}:{metric}", []).append((points[index], values))
+                if not values:
+                    raise ValueError("DATA without values")
+                series.setdefault(key, []).append((points[index], values))
                 index += 1
             else:
                 raise ValueError(f"unknown keyword '{keyword}'; expected PARAMETER, POINTS, REGION, METRIC or DATA")
         except ValueError as exc:
             raise DataError(f"'{path}', line {number}: {exc}") from None
+    check_complete()
     if not parameters:
         raise DataError(f"'{path}' declares no PARAMETER; is it an Extra-P text file?")
+    if len(set(parameters)) < len(parameters):
+        raise DataError(f"'{path}' declares a PARAMETER twice ({', '.join(parameters)}); give each once")
     return parameters, points, series
 
 

@@ -62,6 +62,13 @@ def test_json_format(tmp_path):
         ("PARAMETER p\nPOINTS (1 2) (3 4)\n", "line 2: a point has 2 coordinate(s) but there are 1 PARAMETER"),
         ("PARAMETER p\nPOINTS 1 2\nDATA 1\n", "line 3: DATA before any REGION"),
         ("PARAMETER p\nPOINTS 1 2\nREGON r\n", "line 3: unknown keyword 'REGON'"),
+        ("PARAMETER p\nPOINTS 1 2 3\nREGION r\nDATA 1\nDATA 2\nREGION s\nDATA 1\n",
+         "line 4: region 'r' metric 'time' has 2 DATA line(s) for 3 POINTS"),
+        ("PARAMETER p\nPOINTS 1 2 3\nREGION r\nDATA 1\nDATA 2\n", "line 4: region 'r' metric 'time' has 2 DATA"),
+        ("PARAMETER p\nPOINTS 1\nREGION r\nDATA 1\nREGION r\nDATA 2\n",
+         "line 6: region 'r' metric 'time' was already given at line 4"),
+        ("PARAMETER p q p\nPOINTS (1 2 3)\nREGION r\nDATA 1\n", "declares a PARAMETER twice"),
+        ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 0 0\n", "series r:time: values at 1 point(s) ((2))"),
     ],
 )
 def test_broken_text_files_name_the_line(tmp_path, text, fragment):
@@ -69,6 +76,30 @@ def test_broken_text_files_name_the_line(tmp_path, text, fragment):
     path.write_text(text)
     with pytest.raises(DataError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         load_extrap(path, "extrap-text")
+
+
+def test_text_files_follow_extrap_conventions(tmp_path):
+    """A METRIC carries over to later REGIONs (two metrics are never merged into one series),
+    only whole lines starting with # are comments, tabs separate, and one PARAMETER line may
+    name several parameters."""
+    path = tmp_path / "metrics.txt"
+    path.write_text("# a comment\nPARAMETER p\tn\nPOINTS (1 10) (2 20) (4 10)\n"
+                    "METRIC bytes\nREGION main#loop\nDATA 100 101\nDATA 200\nDATA 400\n"
+                    "REGION other\nDATA 5\nDATA 6\nDATA 7\n"
+                    "METRIC time\nREGION main#loop\nDATA\t1.0\t1.1\nDATA 0.5\nDATA 0.25\n")
+    series = load_extrap(path)
+    assert list(series) == ["main#loop:bytes", "other:bytes", "main#loop:time"]
+    assert series["main#loop:bytes"].factors == ("p", "n")
+    assert series["main#loop:bytes"].y.tolist() == [100, 101, 200, 400]
+    assert series["main#loop:time"].y.tolist() == [1.0, 1.1, 0.5, 0.25]
+
+
+def test_a_series_that_cannot_be_fitted_does_not_block_the_others(tmp_path):
+    path = tmp_path / "zero.txt"
+    path.write_text("PARAMETER p\nPOINTS 1 2\nREGION idle\nDATA 0\nDATA 0\nREGION work\nDATA 2\nDATA 1\n")
+    with pytest.raises(DataError, match="series idle:time.*pass --target REGION:METRIC to fit another"):
+        load_extrap(path)
+    assert list(load_extrap(path, target="work")) == ["work:time"]
 
 
 def test_cli_writes_one_law_per_series_and_selects_one(tmp_path):
