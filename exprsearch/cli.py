@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
@@ -229,7 +230,7 @@ def _figures_and_report(result: Result, directory: Path, plot: bool, report: boo
             raise
         notes.append(f"no figures: {exc}")
     if report:
-        factor, values, fixed = plots.default_view(result.law)
+        factor, values, fixed = plots.default_view(result.law, result.dataset)
         explanation = explain(result.law, factor, values, fixed)
         export.write_all({directory / export.REPORT: html_page(result.law, front_csv, explanation, figures, notes)})
 
@@ -252,17 +253,20 @@ def _report(result: Result, directory: Path) -> None:
         f"{len(found)} unique candidates, {result.fitted} fitted, {result.refined} refined by differential evolution"
         + (f" (rejected: {skipped})" if skipped else ""), highlight=False,
     )
-    table = Table(title="Pareto front (error vs complexity)", title_justify="left")
-    for column in ("", "complexity", "constants", "MAPE %", "CV MAPE %", "held-out %", "R²", "law"):
-        # a law is folded onto more lines when the terminal is narrow, never cut
-        table.add_column(column, justify="left" if column in ("", "law") else "right",
-                         overflow="fold" if column == "law" else "ellipsis")
-    for i, s in enumerate(result.ranking.front):
-        mark = "→" if i == result.ranking.chosen else ""
+    table = Table(title="Pareto front (error vs complexity); its laws are listed below", title_justify="left")
+    for column in ("#", "complexity", "constants", "MAPE %", "CV MAPE %", "held-out %", "R²"):
+        # folded onto more lines when the terminal is narrow, never cut
+        table.add_column(column, justify="left" if column == "#" else "right", overflow="fold")
+    laws = []
+    for i, s in enumerate(result.ranking.front, start=1):
+        mark = "→" if i - 1 == result.ranking.chosen else " "
         held = "" if s.holdout_mape is None else f"{s.holdout_mape:.3g}"
-        table.add_row(mark, str(s.complexity), str(s.n_constants), f"{s.mape:.3g}", f"{s.cv_mape:.3g}", held,
-                      f"{s.r2:.4f}", str(s.fit.candidate.template))
+        table.add_row(f"{mark}{i}", str(s.complexity), str(s.n_constants), f"{s.mape:.3g}", f"{s.cv_mape:.3g}", held,
+                      f"{s.r2:.4f}")
+        laws.append(f"{mark}{i:>3}  {s.fit.candidate.template}")
     out.print(table)
+    for line in laws:  # whole, one per line: a narrow terminal wraps them, a pipe gets them as they are
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
     law = result.law
     noise = law.metrics.get("noise_sd_pct")
     out.print(f"[bold]{law.target} = {export.rounded_text(law)}[/]", highlight=False, soft_wrap=True)  # never cut
@@ -413,13 +417,18 @@ def explain_command(
                   "summary": list(e.sentences)}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
         return
-    table = Table(e.factor, law.target, *[f"{lab}: {t}" for lab, t in zip(e.labels, e.terms)], "dominant",
-                  "speedup", "efficiency")
+    names = [f"term {k}" for k in range(1, len(e.terms) + 1)]
+    table = Table(e.factor, law.target, *names, "dominant", "speedup", "efficiency", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False,
+                  title="Where the time goes; the terms are listed below", title_justify="left")
+    for column in table.columns:
+        column.overflow = "fold"  # never cut
     dominant = e.dominant()
     for i in _shown(e.values):
-        table.add_row(f"{e.values[i]:g}", f"{e.total[i]:.4g}", *[f"{c[i]:.4g}" for c in e.contributions],
-                      e.labels[dominant[i]], f"{e.speedup[i]:.3g}", f"{100 * e.efficiency[i]:.3g} %")
+        table.add_row(f"{e.values[i]:g}", f"{e.total[i]:.4g}", *[f"{c[i]:.3g}" for c in e.contributions],
+                      names[dominant[i]], f"{e.speedup[i]:.3g}", f"{100 * e.efficiency[i]:.3g} %")
     out.print(table)
+    for name, label, term in zip(names, e.labels, e.terms):
+        out.print(f"{name}: {term} ({label})", highlight=False, soft_wrap=True, markup=False)
     for sentence in e.sentences:
         out.print(sentence, highlight=False)
 
@@ -508,7 +517,7 @@ def plot_command(
         view = None
         if vary is not None:
             (factor, values), = _varied([vary]).items()
-            default_fixed = plots.default_view(law)[2]
+            default_fixed = plots.default_view(law, dataset)[2]
             fixed = {k: v for k, v in {**default_fixed, **_fixed(fix)}.items() if k != factor}
             view = (factor, values, fixed)
         return plots.all_figures(law, out_dir or law_file.parent, dataset, rows, view)

@@ -129,21 +129,21 @@ def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> li
     first, last = 0, len(e.values) - 1
     dom = e.dominant()
     share = e.contributions[dom[first], first] / e.total[first]
-    out = [f"At {f} = {e.values[first]:g} the term {e.terms[dom[first]]} ({e.labels[dom[first]]}) "
+    out = [f"At {f} = {e.values[first]:.4g} the term {e.terms[dom[first]]} ({e.labels[dom[first]]}) "
            f"is {100 * share:.0f} % of the time ({e.total[first]:.4g})."]
-    out.append(f"From {f} = {e.values[first]:g} to {e.values[last]:g} the speedup is {e.speedup[last]:.3g}× "
+    out.append(f"From {f} = {e.values[first]:.4g} to {e.values[last]:.4g} the speedup is {e.speedup[last]:.3g}× "
                f"and the parallel efficiency {100 * e.efficiency[last]:.3g} %.")
     limit = e.limit
     if limit is None:
-        out.append(f"Within {e.values.min():g}..{e.values.max():g} time keeps falling and every doubling of "
+        out.append(f"Within {e.values.min():.4g}..{e.values.max():.4g} time keeps falling and every doubling of "
                    f"{f} still saves at least {100 * threshold:.0f} %.")
     elif limit.kind == "minimum":
         beyond = min(limit.value * 2, e.values.max())
         after = int(np.argmax([float(np.ravel(to_function(t, (f,))([np.array([beyond])]))[0])
                                for t in pieces]))
-        how = "solving d(time)/d" + f + " = 0 exactly" if limit.exact else "on the varied values"
-        out.append(f"Time is lowest at {f} ≈ {limit.value:.4g} ({limit.time:.4g}, found by {how}); beyond "
-                   f"{f} = {limit.value:.4g} the term {e.terms[after]} ({e.labels[after]}) dominates and time rises.")
+        how = f"found by solving d(time)/d{f} = 0 exactly" if limit.exact else "found on the varied values"
+        out.append(f"Time is lowest at {f} ≈ {limit.value:.4g} ({limit.time:.4g}, {how}); beyond "
+                   f"{f} ≈ {limit.value:.4g} the term {e.terms[after]} ({e.labels[after]}) dominates and time rises.")
     else:
-        out.append(f"Beyond {f} = {limit.value:g}, doubling {f} saves less than {100 * threshold:.0f} % of the time.")
+        out.append(f"Beyond {f} ≈ {limit.value:.3g}, doubling {f} saves less than {100 * threshold:.0f} % of the time.")
     return out

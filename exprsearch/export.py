@@ -9,6 +9,7 @@ import signal
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import sympy
 
 from .errors import OutputError
@@ -19,10 +20,28 @@ from .vocabulary import to_latex, to_numpy_code, to_text
 FILES = ("law.json", "law.tex", "law.py", "front.csv")
 
 
-def rounded_text(law: Law, digits: int = 4) -> str:
+def shown_digits(value: float, interval: list[float] | None = None, default: int = 4) -> int:
+    """Significant digits worth showing for a constant: down to the leading digit of its 95 %
+    interval's half-width (the data cannot tell the digits after it), between 2 and 6; ``default``
+    where the law has no interval."""
+    if not interval or value == 0:
+        return default
+    half = (interval[1] - interval[0]) / 2
+    if not np.isfinite(half) or half <= 0:
+        return default
+    digits = int(np.floor(np.log10(abs(value))) - np.floor(np.log10(half))) + 1
+    return int(np.clip(digits, 2, 6))
+
+
+def rounded_constants(law: Law) -> dict[sympy.Symbol, sympy.Float]:
+    """The law's constants as sympy Floats rounded to the digits the data support."""
+    return {sympy.Symbol(k, real=True): sympy.Float(v, shown_digits(v, law.intervals.get(k)))
+            for k, v in law.constants.items()}
+
+
+def rounded_text(law: Law) -> str:
     """The law as plain text with constants rounded for reading."""
-    rounded = {sympy.Symbol(k, real=True): sympy.Float(v, digits) for k, v in law.constants.items()}
-    return str(law.template.xreplace(rounded))
+    return str(law.template.xreplace(rounded_constants(law)))
 
 
 FIGURES = ("measured_vs_predicted.png", "law_along.png", "breakdown.png", "front.png")
@@ -41,10 +60,9 @@ def check_free(directory: str | Path, names: tuple[str, ...] = FILES) -> None:
         raise OutputError(f"'{directory}' exists and is not a directory; pass another --out")
 
 
-def latex(law: Law, digits: int = 4) -> str:
-    """The law as a LaTeX equation, constants rounded to ``digits`` significant digits."""
-    rounded = {sympy.Symbol(k, real=True): sympy.Float(v, digits) for k, v in law.constants.items()}
-    rhs = to_latex(law.template.xreplace(rounded))
+def latex(law: Law) -> str:
+    """The law as a LaTeX equation, constants rounded to the digits the data support."""
+    rhs = to_latex(law.template.xreplace(rounded_constants(law)))
     target = sympy.latex(sympy.Symbol(law.target))
     return f"\\begin{{equation}}\n  {target} = {rhs}\n\\end{{equation}}\n"
 

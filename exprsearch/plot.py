@@ -30,9 +30,11 @@ def require_matplotlib():
     return plt
 
 
-def default_view(law: Law) -> tuple[str, np.ndarray, dict[str, float]]:
+def default_view(law: Law, data: Dataset | None = None) -> tuple[str, np.ndarray, dict[str, float]]:
     """A factor the law trades off (one term falls with it, another grows), else the one with the
-    widest measured range; from its smallest value to 8× its largest, with the other factors at
+    widest measured range; from its smallest value to 8× its largest. The other factors are held
+    at a measured combination (the one measured along most values of the factor, nearest the
+    middle of their ranges) so that the curve passes through real measurements; without data, at
     the geometric middle of their measured ranges."""
     used = [f for f in law.factors if factor_symbol(f) in law.template.free_symbols] or list(law.factors)
 
@@ -48,12 +50,40 @@ def default_view(law: Law) -> tuple[str, np.ndarray, dict[str, float]]:
     factor = max(used, key=lambda f: (trades_off(f), spread(f)))
     low, high = law.domain.get(factor, [1.0, 1.0])
     values = np.geomspace(low, 8 * high, 60) if low > 0 else np.linspace(low, 8 * high, 60)
-    fixed = {}
+    middle = {}
     for f in law.factors:
         if f != factor:
             lo, hi = law.domain.get(f, [1.0, 1.0])
-            fixed[f] = float(np.sqrt(lo * hi)) if lo > 0 else (lo + hi) / 2
-    return factor, values, fixed
+            middle[f] = float(np.sqrt(lo * hi)) if lo > 0 else (lo + hi) / 2
+    if data is None or not middle or not set(middle) <= set(data.factors):
+        return factor, values, middle
+    return factor, values, _measured_level(data, factor, middle)
+
+
+def _measured_level(data: Dataset, factor: str, middle: dict[str, float]) -> dict[str, float]:
+    """The measured combination of the other factors with the most distinct values of ``factor``,
+    ties to the one nearest ``middle`` (in log scale where the values are positive)."""
+    others = list(middle)
+    table = np.column_stack([data.column(f) for f in others])
+    along_factor = data.column(factor)
+    best, best_key = None, None
+    for level in np.unique(table, axis=0):
+        rows = np.all(table == level, axis=1)
+        distance = sum(abs(np.log(v / middle[f])) if v > 0 and middle[f] > 0 else abs(v - middle[f])
+                       for f, v in zip(others, level))
+        key = (-len(np.unique(along_factor[rows])), distance)
+        if best_key is None or key < best_key:
+            best, best_key = level, key
+    return {f: float(v) for f, v in zip(others, best)}
+
+
+def matching_rows(data: Dataset, fixed: dict[str, float]) -> np.ndarray:
+    """The rows measured at the ``fixed`` values of the other factors (a boolean mask)."""
+    mask = np.ones(data.n_rows, dtype=bool)
+    for f, v in fixed.items():
+        if f in data.factors:
+            mask &= np.isclose(data.column(f), v, rtol=1e-9, atol=0)
+    return mask
 
 
 def measured_vs_predicted(law: Law, data: Dataset, path: Path) -> Path:
@@ -87,10 +117,14 @@ def along(law: Law, e: Explanation, path: Path, data: Dataset | None = None) -> 
     ax.axvline(low, color="grey", lw=0.8)
     ax.axvline(high, color="grey", lw=0.8)
     if data is not None and e.factor in data.factors:
-        ax.scatter(data.column(e.factor), data.y, s=8, color="k", alpha=0.35, label="measurements (all)")
+        rows = matching_rows(data, e.fixed)
+        if rows.any():  # only the measurements the curve is drawn for
+            where = f" at {_levels(e.fixed)}" if e.fixed else ""
+            ax.scatter(data.column(e.factor)[rows], data.y[rows], s=12, color="k", alpha=0.6,
+                       label=f"measurements{where} ({int(rows.sum())})", zorder=3)
     if e.limit is not None and e.limit.value > x.min():
         ax.axvline(e.limit.value, color="red", ls=":", label=f"limit {e.factor} ≈ {e.limit.value:.3g}")
-    fixed = ", ".join(f"{k} = {v:g}" for k, v in e.fixed.items())
+    fixed = _levels(e.fixed)
     ax.set(xscale="log" if x.min() > 0 else "linear", yscale="log" if (y > 0).all() else "linear",
            xlabel=e.factor, ylabel=law.target,
            title=f"{law.target} along {e.factor}" + (f" ({fixed})" if fixed else ""))
@@ -104,8 +138,9 @@ def breakdown(law: Law, e: Explanation, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     labels = [f"{label}: {term}" for label, term in zip(e.labels, e.terms)]
     ax.stackplot(e.values, np.clip(e.contributions, 0, None), labels=labels, alpha=0.8)
+    fixed = _levels(e.fixed)
     ax.set(xscale="log" if e.values.min() > 0 else "linear", xlabel=e.factor, ylabel=law.target,
-           title="Where the time goes")
+           title="Where the time goes" + (f" ({fixed})" if fixed else ""))
     ax.legend(fontsize=8, loc="upper left")
     return _save(fig, path)
 
@@ -132,7 +167,7 @@ def all_figures(law: Law, directory: Path, data: Dataset | None = None, front_ro
     """Every figure that the inputs allow, written into ``directory``."""
     require_matplotlib()
     directory.mkdir(parents=True, exist_ok=True)
-    factor, values, fixed = view or default_view(law)
+    factor, values, fixed = view or default_view(law, data)
     e = explain(law, factor, values, fixed)
     paths = [along(law, e, directory / "law_along.png", data), breakdown(law, e, directory / "breakdown.png")]
     if data is not None:
@@ -140,6 +175,10 @@ def all_figures(law: Law, directory: Path, data: Dataset | None = None, front_ro
     if front_rows:
         paths.append(front(front_rows, directory / "front.png"))
     return paths
+
+
+def _levels(fixed: dict[str, float]) -> str:
+    return ", ".join(f"{k} = {v:.4g}" for k, v in fixed.items())
 
 
 def _save(fig, path: Path) -> Path:

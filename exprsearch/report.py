@@ -9,17 +9,34 @@ import html
 import io
 from pathlib import Path
 
+import sympy
 from sympy.printing.mathml import mathml
 
+from .compile import factor_symbol
 from .explain import Explanation
-from .export import latex
+from .export import latex, rounded_constants
 from .law import Law
+from .vocabulary import ExpressionSyntaxError, parse
+
+# What each metric in law.json means, for people reading the report.
+METRIC_LABELS = {
+    "mape_pct": "mean absolute percentage error (%)",
+    "cv_mape_pct": "cross-validated error (%)",
+    "holdout_mape_pct": "error on the held-out largest values (%)",
+    "rmse": "root-mean-square error",
+    "r2": "R² (share of variance explained)",
+    "extended_bic": "extended BIC (lower is better)",
+    "lack_of_fit_p": "lack-of-fit test p-value (small: the law misses a trend)",
+    "noise_sd_pct": "measured noise between repetitions (%)",
+    "rows": "measurements",
+}
 
 
 def html_page(law: Law, front_csv: str, explanation: Explanation | None, figures: list[Path],
               notes: list[str] = ()) -> str:
     """The report as one HTML string."""
-    equation = mathml(law.template.xreplace(_rounded(law)), printer="presentation")
+    # an explicit product sign: multi-letter factor names would otherwise run together
+    equation = mathml(law.template.xreplace(rounded_constants(law)), printer="presentation", mul_symbol="dot")
     rows = list(csv.DictReader(io.StringIO(front_csv)))
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
@@ -36,7 +53,7 @@ def html_page(law: Law, front_csv: str, explanation: Explanation | None, figures
     ]
     if explanation is not None:
         parts.append("<h2>Explanation</h2><ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in explanation.sentences) + "</ul>")
-    parts.append("<h2>Pareto front</h2>" + _front(rows))
+    parts.append("<h2>Pareto front</h2>" + _front(rows, law))
     for note in notes:
         parts.append(f"<p><em>{html.escape(note)}</em></p>")
     for path in figures:
@@ -47,22 +64,41 @@ def html_page(law: Law, front_csv: str, explanation: Explanation | None, figures
     return "\n".join(parts)
 
 
-def _rounded(law: Law) -> dict:
-    import sympy
-
-    return {sympy.Symbol(k, real=True): sympy.Float(v, 4) for k, v in law.constants.items()}
-
-
 def _metrics(law: Law) -> str:
-    cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{'' if v is None else f'{v:.4g}'}</td></tr>"
+    cells = "".join(f"<tr><th>{html.escape(METRIC_LABELS.get(k, k))}</th><td>{_number(k, v)}</td></tr>"
                     for k, v in law.metrics.items())
     return f"<table>{cells}</table>"
 
 
-def _front(rows: list[dict]) -> str:
-    head = "<tr><th>complexity</th><th>constants</th><th>MAPE %</th><th>CV MAPE %</th><th>R²</th><th>law</th></tr>"
+def _number(key: str, value: float | None) -> str:
+    if value is None:
+        return ""
+    if key == "rows":
+        return f"{int(value)}"
+    if key == "lack_of_fit_p" and value < 0.001:
+        return "&lt; 0.001"
+    return f"{value:.4f}" if key == "r2" else f"{value:.3g}"
+
+
+def _front(rows: list[dict], law: Law) -> str:
+    head = ("<tr><th>complexity</th><th>constants</th><th>error %</th><th>cross-validated %</th>"
+            "<th>held-out %</th><th>R²</th><th>law</th></tr>")
     body = "".join(
         f"<tr class='{'chosen' if r['chosen'] == 'yes' else ''}'><td>{r['complexity']}</td><td>{r['constants']}</td>"
-        f"<td>{float(r['mape_pct']):.3g}</td><td>{float(r['cv_mape_pct']):.3g}</td><td>{float(r['r2']):.4f}</td>"
-        f"<td class='law'>{html.escape(r['law'])}</td></tr>" for r in rows)
+        f"<td>{float(r['mape_pct']):.3g}</td><td>{float(r['cv_mape_pct']):.3g}</td>"
+        f"<td>{_optional(r.get('holdout_mape_pct'))}</td><td>{float(r['r2']):.4f}</td>"
+        f"<td class='law'>{html.escape(_readable(r['law'], law))}</td></tr>" for r in rows)
     return f"<table>{head}{body}</table>"
+
+
+def _optional(text: str | None) -> str:
+    return f"{float(text):.3g}" if text else ""
+
+
+def _readable(text: str, law: Law, digits: int = 4) -> str:
+    """A front law from front.csv (exact constants) with its constants at ``digits`` significant digits."""
+    try:
+        expr = parse(text, {f: factor_symbol(f) for f in law.factors})
+    except ExpressionSyntaxError:
+        return text
+    return str(expr.xreplace({v: sympy.Float(v, digits) for v in expr.atoms(sympy.Float)}))

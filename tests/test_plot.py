@@ -1,3 +1,7 @@
+import re
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -37,3 +41,65 @@ def test_report_is_self_contained(tmp_path):
     assert "<math" in page and "data:image/png;base64," in page and "time rises" in page
     assert "\\begin{equation}" in page
     assert "http" not in page.replace("http-equiv", "")  # nothing loaded from the network
+
+
+def test_the_curve_along_a_factor_is_drawn_at_measured_levels(amdahl_frame):
+    """With data, the other factors are held at values that were measured (not the geometric
+    middle of their range), so the drawn points are exactly the measurements on the curve."""
+    from exprsearch.data import from_frame
+
+    data = from_frame(amdahl_frame, "time")
+    factor, _, fixed = plot.default_view(law(), data)
+    assert factor == "p" and fixed["n"] in set(data.column("n"))
+    rows = plot.matching_rows(data, fixed)
+    assert len(set(data.column("p")[rows])) == len(set(data.column("p")))  # every p is on the curve
+    assert np.all(data.column("n")[rows] == fixed["n"])
+
+
+def test_report_reads_right(tmp_path):
+    """A visible product sign between factor names, constants rounded, metrics labelled for people."""
+    from exprsearch.law import Law
+
+    model = law("c0 + c1*n/p + c2*n*p")
+    model = Law(**{**model.__dict__, "constants": {"c0": 2.000123456, "c1": 0.0100987654321, "c2": 0.15},
+                   "intervals": {"c0": [1.9, 2.1], "c1": [0.0100, 0.0102], "c2": [0.1, 0.2]},
+                   "metrics": {"mape_pct": 1.234567, "lack_of_fit_p": 0.0, "r2": 0.99912345}})
+    e = explain(model, "p", np.geomspace(1, 256, 40), {"n": 16000})
+    front = ("complexity,constants,mape_pct,cv_mape_pct,holdout_mape_pct,rmse,r2,extended_bic,lack_of_fit_p,chosen,law\n"
+             "11,3,1.2,1.3,,0.1,0.99,-500,0.4,yes,2.0001234567891234 + 0.010098765432109876*n/p + 0.15*p\n")
+    page = report.html_page(model, front, e, [])
+    assert "&InvisibleTimes;" not in page and "<mi>n</mi><mo>&#xB7;</mo><mi>p</mi>" in page
+    assert "2.0001234567891234" not in page and "0.0101*n/p + 0.15*p + 2.0<" in page  # front: 4 digits
+    assert "<mn>2.0</mn>" in page and "<mn>0.0101</mn>" in page  # the law: digits its intervals support
+    assert "mape_pct" not in page and "mean absolute percentage error (%)" in page and "&lt; 0.001" in page
+    flat = explain(law("c0 + c1*n/p"), "p", np.geomspace(1, 5000, 50), {"n": 16000})  # diminishing returns
+    assert flat.limit.kind == "diminishing"
+    numbers = [n for s in e.sentences + flat.sentences for n in re.findall(r"\d+\.?\d*", s)]
+    digits = [len((n.rstrip("0").rstrip(".") if "." in n else n).replace(".", "").lstrip("0")) for n in numbers]
+    assert numbers and max(digits) <= 4  # at most 4 significant digits
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt install chromium)")
+def test_report_renders_in_a_browser(tmp_path):
+    """Headless Chromium lays out the report's MathML equation and decodes its figures: a probe
+    appended to a copy of the page writes what the browser measured into the title."""
+    model = law()
+    e = explain(model, "p", np.geomspace(1, 256, 40), {"n": 16000})
+    png = plot.breakdown(model, e, tmp_path / "b.png")
+    front = "complexity,constants,mape_pct,cv_mape_pct,rmse,r2,extended_bic,lack_of_fit_p,chosen,law\n11,3,1.2,1.3,0.1,0.99,-500,0.4,yes,c0 + c1*p\n"
+    page = report.html_page(model, front, e, [png])
+    probe = ("<script>window.onload=()=>{const m=document.querySelector('math').getBoundingClientRect();"
+             "const i=document.querySelector('img');"
+             "document.title='probe '+Math.round(m.width)+' '+Math.round(m.height)+' '+i.naturalWidth;};</script>")
+    path = tmp_path / "report.html"
+    path.write_text(page.replace("</body>", probe + "</body>"))
+    run = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+                          "--dump-dom", path.as_uri()], capture_output=True, text=True, timeout=120)
+    found = re.search(r"<title>probe (\d+) (\d+) (\d+)</title>", run.stdout)
+    assert found, run.stderr[-2000:]
+    width, height, image = map(int, found.groups())
+    assert width > 100 and height > 10  # the equation is laid out as math, not left as zero-size markup
+    assert image > 100  # the embedded PNG decoded
