@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import keyword
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +95,12 @@ def _check_header(path: Path, frame: pd.DataFrame) -> None:
             raise DataError(f"'{path}' line 1 has two columns named '{name}' (columns {seen[name]} and {i}); "
                             "rename one")
         seen[name] = i
+    if header and len(frame.columns) == len(header):
+        repeated = frame.index[(frame.astype(str) == [str(c) for c in frame.columns]).all(axis=1)]
+        if len(repeated):
+            lines = ", ".join(str(int(i) + 2) for i in repeated[:5])
+            raise DataError(f"'{path}' line {lines} repeats the header (files joined together?); "
+                            "delete the repeated header line(s)")
     if len(frame.columns) == 1:
         for other in (";", "\t", "|", ","):
             if other in str(frame.columns[0]):
@@ -383,17 +390,56 @@ def _points(rest: str, dimensions: int) -> list[tuple[float, ...]]:
 
 
 def _extrap_json(text: str, path: Path):
+    """Extra-P's JSON layout: ``{"parameters": [...], "measurements": {region: {metric:
+    [{"point": [...], "values": [...]}, ...]}}}``, each part checked with the place it is wrong."""
     import json
+
+    def fail(where: str, what: str) -> DataError:
+        return DataError(f"'{path}' is not an Extra-P JSON measurement file: {where} {what}")
 
     try:
         doc = json.loads(text)
-        parameters = [str(p) for p in doc["parameters"]]
-        series = {}
-        for region, metrics in doc["measurements"].items():
-            for metric, entries in metrics.items():
-                series[f"{region}:{metric}"] = [
-                    (tuple(float(v) for v in e["point"]), [float(v) for v in e["values"]]) for e in entries
-                ]
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise DataError(f"'{path}' is not an Extra-P JSON measurement file ({exc})") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise DataError(f"'{path}' is not valid JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise fail("the file", "must hold an object with 'parameters' and 'measurements'")
+    parameters = doc.get("parameters")
+    if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) for p in parameters):
+        raise fail("'parameters'", "must be a list of parameter names")
+    if len(set(parameters)) < len(parameters):
+        raise fail("'parameters'", f"names a parameter twice ({', '.join(parameters)})")
+    measurements = doc.get("measurements")
+    if not isinstance(measurements, dict):
+        raise fail("'measurements'", "must map each region to its metrics")
+    series = {}
+    for region, metrics in measurements.items():
+        if not isinstance(metrics, dict):
+            raise fail(f"region '{region}'", "must map each metric to a list of measurements")
+        for metric, entries in metrics.items():
+            where = f"region '{region}' metric '{metric}'"
+            if not isinstance(entries, list):
+                raise fail(where, "must be a list of {\"point\": [...], \"values\": [...]}")
+            rows = []
+            for i, entry in enumerate(entries, start=1):
+                point = entry.get("point") if isinstance(entry, dict) else None
+                values = entry.get("values") if isinstance(entry, dict) else None
+                if not _numbers(point) or len(point) != len(parameters):
+                    raise fail(f"{where}, measurement {i}:", f"'point' must be {len(parameters)} number(s), one per parameter")
+                if not _numbers(values) or not values:
+                    raise fail(f"{where}, measurement {i}:", "'values' must be a non-empty list of numbers")
+                rows.append((tuple(float(v) for v in point), [float(v) for v in values]))
+            series[f"{region}:{metric}"] = rows
     return parameters, None, series
+
+
+def _numbers(items: object) -> bool:
+    """A list of finite numbers (JSON true/false are not numbers here)."""
+    return isinstance(items, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v) for v in items)
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an integer too large for a float
+        return False

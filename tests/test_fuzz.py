@@ -102,6 +102,50 @@ def test_extrap_text_files_read_or_say_why(tmp_path_factory, text):
         assert all(math.isfinite(v) and v > 0 for v in dataset.y)
 
 
+measurement = st.fixed_dictionaries({"point": st.lists(st.sampled_from([1, 2, 4, "x", None, 1e400]), max_size=3),
+                                     "values": st.lists(st.sampled_from([1.5, 2, 0, -1, "y", 1e400, 10**400, True]), max_size=3)})
+extrap_json = st.fixed_dictionaries({
+    "parameters": st.one_of(st.lists(st.sampled_from(["p", "n", "p", 3]), max_size=3), json_values),
+    "measurements": st.one_of(st.dictionaries(st.sampled_from(["r", "s"]), st.dictionaries(
+        st.sampled_from(["time", "bytes"]), st.lists(measurement, max_size=5), max_size=2), max_size=2), json_values)})
+
+
+@EXAMPLES
+@given(st.one_of(extrap_json, json_values))
+def test_extrap_json_files_read_or_say_why(tmp_path_factory, doc):
+    from exprsearch.data import load_extrap
+
+    path = tmp_path_factory.mktemp("j") / "f.json"
+    path.write_text(json.dumps(doc))
+    try:
+        series = load_extrap(path, "extrap-json")
+    except ExprsearchError as exc:
+        assert str(exc)
+        return
+    for dataset in series.values():
+        assert all(math.isfinite(v) and v > 0 for v in dataset.y)
+
+
+CELLS = ["1", "2", "4", "8", "16", "0", "-1", "1e400", "nan", "", "x", "1,000", '"1,000"', "p", "n", "time", " ", ";"]
+
+
+@EXAMPLES
+@given(st.lists(st.lists(st.sampled_from(CELLS), min_size=1, max_size=4).map(",".join), max_size=8).map("\n".join))
+def test_tables_read_or_say_why(tmp_path_factory, body):
+    """Any CSV text under a plausible header: a Dataset of finite, positive times, or our error."""
+    from exprsearch.data import load_table
+
+    path = tmp_path_factory.mktemp("t") / "m.csv"
+    path.write_text("p,n,time\n" + body + "\n")
+    try:
+        dataset = load_table(path, "time")
+    except ExprsearchError as exc:
+        assert str(exc)
+        return
+    assert dataset.n_rows > 0 and all(math.isfinite(v) and v > 0 for v in dataset.y)
+    assert all(math.isfinite(v) for f in dataset.factors for v in dataset.column(f))
+
+
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_hostile_templates_are_refused_quickly(hostile):
     with pytest.raises(ExprsearchError):
