@@ -44,6 +44,20 @@ def test_explain_reports_the_limit(law_file):
     assert record["limit"]["exact"] and record["limit"]["value"] == pytest.approx(32.6599, rel=1e-4)
 
 
+@pytest.mark.parametrize("columns", ["40", "80"])
+def test_explain_lists_its_terms_whole_at_any_width(law_file, columns):
+    import os
+    import subprocess
+    import sys
+
+    shown = subprocess.run([sys.executable, "-m", "exprsearch.cli", "explain", str(law_file), "--vary", "p=1..1024",
+                            "--fix", "n=16000"], capture_output=True, text=True, check=True,
+                           env={**os.environ, "COLUMNS": columns}).stdout
+    assert "…" not in shown
+    for line in ("term 1: 2.000 (constant)", "term 2: 0.15*p (communication)", "term 3: 160.0/p (compute)"):
+        assert line in shown.splitlines()
+
+
 def test_optimize_time_and_cost(law_file):
     record = json.loads(run("optimize", law_file, "--vary", "p=1..512", "--fix", "n=16000", "--json").stdout)
     assert record["best"]["config"]["p"] == 33
