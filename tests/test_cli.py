@@ -238,7 +238,7 @@ def test_law_does_not_depend_on_jobs_when_many_candidates_are_refined(monkeypatc
     from tests.conftest import WORKERS, measurements
 
     module = importlib.import_module("exprsearch.refine")
-    monkeypatch.setattr(module, "POOL_MINIMUM", 16)  # use the process pool for this small search
+    monkeypatch.setattr(module, "POOL_MINIMUM", 0.0)  # use the process pool for this small search
     frame = measurements(lambda p, n: 1 + 1e-4 * n**1.5 / p + 0.2 * p**0.5, {"p": WORKERS, "n": (1000, 4000, 16000)})
     results = [search(frame, "time", "data-parallel", jobs=jobs, resamples=20, prune_margin=None)
                for jobs in (1, 2)]
@@ -384,7 +384,7 @@ def test_the_process_pool_works_where_processes_are_spawned_not_forked(monkeypat
     from tests.conftest import WORKERS, measurements
 
     module = importlib.import_module("exprsearch.refine")
-    monkeypatch.setattr(module, "POOL_MINIMUM", 16)
+    monkeypatch.setattr(module, "POOL_MINIMUM", 0.0)
     monkeypatch.setattr(module.multiprocessing, "get_all_start_methods", lambda: ["spawn"])  # as on Windows
     assert multiprocessing.get_all_start_methods() == ["spawn"]
     frame = measurements(lambda p, n: 1 + 1e-4 * n**1.5 / p + 0.2 * p**0.5, {"p": WORKERS, "n": (1000, 4000, 16000)})
