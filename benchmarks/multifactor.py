@@ -296,10 +296,10 @@ def report_synthetic(rows: list[dict]) -> None:
 
 KNOWN = [  # Extra-P-format inputs whose laws are known (../shared/README.md), and two written here
     ("extrap-format/one_parameter_1.txt", "compute:time", "1 + 0.2*x**2"),
-    ("extrap-format/one_parameter_6.txt", "met1:time", "4 + 0*p"),
-    ("extrap-format/one_parameter_6.txt", "met2:time", "1e-6*p**2"),
-    ("extrap-format/one_parameter_6.txt", "met3:time", "1e-6*p**2 + log2(p/1000) + 1"),
-    ("extrap-format/one_parameter_6.txt", "met4:time", "p**2"),
+    ("extrap-format/one_parameter_6.txt", "met1", "4 + 0*p"),
+    ("extrap-format/one_parameter_6.txt", "met2", "1e-6*p**2"),
+    ("extrap-format/one_parameter_6.txt", "met3", "1e-6*p**2 + log2(p/1000) + 1"),
+    ("extrap-format/one_parameter_6.txt", "met4", "p**2"),
     ("extrap-format/input1.json", "sweep:time", "1.5 + 0.5*x"),
     ("written: noise-free, Extra-P text", "r:time", "1 + 0.05*s**1.5*p"),
     ("written: 2 % noise, 5 repetitions", "r:time", "1 + 0.2*x**2*log2(y) + 0.1*x*y**2*z"),
@@ -332,7 +332,7 @@ def extrap_models(path: Path, parameters: int) -> list[str]:
 
 
 def extrap_inputs(args, folder: Path) -> list[dict]:
-    from exprsearch.data import load_extrap
+    from exprsearch.readers import load_series
 
     written = {
         "written: noise-free, Extra-P text": ({"s": [2, 4, 6, 8, 10], "p": [1, 2, 3, 4, 5]}, 0.0, 1),
@@ -348,7 +348,7 @@ def extrap_inputs(args, folder: Path) -> list[dict]:
             path = SHARED / source
             if not path.exists():
                 continue
-        datasets = load_extrap(path)
+        datasets = load_series(path)
         data = datasets[series]
         names = list(data.factors)
         top = {n: data.column(n).max() for n in names}

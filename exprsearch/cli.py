@@ -82,7 +82,7 @@ def _split(value: str | None) -> list[str] | None:
 def run(
     data: Annotated[Path, typer.Argument(help="Measurements: a CSV/TSV/Parquet/JSON table or an Extra-P text/JSON file.")],
     target: Annotated[str | None, typer.Option("--target", "-t", help="Column with the measured time (Extra-P files: REGION:METRIC, default all).")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text or extrap-json (default: detected).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas or extrap-experiment (default: detected from the extension and first bytes).")] = None,
     factors: Annotated[str | None, typer.Option(help="Comma-separated factor columns (default: the other numeric columns).")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
     map_: Annotated[list[str], typer.Option("--map", help="Bind grammar factor to a column: p=gpus (repeatable).")] = [],  # noqa: B006
@@ -199,7 +199,8 @@ def _folder(name: str) -> str:
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,
               by: str | None = None):
     """The series to fit: one table column (per --by group), or an Extra-P file's REGION:METRICs."""
-    from .data import DataError, detect_format, load_extrap, load_groups, load_table, read_table
+    from .data import DataError, load_groups, load_table, read_table
+    from .readers import detect_format, load_series
 
     fmt = fmt or detect_format(data)
     if fmt == "table":
@@ -211,7 +212,7 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
         return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}
     if by is not None:
         raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
-    return load_extrap(data, fmt, target)
+    return load_series(data, fmt, target)
 
 
 def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool) -> None:

@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 
 from exprsearch import search
 from exprsearch.cli import app
-from exprsearch.data import DataError, detect_format, load_extrap
+from exprsearch.errors import DataError
+from exprsearch.readers import detect_format, load_series
 from tests.conftest import form
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "extrap-format"
@@ -34,13 +35,13 @@ def write_text_file(path: Path, seed: int = 0) -> Path:
 def test_text_format_is_detected_and_read(tmp_path):
     path = write_text_file(tmp_path / "two.txt")
     assert detect_format(path) == "extrap-text"
-    series = load_extrap(path)
+    series = load_series(path)
     assert list(series) == ["solve:time", "halo:time"]
     assert series["solve:time"].factors == ("p", "n") and series["solve:time"].n_rows == 45
 
 
 def test_each_region_gets_its_own_law(tmp_path):
-    series = load_extrap(write_text_file(tmp_path / "two.txt"))
+    series = load_series(write_text_file(tmp_path / "two.txt"))
     assert str(search(series["solve:time"], grammar="data-parallel").law.template) == "c0 + c1*n/p"
     assert str(search(series["halo:time"], grammar="pmnf").law.template) == "a0 + c0*log2(p)"
 
@@ -51,7 +52,7 @@ def test_json_format(tmp_path):
     path = tmp_path / "m.json"
     path.write_text(json.dumps(doc))
     assert detect_format(path) == "extrap-json"
-    law = search(load_extrap(path)["kernel:time"], grammar="pmnf").law
+    law = search(load_series(path)["kernel:time"], grammar="pmnf").law
     assert law.constants["c0"] == pytest.approx(0.5, rel=1e-4) and law.constants["a0"] == pytest.approx(1.5, rel=1e-3)
 
 
@@ -63,19 +64,19 @@ def test_json_format(tmp_path):
         ("PARAMETER p\nPOINTS 1 2\nDATA 1\n", "line 3: DATA before any REGION"),
         ("PARAMETER p\nPOINTS 1 2\nREGON r\n", "line 3: unknown keyword 'REGON'"),
         ("PARAMETER p\nPOINTS 1 2 3\nREGION r\nDATA 1\nDATA 2\nREGION s\nDATA 1\n",
-         "line 4: region 'r' metric 'time' has 2 DATA line(s) for 3 POINTS"),
-        ("PARAMETER p\nPOINTS 1 2 3\nREGION r\nDATA 1\nDATA 2\n", "line 4: region 'r' metric 'time' has 2 DATA"),
+         "line 4: series 'r' has 2 DATA line(s) for 3 POINTS"),
+        ("PARAMETER p\nPOINTS 1 2 3\nREGION r\nDATA 1\nDATA 2\n", "line 4: series 'r' has 2 DATA"),
         ("PARAMETER p\nPOINTS 1\nREGION r\nDATA 1\nREGION r\nDATA 2\n",
-         "line 6: region 'r' metric 'time' was already given at line 4"),
+         "line 6: series 'r' was already given at line 4"),
         ("PARAMETER p q p\nPOINTS (1 2 3)\nREGION r\nDATA 1\n", "declares a PARAMETER twice"),
-        ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 0 0\n", "series r:time: values at 1 point(s) ((2))"),
+        ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 0 0\n", "series r: values at 1 point(s) ((2))"),
     ],
 )
 def test_broken_text_files_name_the_line(tmp_path, text, fragment):
     path = tmp_path / "bad.txt"
     path.write_text(text)
     with pytest.raises(DataError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
-        load_extrap(path, "extrap-text")
+        load_series(path, "extrap-text")
 
 
 def test_text_files_follow_extrap_conventions(tmp_path):
@@ -87,7 +88,7 @@ def test_text_files_follow_extrap_conventions(tmp_path):
                     "METRIC bytes\nREGION main#loop\nDATA 100 101\nDATA 200\nDATA 400\n"
                     "REGION other\nDATA 5\nDATA 6\nDATA 7\n"
                     "METRIC time\nREGION main#loop\nDATA\t1.0\t1.1\nDATA 0.5\nDATA 0.25\n")
-    series = load_extrap(path)
+    series = load_series(path)
     assert list(series) == ["main#loop:bytes", "other:bytes", "main#loop:time"]
     assert series["main#loop:bytes"].factors == ("p", "n")
     assert series["main#loop:bytes"].y.tolist() == [100, 101, 200, 400]
@@ -97,9 +98,9 @@ def test_text_files_follow_extrap_conventions(tmp_path):
 def test_a_series_that_cannot_be_fitted_does_not_block_the_others(tmp_path):
     path = tmp_path / "zero.txt"
     path.write_text("PARAMETER p\nPOINTS 1 2\nREGION idle\nDATA 0\nDATA 0\nREGION work\nDATA 2\nDATA 1\n")
-    with pytest.raises(DataError, match="series idle:time.*pass --target REGION:METRIC to fit another"):
-        load_extrap(path)
-    assert list(load_extrap(path, target="work")) == ["work:time"]
+    with pytest.raises(DataError, match="series idle:.*pass --target CALLPATH:METRIC to fit another"):
+        load_series(path)
+    assert list(load_series(path, target="work")) == ["work"]
 
 
 def test_cli_writes_one_law_per_series_and_selects_one(tmp_path):
@@ -122,10 +123,10 @@ def test_table_without_target_lists_the_columns(tmp_path, amdahl_csv):
 
 TRUTH = {  # ../shared/README.md: the laws behind Extra-P's test inputs
     ("one_parameter_1.txt", "compute:time"): "a0 + c0*x**2",
-    ("one_parameter_6.txt", "met1:time"): "a0",
-    ("one_parameter_6.txt", "met2:time"): "a0 + c0*p**2",
-    ("one_parameter_6.txt", "met3:time"): "a0 + c0*p**2 + c1*log2(p)",
-    ("one_parameter_6.txt", "met4:time"): "a0 + c0*p**2",
+    ("one_parameter_6.txt", "met1"): "a0",
+    ("one_parameter_6.txt", "met2"): "a0 + c0*p**2",
+    ("one_parameter_6.txt", "met3"): "a0 + c0*p**2 + c1*log2(p)",
+    ("one_parameter_6.txt", "met4"): "a0 + c0*p**2",
     ("input1.json", "sweep:time"): "a0 + c0*x",
 }
 
@@ -134,5 +135,5 @@ TRUTH = {  # ../shared/README.md: the laws behind Extra-P's test inputs
 @pytest.mark.parametrize("case", sorted(TRUTH), ids=lambda c: f"{c[0]}-{c[1]}")
 def test_extrap_examples_recover_the_true_form(case):
     file, name = case
-    law = search(load_extrap(SHARED / file)[name], grammar="pmnf").law
+    law = search(load_series(SHARED / file)[name], grammar="pmnf").law
     assert form(law.template) == form(TRUTH[case])

@@ -89,12 +89,12 @@ def test_a_law_round_trips_exactly(constants):
     ["PARAMETER p", "PARAMETER p n", "POINTS 1 2 4", "POINTS (1 2) (2 3)", "REGION r", "METRIC time", "DATA 1 2",
      "DATA x", "DATA 1e400", "# c", "REGION r # x", "POINTS", "DATA", "METRIC"]), max_size=10).map("\n".join))
 def test_extrap_text_files_read_or_say_why(tmp_path_factory, text):
-    from exprsearch.data import load_extrap
+    from exprsearch.readers import load_series
 
     path = tmp_path_factory.mktemp("x") / "f.txt"
     path.write_text(text)
     try:
-        series = load_extrap(path, "extrap-text")
+        series = load_series(path, "extrap-text")
     except ExprsearchError as exc:
         assert str(exc)
         return
@@ -113,12 +113,12 @@ extrap_json = st.fixed_dictionaries({
 @EXAMPLES
 @given(st.one_of(extrap_json, json_values))
 def test_extrap_json_files_read_or_say_why(tmp_path_factory, doc):
-    from exprsearch.data import load_extrap
+    from exprsearch.readers import load_series
 
     path = tmp_path_factory.mktemp("j") / "f.json"
     path.write_text(json.dumps(doc))
     try:
-        series = load_extrap(path, "extrap-json")
+        series = load_series(path, "extrap-json")
     except ExprsearchError as exc:
         assert str(exc)
         return
@@ -156,3 +156,26 @@ def test_hostile_templates_are_refused_quickly(hostile):
 def test_an_infinite_number_where_a_whole_one_belongs_is_the_library_s_error(key):
     with pytest.raises(ExprsearchError, match="cannot be read"):
         Law.from_json(json.dumps({**LAW, key: float("inf")}))
+
+
+record = st.fixed_dictionaries({"params": st.one_of(st.dictionaries(st.sampled_from(["x", "y"]), st.sampled_from(
+    [1, 2, 4, "z", None, 10**400]), max_size=2), json_values)}, optional={
+    "value": st.one_of(st.sampled_from([1.5, 0, -2, "v", 10**400]), st.lists(st.sampled_from([1, 2.5, "w"]), max_size=3)),
+    "callpath": st.sampled_from(["a", "b", 3]), "metric": st.sampled_from(["t", None])})
+
+
+@EXAMPLES
+@given(st.lists(st.one_of(record.map(json.dumps), st.text(max_size=30)), max_size=6).map("\n".join),
+       st.sampled_from(["extrap-jsonl", "talpas", "extrap-json"]))
+def test_line_formats_and_older_json_read_or_say_why(tmp_path_factory, text, fmt):
+    from exprsearch.readers import load_series
+
+    path = tmp_path_factory.mktemp("l") / "f.txt"
+    path.write_text(text.replace('"params"', '"parameters"').replace(",", ";") if fmt == "talpas" else text)
+    try:
+        series = load_series(path, fmt)
+    except ExprsearchError as exc:
+        assert str(exc)
+        return
+    for dataset in series.values():
+        assert all(math.isfinite(v) and v > 0 for v in dataset.y)

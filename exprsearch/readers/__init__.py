@@ -1,0 +1,109 @@
+"""Readers of measurement files that hold many series (Extra-P's formats): each reader turns one
+format into a :class:`Profile`, and :func:`load_series` turns a profile into one
+:class:`~exprsearch.data.Dataset` per ``callpath:metric``. Tables of one series are read by
+:mod:`exprsearch.data`."""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from ..data import Dataset, from_frame
+from ..errors import DataError
+from .profile import Profile
+
+
+def _readers() -> dict[str, Callable[[Path], Profile]]:
+    from . import experiment, extrap_json, extrap_text, jsonlines
+
+    return {
+        "extrap-text": extrap_text.read,
+        "extrap-json": extrap_json.read,
+        "extrap-jsonl": jsonlines.read,
+        "talpas": jsonlines.read_talpas,
+        "extrap-experiment": experiment.read,
+    }
+
+
+FORMATS = ("table", "extrap-text", "extrap-json", "extrap-jsonl", "talpas", "extrap-experiment")
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of ``path`` from its extension and first bytes: one of :data:`FORMATS`."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"data file '{path}' does not exist; check the path")
+    suffix = path.suffix.lower()
+    if suffix == ".extra-p" or zipfile.is_zipfile(path):
+        return "extrap-experiment"
+    head = path.read_text(errors="replace")[:4096].lstrip()
+    if suffix == ".txt" and head.upper().startswith(("PARAMETER", "#")):
+        return "extrap-text"
+    if suffix == ".txt" and head.startswith("{") and '"parameters"' in head and ";" in head.split("\n", 1)[0]:
+        return "talpas"
+    if suffix == ".jsonl" or (suffix == ".json" and head.startswith("{") and '"params"' in head.split("\n", 1)[0]):
+        return "extrap-jsonl"
+    if suffix == ".json" and ('"callpaths"' in head or '"parameters"' in head and '"measurements"' in head):
+        return "extrap-json"
+    return "table"
+
+
+def read_profile(path: str | Path, fmt: str | None = None) -> Profile:
+    """Every series of an Extra-P file, in the file's order."""
+    path = Path(path)
+    fmt = fmt or detect_format(path)
+    readers = _readers()
+    if fmt not in readers:
+        raise DataError(f"'{path}': '{fmt}' is not a format of series; use one of {', '.join(readers)}")
+    if not path.is_file():
+        raise DataError(f"data file '{path}' does not exist; check the path")
+    try:
+        profile = readers[fmt](path)
+    except UnicodeDecodeError:
+        raise DataError(f"'{path}' is not a text file; is --format {fmt} right?") from None
+    if not profile.series:
+        raise DataError(f"'{path}' holds no measurements")
+    return profile
+
+
+def load_series(path: str | Path, fmt: str | None = None, target: str | None = None) -> dict[str, Dataset]:
+    """One Dataset per ``callpath:metric`` of an Extra-P file (repetitions are rows), or only the
+    one ``target`` names (``callpath:metric``, or a callpath that has one metric)."""
+    path = Path(path)
+    profile = read_profile(path, fmt)
+    series = profile.series
+    if target is not None:
+        matches = [k for k in series if k == target or k.rsplit(":", 1)[0] == target]
+        if len(matches) != 1:
+            raise DataError(f"'{path}' has no single series '{target}'; its series are {', '.join(series)} "
+                            "(pass --target CALLPATH:METRIC)")
+        series = {matches[0]: series[matches[0]]}
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    every = {point for rows in profile.series.values() for point, _ in rows}
+    datasets = {}
+    for name, rows in series.items():
+        bad = [point for point, values in rows if any(v <= 0 for v in values)]
+        if bad:
+            shown = ", ".join("(" + " ".join(f"{v:g}" for v in p) + ")" for p in bad[:4])
+            others = "" if target is not None else "; pass --target CALLPATH:METRIC to fit another series"
+            raise DataError(f"'{path}', series {name}: values at {len(bad)} point(s) ({shown}) are zero or "
+                            f"negative, and errors are relative to the value, so this series cannot be fitted{others}")
+        frame = pd.DataFrame([dict(zip(profile.parameters, point)) | {"time": v}
+                              for point, values in rows for v in values])
+        dataset = from_frame(frame, "time", list(profile.parameters), name=f"{path.stem}-{name}",
+                             path=str(path), sha256=sha)
+        notes = profile.notes
+        if len(rows) < len(every):
+            notes += (f"series {name} is measured at {len(rows)} of the file's {len(every)} points",)
+        if notes:
+            dataset = Dataset(dataset.target, dataset.factors, dataset.X, dataset.y, dataset.name, dataset.path,
+                              dataset.sha256, notes + dataset.notes)
+        datasets[name] = dataset
+    return datasets
+
+
+__all__ = ["FORMATS", "Profile", "detect_format", "load_series", "read_profile"]
