@@ -22,6 +22,17 @@ def cross_validate(
     return float(np.mean(_held_out(compiled, y, fitted, folds, np.unique(folds), settings)))
 
 
+def predictions(compiled: CompiledCandidate, fitted: Fit) -> np.ndarray:
+    """The fitted law's value on every row, from the compiled columns (no new compilation)."""
+    candidate = compiled.candidate
+    theta = np.array([fitted.values[s.name] for s in candidate.nonlinear], dtype=float).reshape(-1, 1)
+    basis, offset = compiled.design(theta)
+    coef = np.array([fitted.values[names[t.coefficient]] for t, names in zip(candidate.terms, candidate.names)
+                     if t.coefficient is not None], dtype=float)
+    with np.errstate(all="ignore"):
+        return basis[0] @ coef + offset[0]
+
+
 def holdout(
     compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, test: np.ndarray,
     settings: FitSettings = FitSettings(),

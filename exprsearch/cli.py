@@ -21,6 +21,7 @@ from rich.text import Text
 from . import __version__, export
 from . import candidates as _candidates
 from . import grammar as _grammar
+from .cli_profile import profile
 from .errors import ExprsearchError
 from .fit import FitSettings
 from .search import Result, SearchSettings, search
@@ -336,7 +337,7 @@ def predict(
 
     import pandas as pd
 
-    from .configs import ConfigError, check_factors
+    from .configs import ConfigError, check_factors, parse_point
 
     def work():
         law = _law(law_file)
@@ -345,19 +346,7 @@ def predict(
 
             frame = read_table(data)
         elif at:
-            rows = []
-            for spec in at:
-                row = {}
-                for part in spec.split(","):
-                    name, sep, value = part.partition("=")
-                    try:
-                        row[name.strip()] = float(value)
-                    except ValueError:
-                        raise ConfigError(f"--at {spec}: write FACTOR=NUMBER pairs separated by commas") from None
-                    if not sep:
-                        raise ConfigError(f"--at {spec}: write FACTOR=NUMBER pairs separated by commas")
-                rows.append(row)
-            frame = pd.DataFrame(rows)
+            frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
         else:
             raise ConfigError("give configurations with --at p=128,n=16000 or --data FILE")
         if data is None:
@@ -584,6 +573,9 @@ def grammar_check(
     else:
         out.print(f"expands to {len(found)} unique candidates for {source} ({found.generated} expansions)",
                   highlight=False)
+
+
+app.command("profile")(profile)
 
 
 class _Terminated(BaseException):

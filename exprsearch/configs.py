@@ -52,6 +52,20 @@ def parse_values(spec: str, factor: str) -> np.ndarray:
     return values
 
 
+def parse_point(spec: str, option: str) -> dict[str, float]:
+    """``"p=128,n=16000"`` → ``{"p": 128.0, "n": 16000.0}``."""
+    point = {}
+    for part in spec.split(","):
+        name, sep, value = part.partition("=")
+        try:
+            point[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise ConfigError(f"{option} {spec}: write FACTOR=NUMBER pairs separated by commas")
+    return point
+
+
 def parse_assignments(specs: list[str], option: str) -> dict[str, str]:
     """``["p=1..8", "n=1000"]`` → ``{"p": "1..8", "n": "1000"}``."""
     pairs = {}

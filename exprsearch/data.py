@@ -125,28 +125,44 @@ def load_table(
 
 
 def load_groups(
-    path: str | Path, target: str, by: str, factors: list[str] | None = None, drop_missing: bool = False,
+    path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
 ) -> dict[str, Dataset]:
-    """One Dataset per value of column ``by`` (``"by=value"`` → Dataset), in sorted order."""
+    """One Dataset per value of column(s) ``by`` (``"by=value"`` → Dataset), in sorted order."""
+    groups, failures = load_grouped(path, target, by, factors, drop_missing)
+    if failures:
+        name, message = next(iter(failures.items()))
+        raise DataError(f"group {name}: {message}")
+    return groups
+
+
+def load_grouped(
+    path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
+) -> tuple[dict[str, Dataset], dict[str, str]]:
+    """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason."""
     path = Path(path)
     frame = read_table(path)
     columns = [str(c) for c in frame.columns]
-    _require_column(by, columns, f"'{path}'", "--by")
-    if by == target:
-        raise DataError(f"--by {by}: that is the target; group by another column")
+    keys = [by] if isinstance(by, str) else list(by)
+    for key in keys:
+        _require_column(key, columns, f"'{path}'", "--by")
+        if key == target:
+            raise DataError(f"--by {key}: that is the target; group by another column")
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    rest = frame.drop(columns=[by])
+    rest = frame.drop(columns=keys)
     chosen = factors or [c for c in rest.columns if c != target and pd.api.types.is_numeric_dtype(rest[c])]
-    groups = {}
-    for value, group in frame.groupby(by, sort=True):
+    groups, failures = {}, {}
+    for value, group in frame.groupby(keys if len(keys) > 1 else keys[0], sort=True):
+        values = value if isinstance(value, tuple) else (value,)
+        name = ",".join(f"{k}={v}" for k, v in zip(keys, values)) if len(keys) > 1 or isinstance(by, str) \
+            else f"{keys[0]}={values[0]}"
         try:
-            groups[f"{by}={value}"] = from_frame(
-                group.drop(columns=[by]).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
-                name=f"{path.stem}-{value}", path=str(path), sha256=sha,
+            groups[name] = from_frame(
+                group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
+                name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
             )
         except DataError as exc:
-            raise DataError(f"group {by}={value}: {exc}") from None
-    return groups
+            failures[name] = str(exc)
+    return groups, failures
 
 
 def from_frame(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .candidates import Candidate
 from .compile import Compiler
@@ -34,6 +35,7 @@ def _start_worker(compiler: Compiler, y: np.ndarray, settings: FitSettings, todo
 def _quiet_worker(*start: object) -> None:
     """A worker ignores Ctrl-C (the parent stops the pool), then takes its jobs if sent any."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threadpool_limits(1, user_api="blas")  # as search() does in the parent (a spawned worker starts afresh)
     if start:
         _start_worker(*start)
 

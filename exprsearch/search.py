@@ -11,13 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from . import __version__
 from . import candidates as _candidates
 from . import data as _data
 from . import grammar as _grammar
 from . import rank as _rank
-from .assess import cross_validate, holdout, t_values
+from .assess import cross_validate, holdout, predictions, t_values
 from .batch import batchable, fit_separable
 from .candidates import Candidate, CandidateSet, Term
 from .compile import Compiler
@@ -108,6 +109,14 @@ def search(
     loss="huber")``; see :class:`SearchSettings` and :class:`exprsearch.fit.FitSettings`.
     """
     settings = (settings or SearchSettings()).updated(**options)  # validated on construction
+    # One BLAS thread: the matrices are small, so threads only contend (with each other and with
+    # the process pool), and the sums come out in the same order on every machine.
+    with threadpool_limits(1, user_api="blas"):
+        return _search(data, target, grammar, factors, mapping, intrinsic, settings, progress)
+
+
+def _search(data, target, grammar, factors, mapping, intrinsic, settings: SearchSettings,
+            progress: Progress | None) -> Result:
     deadline = None if settings.time_limit is None else time.monotonic() + settings.time_limit
     dataset = _as_dataset(data, target, factors)
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
@@ -290,7 +299,7 @@ def _rank_front(
     scored = []
     for f in _rank.pareto_front(fits):
         compiled = compiler.compile(f.candidate)
-        predicted = _predictions(f, dataset)
+        predicted = predictions(compiled, f)
         cv = cross_validate(compiled, dataset.y, f, folds, settings)
         held = float(np.mean([holdout(compiled, dataset.y, f, top, settings) for top in tops])) if tops else None
         weakest = _weakest(compiled, dataset.y, f, settings)
@@ -304,11 +313,6 @@ def _weakest(compiled, y: np.ndarray, f: Fit, settings: FitSettings) -> float | 
     if not varying:
         return None
     return float(np.min(t_values(compiled, y, f, settings)[varying]))
-
-
-def _predictions(f: Fit, dataset: _data.Dataset) -> np.ndarray:
-    law = Law(dataset.target, dataset.factors, f.candidate.template, f.values, 0)
-    return law.predict({name: dataset.column(name) for name in dataset.factors})
 
 
 def _folds(dataset: _data.Dataset, seed: int, k: int = 5) -> np.ndarray:

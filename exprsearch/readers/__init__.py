@@ -82,20 +82,41 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
             raise DataError(f"'{path}' has no single series '{target}'; its series are {', '.join(series)} "
                             "(pass --target CALLPATH:METRIC)")
         series = {matches[0]: series[matches[0]]}
+    datasets, failures = _datasets(path, profile, series)
+    if failures:
+        name, message = next(iter(failures.items()))
+        others = "" if target is not None else "; pass --target CALLPATH:METRIC to fit another series"
+        raise DataError(f"'{path}', series {name}: {message}{others}")
+    return datasets
+
+
+def load_profile(path: str | Path, fmt: str | None = None) -> tuple[dict[str, Dataset], dict[str, str]]:
+    """Every series of an Extra-P file as a Dataset, and the ones that cannot be fitted with the
+    reason (a series of zeros, say), so that a whole profile is modelled around them."""
+    path = Path(path)
+    profile = read_profile(path, fmt)
+    return _datasets(path, profile, profile.series)
+
+
+def _datasets(path: Path, profile: Profile, series: dict) -> tuple[dict[str, Dataset], dict[str, str]]:
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     every = {point for rows in profile.series.values() for point, _ in rows}
-    datasets = {}
+    datasets, failures = {}, {}
     for name, rows in series.items():
         bad = [point for point, values in rows if any(v <= 0 for v in values)]
         if bad:
             shown = ", ".join("(" + " ".join(f"{v:g}" for v in p) + ")" for p in bad[:4])
-            others = "" if target is not None else "; pass --target CALLPATH:METRIC to fit another series"
-            raise DataError(f"'{path}', series {name}: values at {len(bad)} point(s) ({shown}) are zero or "
-                            f"negative, and errors are relative to the value, so this series cannot be fitted{others}")
+            failures[name] = (f"values at {len(bad)} point(s) ({shown}) are zero or negative, and errors are "
+                              "relative to the value, so this series cannot be fitted")
+            continue
         frame = pd.DataFrame([dict(zip(profile.parameters, point)) | {"time": v}
                               for point, values in rows for v in values])
-        dataset = from_frame(frame, "time", list(profile.parameters), name=f"{path.stem}-{name}",
-                             path=str(path), sha256=sha)
+        try:
+            dataset = from_frame(frame, "time", list(profile.parameters), name=f"{path.stem}-{name}",
+                                 path=str(path), sha256=sha)
+        except DataError as exc:
+            failures[name] = str(exc)
+            continue
         notes = profile.notes
         if len(rows) < len(every):
             notes += (f"series {name} is measured at {len(rows)} of the file's {len(every)} points",)
@@ -103,7 +124,7 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
             dataset = Dataset(dataset.target, dataset.factors, dataset.X, dataset.y, dataset.name, dataset.path,
                               dataset.sha256, notes + dataset.notes)
         datasets[name] = dataset
-    return datasets
+    return datasets, failures
 
 
-__all__ = ["FORMATS", "Profile", "detect_format", "load_series", "read_profile"]
+__all__ = ["FORMATS", "Profile", "detect_format", "load_profile", "load_series", "read_profile"]

@@ -1,0 +1,151 @@
+"""``exprsearch profile``: a law for every series of a profile, summarised and ranked. Kept out
+of cli.py, which registers it; it uses cli.py's consoles and error handling."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+SUMMARY = ("laws.csv", "laws.json")
+
+
+def profile(
+    data: Annotated[Path, typer.Argument(help="An Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p) or a table.")],
+    target: Annotated[str | None, typer.Option("--target", "-t", help="Tables: the measured column (default: 'value' if present).")] = None,
+    by: Annotated[str | None, typer.Option(help="Tables: comma-separated columns naming a series (default: callpath/kernel and metric if present).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas or extrap-experiment (default: detected).")] = None,
+    grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
+    at: Annotated[str | None, typer.Option(help="The configuration to rank series at: p=512,n=16000 (factors not given: --scale × their largest measured value).")] = None,
+    scale: Annotated[float, typer.Option(help="Factors missing from --at are taken at this multiple of their largest measured value.")] = 2.0,
+    jobs: Annotated[int, typer.Option(help="Local processes, one series each (0: one per core).")] = 0,
+    scheduler: Annotated[str | None, typer.Option(help="A Dask scheduler address (tcp://host:8786), or local:N for a local cluster of N workers.")] = None,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples per law (0: none; they cost more than the search on small series).")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>-profile).")] = None,
+    laws: Annotated[bool, typer.Option("--laws", help="Also write each series' law.json under <out>/series/.")] = False,
+    resume: Annotated[bool, typer.Option(help="Keep the series already in <out>/laws.json and model only the rest.")] = False,
+    force: Annotated[bool, typer.Option(help="Replace laws.csv and laws.json already in the output directory.")] = False,
+    top: Annotated[int, typer.Option(help="Series shown in the ranking (all are in laws.csv).")] = 15,
+) -> None:
+    """A law for every series (callpath × metric, or table group), ranked by predicted growth."""
+    from . import cli
+    from . import export as _export
+    from .configs import parse_point
+    from .errors import OutputError
+    from .executor import executor
+    from .fit import FitSettings
+    from .profiles import SeriesLaw, from_summary, model_profile, summary_csv, summary_json
+    from .search import SearchSettings
+
+    directory = out_dir or Path("exprsearch-out") / f"{data.stem}-profile"
+
+    def prepare():
+        if not (force or resume):
+            _export.check_free(directory, SUMMARY)
+        series, failures = _series(data, fmt, target, by)
+        point = parse_point(at, "--at") if at else {}
+        settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
+        context = {"data": str(data), "sha256": _export.sha256_of(data), "grammar": grammar, "at": point,
+                   "scale": scale, "seed": seed, "bootstrap": bootstrap}
+        done = []
+        if resume and (directory / "laws.json").is_file():
+            earlier, rows = from_summary((directory / "laws.json").read_text())
+            if earlier != context:
+                changed = ", ".join(k for k in context if earlier.get(k) != context[k])
+                raise OutputError(f"'{directory / 'laws.json'}' was made with other inputs ({changed}); "
+                                          "--resume needs the same data and options, or use another --out")
+            done = [r for r in rows if r.series in series or r.series in failures]
+        return series, failures, done, context, settings
+
+    series, failures, done, context, settings = cli._guard(prepare)
+    point = context["at"]
+    finished: list[SeriesLaw] = list(done) + [SeriesLaw(name, error=message) for name, message in failures.items()
+                                              if name not in {r.series for r in done}]
+    todo = {name: data_ for name, data_ in series.items() if name not in {r.series for r in finished}}
+    pool = cli._guard(lambda: executor(jobs, scheduler, len(todo)))
+    started = time.monotonic()
+    cli.err.print(f"modelling {len(todo)} series on {pool.description}"
+                  + (f" ({len(done)} kept from an earlier run)" if done else ""), highlight=False)
+    progress = Progress(TextColumn("series"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("eta"), TimeRemainingColumn(), console=cli.err, transient=True)
+    stopped = False
+    try:
+        with progress:
+            task = progress.add_task("series", total=len(todo))
+            for row in model_profile(todo, grammar, settings, point, scale, pool):
+                finished.append(row)
+                progress.advance(task)
+    except KeyboardInterrupt:
+        stopped = True
+    finally:
+        pool.close()
+    seconds = time.monotonic() - started
+    files = {directory / "laws.csv": summary_csv(finished), directory / "laws.json": summary_json(finished, context)}
+    if laws:
+        for row in finished:
+            if row.law_json:
+                files[directory / "series" / cli._folder(row.series) / "law.json"] = row.law_json
+    _export.write_all(files)
+    _print(finished, top, point, scale, cli.out)
+    modelled = sum(1 for r in finished if not r.error)
+    cli.out.print(f"{modelled} of {len(finished)} series modelled in {seconds:.1f} s "
+                  f"({1000 * seconds / max(1, len(finished) - len(done)):.0f} ms per series); wrote "
+                  f"{', '.join(SUMMARY)}{' and series/*/law.json' if laws else ''} to {directory}", highlight=False)
+    if stopped:
+        left = len(series) - sum(1 for r in finished if r.series in series)
+        cli._error(f"interrupted (Ctrl-C) with {left} series left; the summary holds the {len(finished)} finished. "
+                   f"Resume with the same command and --resume")
+        raise typer.Exit(130)
+    unmodelled = [r for r in finished if r.error]
+    if unmodelled:
+        cli.err.print(Text("note: ", style="yellow") + Text(
+            f"{len(unmodelled)} series could not be modelled; laws.csv gives each reason (first: "
+            f"{unmodelled[0].series}: {unmodelled[0].error})"), highlight=False, soft_wrap=True)
+
+
+def _series(data: Path, fmt: str | None, target: str | None, by: str | None):
+    """The series of ``data`` and the ones that cannot be fitted, with their reasons."""
+    from .data import DataError, load_grouped, read_table
+    from .readers import detect_format, load_profile
+
+    fmt = fmt or detect_format(data)
+    if fmt != "table":
+        if target or by:
+            raise DataError("--target and --by apply to tables; an Extra-P file is split into series already")
+        return load_profile(data, fmt)
+    columns = [str(c) for c in read_table(data).columns]
+    target = target or ("value" if "value" in columns else None)
+    if target is None:
+        raise DataError(f"pass --target COLUMN, the measured value; the columns of '{data}' are {', '.join(columns)}")
+    keys = [k.strip() for k in by.split(",")] if by else [c for c in ("callpath", "kernel", "metric") if c in columns]
+    if not keys:
+        raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…); the columns of "
+                        f"'{data}' are {', '.join(columns)}")
+    return load_grouped(data, target, keys)
+
+
+def _print(rows, top: int, point: dict, scale: float, out) -> None:
+    from .profiles import ranked
+
+    where = ", ".join(f"{k}={v:g}" for k, v in point.items()) or "the largest measured values"
+    title = (f"Series ranked by predicted growth from the largest measured configuration to {where}"
+             + (f" (other factors × {scale:g})" if point else f" × {scale:g}") + "; their laws are in laws.csv")
+    table = Table("#", "series", "growth", "dominant term there", title=title, title_justify="left")
+    for column in table.columns:
+        column.overflow = "fold"
+    for i, r in enumerate([r for r in ranked(rows) if not r.error][:top], start=1):
+        table.add_row(str(i), r.series, f"{r.growth:.3g}×" if r.growth else "", r.dominant_at)
+    out.print(table)

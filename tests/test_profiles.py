@@ -1,0 +1,112 @@
+"""A law per series of a profile: the library's summary and ranking, the executors (one process,
+local processes, a Dask LocalCluster) giving the same laws, and the profile command end to end."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from exprsearch.executor import InProcess, LocalPool
+from exprsearch.profiles import model_profile, ranked, summary_csv
+from exprsearch.readers import load_profile
+from exprsearch.search import SearchSettings
+from tests.test_cli_decide import run
+
+LAWS = {"solve": lambda p, n: 2 + 0.01 * n / p, "halo": lambda p, n: 1 + 0.5 * np.log2(p),
+        "reduce": lambda p, n: 1 + 0.02 * p * p, "idle": lambda p, n: 0 * p}
+
+
+def write_profile(path: Path, regions: int = 0, seed: int = 0) -> Path:
+    """Extra-P text: the LAWS above (idle is all zeros) and ``regions`` more Amdahl-like ones."""
+    rng = np.random.default_rng(seed)
+    points = [(p, n) for p in (1, 2, 4, 8, 16) for n in (1000, 4000, 16000)]
+    laws = dict(LAWS) | {f"k{i}": (lambda a: lambda p, n: a + 0.001 * n / p)(1 + i) for i in range(regions)}
+    lines = ["PARAMETER p n", "POINTS " + " ".join(f"( {p} {n} )" for p, n in points), "METRIC time"]
+    for region, law in laws.items():
+        lines.append(f"REGION {region}")
+        for p, n in points:
+            lines.append("DATA " + " ".join(f"{v:.6g}" for v in law(p, n) * (1 + 0.01 * rng.standard_normal(3))))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_each_series_gets_a_law_and_the_fastest_growing_comes_first(tmp_path):
+    series, failures = load_profile(write_profile(tmp_path / "p.txt"))
+    assert list(failures) == ["idle:time"] and "zero or negative" in failures["idle:time"]
+    rows = list(model_profile(series, "data-parallel", SearchSettings(resamples=0), at={"p": 64}))
+    order = [r.series for r in ranked(rows)]
+    assert order[0] == "reduce:time" and order[-1] == "solve:time"  # p² grows; n/p falls at p = 64
+    solve = next(r for r in rows if r.series == "solve:time")
+    assert solve.at == {"p": 64, "n": 32000} and solve.growth < 1 and "n/p" in solve.dominant_largest
+    assert json.loads(solve.law_json)["template"] == "c0 + c1*n/p"
+
+
+@pytest.mark.parametrize("kind", ["local", "dask"])
+def test_the_laws_do_not_depend_on_what_runs_them(tmp_path, kind):
+    series, _ = load_profile(write_profile(tmp_path / "p.txt", regions=2))
+    settings = SearchSettings(resamples=0)
+    alone = summary_csv(list(model_profile(series, "data-parallel", settings, executor=InProcess())))
+    if kind == "local":
+        pool = LocalPool(2)
+    else:
+        pytest.importorskip("dask.distributed")
+        from exprsearch.executor import DaskCluster
+
+        pool = DaskCluster("local:2")
+    try:
+        assert summary_csv(list(model_profile(series, "data-parallel", settings, executor=pool))) == alone
+    finally:
+        pool.close()
+
+
+def test_profile_command_writes_the_summary_and_resumes(tmp_path):
+    data = write_profile(tmp_path / "p.txt")
+    out = tmp_path / "o"
+    first = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", out, "--laws")
+    assert first.exit_code == 0, first.output
+    text = " ".join(first.output.split())
+    assert "3 of 4 series modelled" in text and "1 series could not be modelled" in text
+    rows = (out / "laws.csv").read_text().splitlines()
+    assert rows[0].startswith("series,law,") and rows[1].startswith("reduce:time,") and rows[-1].startswith("idle:time,")
+    assert json.loads((out / "series" / "solve_time" / "law.json").read_text())["template"] == "c0 + c1*n/p"
+    again = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", out)
+    assert again.exit_code == 2 and "already holds laws.csv" in again.output
+    resumed = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", out, "--resume")
+    assert resumed.exit_code == 0 and "modelling 0 series" in resumed.output and "(4 kept" in resumed.output
+    other = run("profile", data, "-g", "default", "--at", "p=64", "--out", out, "--resume")
+    assert other.exit_code == 2 and "made with other inputs (grammar)" in " ".join(other.output.split())
+
+
+def test_profile_of_a_long_table(tmp_path):
+    lines = ["p,n,kernel,metric,value"] + [f"{p},{n},{k},time,{f(p, n) * (1 + 0.01 * r):.6g}"
+                                           for k, f in (("solve", LAWS["solve"]), ("halo", LAWS["halo"]))
+                                           for p in (1, 2, 4, 8, 16) for n in (1000, 4000) for r in (-1, 1)]
+    (tmp_path / "long.csv").write_text("\n".join(lines) + "\n")
+    result = run("profile", tmp_path / "long.csv", "-g", "data-parallel", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    import csv
+
+    with (tmp_path / "o" / "laws.csv").open() as stream:
+        names = sorted(row["series"] for row in csv.DictReader(stream))
+    assert names == ["kernel=halo,metric=time", "kernel=solve,metric=time"]
+
+
+def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
+    data = write_profile(tmp_path / "p.txt", regions=40)
+    command = [sys.executable, "-c", "from exprsearch.cli import entry; entry()", "profile", str(data),
+               "--jobs", "1", "--out", str(tmp_path / "o")]  # the default grammar: about 0.4 s per series
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "COLUMNS": "200"})
+    time.sleep(5)  # imports, then a few of the 43 series
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Resume with the same command and --resume" in " ".join(stderr.split())
+    finished = (tmp_path / "o" / "laws.csv").read_text().splitlines()[1:]
+    assert 1 <= len(finished) < 44 and "Traceback" not in stderr
