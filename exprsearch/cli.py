@@ -81,8 +81,8 @@ def _split(value: str | None) -> list[str] | None:
 
 @app.command()
 def run(
-    data: Annotated[Path, typer.Argument(help="Measurements: a CSV/TSV/Parquet/JSON table or an Extra-P text/JSON file.")],
-    target: Annotated[str | None, typer.Option("--target", "-t", help="Column with the measured time (Extra-P files: REGION:METRIC, default all).")] = None,
+    data: Annotated[Path, typer.Argument(help="Measurements: a CSV/TSV/Parquet/JSON table or an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p).")],
+    target: Annotated[str | None, typer.Option("--target", "-t", help="Column with the measured time (Extra-P files: CALLPATH:METRIC, default all).")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas or extrap-experiment (default: detected from the extension and first bytes).")] = None,
     factors: Annotated[str | None, typer.Option(help="Comma-separated factor columns (default: the other numeric columns).")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
@@ -199,7 +199,7 @@ def _folder(name: str) -> str:
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,
               by: str | None = None):
-    """The series to fit: one table column (per --by group), or an Extra-P file's REGION:METRICs."""
+    """The series to fit: one table column (per --by group), or an Extra-P file's CALLPATH:METRICs."""
     from .data import DataError, load_groups, load_table, read_table
     from .readers import detect_format, load_series
 
