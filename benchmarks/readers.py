@@ -32,7 +32,8 @@ from extrap.fileio.file_reader.text_file_reader import TextFileReader
 from extrap.fileio.file_reader.json_file_reader import JsonFileReader
 from extrap.fileio.file_reader.talpas_file_reader import TalpasFileReader
 from extrap.fileio.experiment_io import read_experiment
-readers = {"extrap-text": TextFileReader().read_experiment, "extrap-json": JsonFileReader().read_experiment,
+from extrap.fileio.file_reader.cube_file_reader2 import CubeFileReader2
+readers = {"cube": CubeFileReader2().read_experiment,"extrap-text": TextFileReader().read_experiment, "extrap-json": JsonFileReader().read_experiment,
            "extrap-jsonl": JsonFileReader().read_experiment, "talpas": TalpasFileReader().read_experiment,
            "extrap-experiment": read_experiment}
 out = {}
@@ -58,6 +59,8 @@ def files(folder: Path) -> list[tuple[Path, str]]:
                 guess = fmt or {".jsonl": "extrap-jsonl", ".extra-p": "extrap-experiment",
                                 ".txt": "extrap-text", ".json": "extrap-json"}[path.suffix.lower()]
                 found.append((path, guess))
+    cubes = folder / "cubeset"
+    found += [(d, "cube") for d in sorted(cubes.iterdir()) if d.is_dir()] if cubes.is_dir() else []
     return found
 
 

@@ -23,10 +23,10 @@ SUMMARY = ("laws.csv", "laws.json")
 
 
 def profile(
-    data: Annotated[Path, typer.Argument(help="An Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p) or a table.")],
+    data: Annotated[Path, typer.Argument(help="An Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p), a directory of CUBE runs, or a table.")],
     target: Annotated[str | None, typer.Option("--target", "-t", help="Tables: the measured column (default: 'value' if present).")] = None,
     by: Annotated[str | None, typer.Option(help="Tables: comma-separated columns naming a series (default: callpath/kernel and metric if present).")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas or extrap-experiment (default: detected).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas, extrap-experiment or cube (default: detected).")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
     at: Annotated[str | None, typer.Option(help="The configuration to rank series at: p=512,n=16000 (factors not given: --scale × their largest measured value).")] = None,
     scale: Annotated[float, typer.Option(help="Factors missing from --at are taken at this multiple of their largest measured value.")] = 2.0,
@@ -48,6 +48,7 @@ def profile(
     from .executor import executor
     from .fit import FitSettings
     from .profiles import SeriesLaw, from_summary, model_profile, summary_csv, summary_json
+    from .readers import digest
     from .search import SearchSettings
 
     directory = out_dir or Path("exprsearch-out") / f"{data.stem}-profile"
@@ -58,7 +59,7 @@ def profile(
         series, failures = _series(data, fmt, target, by)
         point = parse_point(at, "--at") if at else {}
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
-        context = {"data": str(data), "sha256": _export.sha256_of(data), "grammar": grammar, "at": point,
+        context = {"data": str(data), "sha256": digest(data), "grammar": grammar, "at": point,
                    "scale": scale, "seed": seed, "bootstrap": bootstrap}
         done = []
         if resume and (directory / "laws.json").is_file():

@@ -120,12 +120,6 @@ def write(law: Law, ranking: Ranking, directory: str | Path, overwrite: bool = F
     return targets
 
 
-def sha256_of(path: str | Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def write_all(files: dict[Path, str | bytes]) -> None:
     """Write every file to a temporary file beside it, then rename them all into place with
     SIGINT and SIGTERM held off: an interrupted run leaves either the old files or the new ones,

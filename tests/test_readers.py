@@ -129,3 +129,35 @@ def test_extrap_test_inputs(path):
             read_profile(path, fmt)
     else:
         assert read_profile(path, fmt).series
+
+
+CUBES = sorted(d for d in (DATA / "cubeset").iterdir() if d.is_dir()) if (DATA / "cubeset").is_dir() else []
+
+
+@pytest.mark.skipif(not CUBES, reason="../shared/extrap-format is not beside the project")
+@pytest.mark.parametrize("folder", CUBES, ids=lambda d: d.name)
+def test_cube_experiments_as_extrap_reads_them(folder):
+    """Parameters from the run folders' names, one series per callpath × metric of exclusive
+    values; the two sets whose folders name different parameters are refused, as by Extra-P."""
+    pytest.importorskip("pycubexr")
+    assert detect_format(folder) == "cube"
+    if folder.name.startswith("negative_example"):
+        with pytest.raises(DataError, match="names parameters"):
+            read_profile(folder)
+        return
+    profile = read_profile(folder)
+    assert "main:time" in profile.series and all(len(p) == len(profile.parameters) for p, _ in profile.series["main:time"])
+    if folder.name == "multi_parameter":
+        assert profile.parameters == ("x", "y", "z") and len(profile.series["main:time"]) == 27
+
+
+def test_cube_without_pycubexr_says_how_to_get_it(tmp_path, monkeypatch):
+    import builtins
+
+    (tmp_path / "mm.x1.r1").mkdir()
+    (tmp_path / "mm.x1.r1" / "profile.cubex").write_bytes(b"")
+    real = builtins.__import__
+    monkeypatch.setattr(builtins, "__import__", lambda name, *a, **k: (_ for _ in ()).throw(ImportError(name))
+                        if name.startswith("pycubexr") else real(name, *a, **k))
+    with pytest.raises(DataError, match=r"needs pycubexr: pip install 'exprsearch\[cube\]'"):
+        load_series(tmp_path)

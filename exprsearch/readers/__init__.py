@@ -18,9 +18,10 @@ from .profile import Profile
 
 
 def _readers() -> dict[str, Callable[[Path], Profile]]:
-    from . import experiment, extrap_json, extrap_text, jsonlines
+    from . import cube, experiment, extrap_json, extrap_text, jsonlines
 
     return {
+        "cube": cube.read,
         "extrap-text": extrap_text.read,
         "extrap-json": extrap_json.read,
         "extrap-jsonl": jsonlines.read,
@@ -29,14 +30,19 @@ def _readers() -> dict[str, Callable[[Path], Profile]]:
     }
 
 
-FORMATS = ("table", "extrap-text", "extrap-json", "extrap-jsonl", "talpas", "extrap-experiment")
+FORMATS = ("table", "extrap-text", "extrap-json", "extrap-jsonl", "talpas", "extrap-experiment", "cube")
 
 
 def detect_format(path: str | Path) -> str:
     """The format of ``path`` from its extension and first bytes: one of :data:`FORMATS`."""
+    from .cube import is_cube_directory
+
     path = Path(path)
+    if is_cube_directory(path):
+        return "cube"
     if not path.is_file():
-        raise DataError(f"data file '{path}' does not exist; check the path")
+        what = "holds no CUBE run folders (<run>/<name>.cubex)" if path.is_dir() else "does not exist; check the path"
+        raise DataError(f"data '{path}' {what}")
     suffix = path.suffix.lower()
     if suffix == ".extra-p" or zipfile.is_zipfile(path):
         return "extrap-experiment"
@@ -59,8 +65,8 @@ def read_profile(path: str | Path, fmt: str | None = None) -> Profile:
     readers = _readers()
     if fmt not in readers:
         raise DataError(f"'{path}': '{fmt}' is not a format of series; use one of {', '.join(readers)}")
-    if not path.is_file():
-        raise DataError(f"data file '{path}' does not exist; check the path")
+    if not (path.is_dir() if fmt == "cube" else path.is_file()):
+        raise DataError(f"data '{path}' does not exist or is not a {'directory' if fmt == 'cube' else 'file'}")
     try:
         profile = readers[fmt](path)
     except UnicodeDecodeError:
@@ -99,7 +105,7 @@ def load_profile(path: str | Path, fmt: str | None = None) -> tuple[dict[str, Da
 
 
 def _datasets(path: Path, profile: Profile, series: dict) -> tuple[dict[str, Dataset], dict[str, str]]:
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    sha = digest(path)
     every = {point for rows in profile.series.values() for point, _ in rows}
     datasets, failures = {}, {}
     for name, rows in series.items():
@@ -127,4 +133,12 @@ def _datasets(path: Path, profile: Profile, series: dict) -> tuple[dict[str, Dat
     return datasets, failures
 
 
-__all__ = ["FORMATS", "Profile", "detect_format", "load_profile", "load_series", "read_profile"]
+def digest(path: str | Path) -> str:
+    """sha256 of a file, or of a directory's files in name order (a CUBE experiment)."""
+    path, total = Path(path), hashlib.sha256()
+    for part in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]:
+        total.update(part.read_bytes())
+    return total.hexdigest()
+
+
+__all__ = ["FORMATS", "Profile", "detect_format", "digest", "load_profile", "load_series", "read_profile"]
