@@ -47,7 +47,7 @@ def test_each_series_gets_a_law_and_the_fastest_growing_comes_first(tmp_path):
     assert json.loads(solve.law_json)["template"] == "c0 + c1*n/p"
 
 
-@pytest.mark.parametrize("kind", ["local", "dask"])
+@pytest.mark.parametrize("kind", ["local", pytest.param("dask", marks=pytest.mark.slow)])
 def test_the_laws_do_not_depend_on_what_runs_them(tmp_path, kind):
     series, _ = load_profile(write_profile(tmp_path / "p.txt", regions=2))
     settings = SearchSettings(resamples=0)
@@ -97,6 +97,7 @@ def test_profile_of_a_long_table(tmp_path):
     assert names == ["kernel=halo,metric=time", "kernel=solve,metric=time"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     data = write_profile(tmp_path / "p.txt", regions=40)
     command = [sys.executable, "-c", "from exprsearch.cli import entry; entry()", "profile", str(data),
