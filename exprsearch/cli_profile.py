@@ -36,6 +36,7 @@ def profile(
     seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>-profile).")] = None,
     laws: Annotated[bool, typer.Option("--laws", help="Also write each series' law.json under <out>/series/.")] = False,
+    report: Annotated[bool, typer.Option("--report", help="Also write report.html ranking the series.")] = False,
     resume: Annotated[bool, typer.Option(help="Keep the series already in <out>/laws.json and model only the rest.")] = False,
     force: Annotated[bool, typer.Option(help="Replace laws.csv and laws.json already in the output directory.")] = False,
     top: Annotated[int, typer.Option(help="Series shown in the ranking (all are in laws.csv).")] = 15,
@@ -95,6 +96,10 @@ def profile(
         pool.close()
     seconds = time.monotonic() - started
     files = {directory / "laws.csv": summary_csv(finished), directory / "laws.json": summary_json(finished, context)}
+    if report:
+        from .report import profile_page
+
+        files[directory / "report.html"] = profile_page(finished, context)
     if laws:
         for row in finished:
             if row.law_json:
@@ -104,7 +109,8 @@ def profile(
     modelled = sum(1 for r in finished if not r.error)
     cli.out.print(f"{modelled} of {len(finished)} series modelled in {seconds:.1f} s "
                   f"({1000 * seconds / max(1, len(finished) - len(done)):.0f} ms per series); wrote "
-                  f"{', '.join(SUMMARY)}{' and series/*/law.json' if laws else ''} to {directory}", highlight=False)
+                  f"{', '.join(SUMMARY)}{', report.html' if report else ''}{' and series/*/law.json' if laws else ''} "
+                  f"to {directory}", highlight=False)
     if stopped:
         left = len(series) - sum(1 for r in finished if r.series in series)
         cli._error(f"interrupted (Ctrl-C) with {left} series left; the summary holds the {len(finished)} finished. "

@@ -102,3 +102,34 @@ def _readable(text: str, law: Law, digits: int = 4) -> str:
     except ExpressionSyntaxError:
         return text
     return str(expr.xreplace({v: sympy.Float(v, digits) for v in expr.atoms(sympy.Float)}))
+
+
+def profile_page(rows: list, context: dict) -> str:
+    """A page ranking a profile's series by predicted growth (the ``profile`` command's report):
+    which call paths stop scaling first, with each one's law and dominant terms."""
+    from .profiles import ranked
+
+    where = ", ".join(f"{k} = {v:g}" for k, v in context.get("at", {}).items()) or "the largest measured values"
+    head = ("<tr><th>#</th><th>series</th><th>growth</th><th>predicted there</th><th>dominant term there</th>"
+            "<th>dominant at the largest measured</th><th>error %</th><th>law</th></tr>")
+    body = "".join(
+        f"<tr><td>{i}</td><td class='law'>{html.escape(r.series)}</td><td>{r.growth:.3g}×</td>"
+        f"<td>{r.predicted_at:.4g}</td><td class='law'>{html.escape(r.dominant_at)}</td>"
+        f"<td class='law'>{html.escape(r.dominant_largest)}</td><td>{r.mape_pct:.3g}</td>"
+        f"<td class='law'>{html.escape(r.law)}</td></tr>"
+        for i, r in enumerate([r for r in ranked(rows) if not r.error], start=1))
+    failed = "".join(f"<li>{html.escape(r.series)}: {html.escape(r.error)}</li>" for r in rows if r.error)
+    return "\n".join([
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>exprsearch profile: {html.escape(str(context.get('data')))}</title>",
+        "<style>body{font-family:sans-serif;max-width:80em;margin:2em auto;line-height:1.4}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}"
+        "td.law{text-align:left;font-family:monospace}</style></head><body>",
+        f"<h1>Which call paths stop scaling first</h1><p>{len(rows)} series of "
+        f"{html.escape(str(context.get('data')))}, grammar {html.escape(str(context.get('grammar')))}, ranked by "
+        f"how much each grows from the largest measured configuration to {html.escape(where)} "
+        f"(factors not given there × {context.get('scale', 2):g}).</p>",
+        f"<table>{head}{body}</table>",
+        f"<h2>Series not modelled</h2><ul>{failed}</ul>" if failed else "",
+        "</body></html>\n",
+    ])

@@ -68,13 +68,16 @@ def test_the_laws_do_not_depend_on_what_runs_them(tmp_path, kind):
 def test_profile_command_writes_the_summary_and_resumes(tmp_path):
     data = write_profile(tmp_path / "p.txt")
     out = tmp_path / "o"
-    first = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", out, "--laws")
+    first = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", out, "--laws", "--report")
     assert first.exit_code == 0, first.output
     text = " ".join(first.output.split())
     assert "3 of 4 series modelled" in text and "1 series could not be modelled" in text
     rows = (out / "laws.csv").read_text().splitlines()
     assert rows[0].startswith("series,law,") and rows[1].startswith("reduce:time,") and rows[-1].startswith("idle:time,")
     assert json.loads((out / "series" / "solve_time" / "law.json").read_text())["template"] == "c0 + c1*n/p"
+    page = (out / "report.html").read_text()
+    assert page.index("reduce:time") < page.index("halo:time") < page.index("solve:time")  # ranked by growth
+    assert "p = 64" in page and "Series not modelled" in page and "idle:time" in page
     again = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", out)
     assert again.exit_code == 2 and "already holds laws.csv" in again.output
     resumed = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", out, "--resume")
