@@ -32,7 +32,7 @@ def profile(
     scale: Annotated[float, typer.Option(help="Factors missing from --at are taken at this multiple of their largest measured value.")] = 2.0,
     jobs: Annotated[int, typer.Option(help="Local processes, one series each (0: one per core).")] = 0,
     scheduler: Annotated[str | None, typer.Option(help="A Dask scheduler address (tcp://host:8786), or local:N for a local cluster of N workers.")] = None,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples per law (0: none; they cost more than the search on small series).")] = 0,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples per law, for the intervals in each law.json (0: none).")] = 0,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>-profile).")] = None,
     laws: Annotated[bool, typer.Option("--laws", help="Also write each series' law.json under <out>/series/.")] = False,
@@ -45,7 +45,7 @@ def profile(
     from . import cli
     from . import export as _export
     from .configs import parse_point
-    from .errors import OutputError
+    from .errors import OutputError, SettingsError
     from .executor import executor
     from .fit import FitSettings
     from .profiles import SeriesLaw, from_summary, model_profile, summary_csv, summary_json
@@ -55,6 +55,11 @@ def profile(
     directory = out_dir or Path("exprsearch-out") / f"{data.stem}-profile"
 
     def prepare():
+        for name, value, least in (("--jobs", jobs, 0), ("--top", top, 1)):
+            if value < least:
+                raise SettingsError(f"{name} {value}: give a whole number of at least {least}")
+        if not scale > 0:
+            raise SettingsError(f"--scale {scale:g}: give a positive multiple")
         if not (force or resume):
             _export.check_free(directory, SUMMARY)
         series, failures = _series(data, fmt, target, by)

@@ -114,3 +114,16 @@ def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     assert "Resume with the same command and --resume" in " ".join(stderr.split())
     finished = (tmp_path / "o" / "laws.csv").read_text().splitlines()[1:]
     assert 1 <= len(finished) < 44 and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--jobs", "-1"], "--jobs -1: give a whole number of at least 0"),
+    (["--scale", "0"], "--scale 0: give a positive multiple"),
+    (["--at", "p64"], "--at p64: write FACTOR=NUMBER pairs"),
+    (["--bootstrap", "-3"], "resamples"),
+    (["--target", "x"], "--target and --by apply to tables"),
+])
+def test_bad_profile_options_exit_2_with_one_sentence(tmp_path, args, fragment):
+    result = run("profile", write_profile(tmp_path / "p.txt"), *args, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and fragment in " ".join(result.output.split()), result.output
+    assert not (tmp_path / "o").exists()
