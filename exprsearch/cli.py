@@ -22,6 +22,7 @@ from . import __version__, export
 from . import candidates as _candidates
 from . import grammar as _grammar
 from .cli_profile import profile
+from .cli_suggest import suggest
 from .errors import ExprsearchError
 from .fit import FitSettings
 from .search import Result, SearchSettings, search
@@ -576,6 +577,7 @@ def grammar_check(
 
 
 app.command("profile")(profile)
+app.command("suggest")(suggest)
 
 
 class _Terminated(BaseException):

@@ -1,0 +1,171 @@
+"""Simulated measurement campaigns: following ``exprsearch suggest`` against a full factorial grid
+and random designs of the same cost.
+
+Each synthetic law is "measured" with 2 % multiplicative noise, one run per configuration, and
+every run costs devices × time (devices = p). The budget is the cost of the full factorial grid
+of the ``--vary`` space. A campaign starts from a minimal design (the three smallest p; for two
+factors at the smallest and largest n), asks ``suggest`` for one configuration at a time, measures
+it, and stops when the law is settled (5 %) or the next run would exceed the budget. Judged: the
+error of the final law at the target (8x the largest p), against the noise-free law.
+
+    python benchmarks/suggest.py [--only NAME] [--random 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from exprsearch.errors import ExprsearchError
+from exprsearch.search import SearchSettings, search
+from exprsearch.suggest import advise
+
+PS = [1, 2, 4, 8, 16, 32, 64]
+NS = [1000, 4000, 16000, 64000]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    law: object  # (p, n) -> time
+    two: bool  # varies n too
+
+    @property
+    def space(self) -> dict[str, np.ndarray]:
+        return {"p": np.array(PS, float), **({"n": np.array(NS, float)} if self.two else {})}
+
+    @property
+    def at(self) -> dict[str, float]:
+        return {"p": 512.0, **({"n": 64000.0} if self.two else {})}
+
+
+CASES = [
+    Case("Amdahl 2 + 40/p", lambda p, n: 2 + 40 / p, False),
+    Case("Amdahl + linear communication", lambda p, n: 1 + 50 / p + 0.05 * p, False),
+    Case("Amdahl + log communication", lambda p, n: 1 + 30 / p + 0.3 * np.log2(p), False),
+    Case("fitted power 0.5 + 20/p^0.8", lambda p, n: 0.5 + 20 / p**0.8, False),
+    Case("sqrt communication", lambda p, n: 1 + 30 / p + 0.2 * np.sqrt(p), False),
+    Case("bottleneck growing as p^2", lambda p, n: 2 + 40 / p + 0.002 * p**2, False),
+    Case("weak scaling log2 p", lambda p, n: 2 + 0.5 * np.log2(p), False),
+    Case("two factors: n/p", lambda p, n: 2 + 0.001 * n / p, True),
+    Case("two factors: n/p + linear", lambda p, n: 1 + 0.001 * n / p + 0.05 * p, True),
+    Case("two factors: n/p + log", lambda p, n: 1 + 0.001 * n / p + 0.2 * np.log2(p), True),
+    Case("two factors: n log n / p", lambda p, n: 1 + 1e-4 * n * np.log2(n) / p, True),
+    Case("two factors: n/p + sqrt(n) log p", lambda p, n: 0.5 + 0.002 * n / p + 5e-4 * np.sqrt(n) * np.log2(p), True),
+    Case("two factors: n^2/p", lambda p, n: 1 + 1e-7 * n**2 / p, True),
+    Case("two factors: fitted powers n^0.8/p^0.9", lambda p, n: 2 + 0.01 * n**0.8 / p**0.9, True),
+    Case("two factors: n/p + p log p", lambda p, n: 1 + 0.001 * n / p + 0.01 * p * np.log2(p), True),
+    Case("two factors: serial part grows with n", lambda p, n: 3 + 5e-4 * n / p + 1e-5 * n, True),
+]
+
+
+def measure(case: Case, configs: list[tuple[float, ...]], rng: np.random.Generator) -> pd.DataFrame:
+    rows = []
+    for config in configs:
+        p, n = config[0], (config[1] if case.two else 1000.0)
+        rows.append({"p": p, **({"n": n} if case.two else {}),
+                     "time": case.law(p, n) * (1 + 0.02 * rng.standard_normal())})
+    return pd.DataFrame(rows)
+
+
+def cost_of(case: Case, config: tuple[float, ...]) -> float:
+    return config[0] * case.law(config[0], config[1] if case.two else 1000.0)
+
+
+def error(case: Case, frame: pd.DataFrame, resamples: int = 0):
+    result = search(frame, "time", settings=SearchSettings(resamples=resamples))
+    predicted = float(result.law.predict({k: [v] for k, v in case.at.items()})[0])
+    truth = case.law(case.at["p"], case.at.get("n", 1000.0))
+    return 100 * abs(predicted / truth - 1), result
+
+
+def grid(case: Case) -> list[tuple[float, ...]]:
+    return list(itertools.product(*(case.space[k] for k in case.space)))
+
+
+def initial(case: Case) -> list[tuple[float, ...]]:
+    return [(p, n) for p in PS[:3] for n in (NS[0], NS[-1])] if case.two else [(p,) for p in PS[:3]]
+
+
+def campaign(case: Case, budget: float, seed: int) -> dict:
+    """Follow suggest from the minimal design until settled or out of budget."""
+    rng = np.random.default_rng(seed)
+    configs = initial(case)
+    frame = measure(case, configs, rng)
+    spent = sum(cost_of(case, c) for c in configs)
+    history = []
+    while True:
+        err, result = error(case, frame, resamples=50)
+        history.append((spent, err))
+        try:
+            advice = advise(result, case.space, case.at, count=1, devices="p", tolerance=0.05)
+        except ExprsearchError:
+            break
+        if advice.settled or not advice.suggestions:
+            break
+        config = tuple(advice.suggestions[0].config[k] for k in case.space)
+        if spent + cost_of(case, config) > budget:
+            break
+        frame = pd.concat([frame, measure(case, [config], rng)], ignore_index=True)
+        spent += cost_of(case, config)
+    reach = next((c for c, e in history if e < 5), None)
+    return {"error": history[-1][1], "spent": spent, "runs": len(frame), "reach5": reach,
+            "settled": advice.settled if "advice" in locals() else False}
+
+
+def random_design(case: Case, budget: float, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    configs = initial(case)
+    spent = sum(cost_of(case, c) for c in configs)
+    pool = [c for c in grid(case) if c not in configs]
+    for i in rng.permutation(len(pool)):
+        if spent + cost_of(case, pool[i]) <= budget:
+            configs.append(pool[i])
+            spent += cost_of(case, pool[i])
+    return error(case, measure(case, configs, rng))[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run the cases whose name contains this")
+    parser.add_argument("--random", type=int, default=3, help="random designs per law")
+    args = parser.parse_args()
+    rows = []
+    for number, case in enumerate(c for c in CASES if not args.only or args.only in c.name):
+        full = grid(case)
+        budget = sum(cost_of(case, c) for c in full)
+        started = time.perf_counter()
+        grid_error = error(case, measure(case, full, np.random.default_rng(100 + number)))[0]
+        followed = campaign(case, budget, seed=200 + number)
+        randoms = [random_design(case, budget, seed=300 + 10 * number + r) for r in range(args.random)]
+        row = {"law": case.name, "grid": grid_error, "random": statistics.median(randoms), **followed,
+               "budget": budget, "grid_runs": len(full), "seconds": time.perf_counter() - started}
+        rows.append(row)
+        print(f"  {case.name}: suggest {row['error']:.2f} % ({row['runs']} runs, {100 * row['spent'] / budget:.0f} % of "
+              f"the grid's cost), grid {grid_error:.2f} %, random {row['random']:.2f} %", file=sys.stderr)
+    print("\n### Following suggest against a full grid and random designs of the same cost\n")
+    print("| law | suggest error % | runs | share of the grid's cost | settled | cost share to reach 5 % | "
+          "full grid error % | random (median) error % |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        reach = f"{100 * r['reach5'] / r['budget']:.0f} %" if r["reach5"] is not None else "not reached"
+        print(f"| {r['law']} | {r['error']:.2f} | {r['runs']} | {100 * r['spent'] / r['budget']:.0f} % | "
+              f"{'yes' if r['settled'] else 'no'} | {reach} | {r['grid']:.2f} | {r['random']:.2f} |")
+    better = sum(r["error"] < r["grid"] for r in rows)
+    shares = [r["reach5"] / r["budget"] if r["reach5"] is not None else float("inf") for r in rows]
+    print(f"\nFollowing suggest: lower error at the target than the full grid on {better}/{len(rows)} laws "
+          f"({100 * better / len(rows):.0f} %), than random designs on "
+          f"{sum(r['error'] < r['random'] for r in rows)}/{len(rows)}; median cost to reach 5 % error: "
+          f"{100 * statistics.median(shares):.0f} % of the grid's (full grid within 5 % on "
+          f"{sum(r['grid'] < 5 for r in rows)}/{len(rows)}).")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""``exprsearch suggest``: which configurations to measure next, and when to stop. Kept out of
+cli.py, which registers it; it uses cli.py's consoles and error handling."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+
+def suggest(
+    data: Annotated[Path, typer.Argument(help="The measurements so far: a table (or an Extra-P file with --target).")],
+    target: Annotated[str | None, typer.Option("--target", "-t", help="The measured column (Extra-P files: CALLPATH:METRIC).")] = None,
+    vary: Annotated[list[str], typer.Option(help="A factor's values that could be measured: p=1..64 or n=1000,4000 (repeatable).")] = [],  # noqa: B006
+    at: Annotated[str | None, typer.Option(help="The configuration whose prediction should be settled: p=512,n=16000.")] = None,
+    count: Annotated[int, typer.Option(help="How many configurations to suggest.")] = 3,
+    devices: Annotated[str | None, typer.Option(help="The factor that counts the devices a run occupies (cost = devices × time).")] = None,
+    price: Annotated[float, typer.Option(help="Price per device and unit of time (cost = devices × time × price).")] = 1.0,
+    tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).")] = 0.05,
+    grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (at least 20).")] = 100,
+    seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.")] = 0,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.")] = False,
+) -> None:
+    """Suggest the next configurations to measure, by expected gain at --at per unit of cost."""
+    from . import cli
+    from .configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values
+    from .errors import SettingsError
+    from .fit import FitSettings
+    from .search import SearchSettings, search
+    from .suggest import advise
+
+    def work():
+        if not vary:
+            raise ConfigError("give the values that could be measured: --vary p=1..64 (one per factor)")
+        if at is None:
+            raise ConfigError("give the configuration to settle: --at p=512,n=16000")
+        if count < 1 or bootstrap < 20 or not 0 < tolerance < 1 or not price > 0:
+            raise SettingsError("--count must be at least 1, --bootstrap at least 20, --tolerance between 0 and 1 "
+                                "and --price positive")
+        space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
+        point = parse_point(at, "--at")
+        datasets = cli._datasets(data, target, None, None, False)
+        if len(datasets) != 1:
+            raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
+        dataset = next(iter(datasets.values()))
+        check_factors(list(space), dataset.factors, "--vary")  # before the search, not after it
+        check_factors(list(point), dataset.factors, "--at")
+        if devices is not None:
+            check_factors([devices], dataset.factors, "--devices")
+        extra = [f for f in dataset.factors if f not in space]
+        if extra:
+            raise ConfigError(f"give factor '{extra[0]}' its values to measure: --vary {extra[0]}=…")
+        settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
+        result = search(dataset, grammar=grammar, settings=settings)
+        return result, advise(result, space, point, count, devices, price, tolerance)
+
+    result, advice = cli._guard(work)
+    if json_:
+        record = {"suggestions": [{**s.config, "cost": s.cost, "gain": s.gain, "measured": s.measured,
+                                   "why": s.sentence} for s in advice.suggestions],
+                  "settled": advice.settled, "prediction_at": advice.prediction_at,
+                  "interval_at": list(advice.interval_at),
+                  "plausible": [{"law": law, "weight": w, "prediction_at": p} for law, w, p in advice.plausible]}
+        sys.stdout.write(json.dumps(record, indent=2) + "\n")
+        return
+    cli.out.print(f"law: {result.law.target} = {cli.export.rounded_text(result.law)}", highlight=False, soft_wrap=True)
+    for sentence in advice.sentences:
+        cli.out.print(sentence, highlight=False)
+    if advice.suggestions:
+        factors = list(advice.suggestions[0].config)
+        table = Table("#", *factors, "cost", "gain", "measured already", title_justify="left")
+        for column in table.columns:
+            column.overflow = "fold"
+        for i, s in enumerate(advice.suggestions, start=1):
+            table.add_row(str(i), *[f"{s.config[f]:g}" for f in factors], f"{s.cost:.3g}", f"{100 * s.gain:.0f} %",
+                          "yes" if s.measured else "")
+        cli.out.print(table)
+        for i, s in enumerate(advice.suggestions, start=1):
+            cli.out.print(f"{i}. {s.sentence}", highlight=False, soft_wrap=True)

@@ -1,0 +1,190 @@
+"""Which configuration to measure next so that the law's prediction at a target configuration is
+settled for the least cost, and when to stop.
+
+The uncertainty at the target has two parts: which law is right (the plausible laws on the front,
+weighted by their extended BIC) and the chosen law's constants (its bootstrap samples). Both are
+expressed as an ensemble of log-predictions over the candidate configurations and the target;
+measuring at x, with the measured noise, removes cov(x, target)² / (var(x) + noise²) of the
+target's variance (the linear-Gaussian value of a measurement). Suggestions are ranked by that
+gain per unit of cost, and several are chosen one after another, each conditioning the ensemble
+as if the previous ones were measured.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+
+from .compile import to_function
+from .configs import ConfigError, check_factors
+from .search import Result
+
+PLAUSIBLE_EBIC = 9.2  # laws whose BIC weight is at least 1 % of the best's (exp(-9.2 / 2))
+MINIMUM_GAIN = 0.01  # after the first suggestion, ones that would remove under 1 % are left out
+NOISE_FLOOR = 0.005  # relative noise assumed at least this large (a measurement is never exact)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    config: dict[str, float]
+    cost: float
+    gain: float  # share of the target's variance that measuring here is expected to remove
+    measured: bool
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Advice:
+    suggestions: tuple[Suggestion, ...]
+    settled: bool
+    prediction_at: float
+    interval_at: tuple[float, float]
+    plausible: tuple[tuple[str, float, float], ...]  # (law, weight, prediction at the target)
+    sentences: tuple[str, ...] = field(default=())
+
+
+def candidates(space: Mapping[str, np.ndarray], factors: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Every combination of the ``--vary`` values; all the law's factors must vary or be fixed."""
+    check_factors(list(space), factors, "--vary")
+    missing = [f for f in factors if f not in space]
+    if missing:
+        raise ConfigError(f"give factor '{missing[0]}' its values to measure: --vary {missing[0]}=…")
+    combos = np.array(list(itertools.product(*(space[f] for f in factors))), dtype=float)
+    if len(combos) > 200_000:
+        raise ConfigError(f"the --vary space has {len(combos):,} configurations; use coarser ranges")
+    return {f: combos[:, i] for i, f in enumerate(factors)}
+
+
+def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
+           devices: str | None = None, price: float = 1.0, tolerance: float = 0.05) -> Advice:
+    """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``."""
+    law = result.law
+    check_factors(list(at), law.factors, "--at")
+    missing = [f for f in law.factors if f not in at]
+    if missing:
+        raise ConfigError(f"give factor '{missing[0]}' a value in --at")
+    if devices is not None:
+        check_factors([devices], law.factors, "--devices")
+    grid = candidates(space, law.factors)
+    columns = {f: np.append(grid[f], at[f]) for f in law.factors}  # the target is the last column
+    laws, weights = _plausible(result)
+    predictions = np.array([_predict(template, values, law.factors, columns) for template, values in laws])
+    if not law.bootstrap:
+        raise ConfigError("suggestions need the law's bootstrap samples: run with --bootstrap of at least 20")
+    samples = _bootstrap_predictions(law, columns)
+    with np.errstate(all="ignore"):
+        logs = np.log(predictions)
+        boot = np.log(samples)
+    usable = np.all(np.isfinite(logs), axis=0) & np.all(np.isfinite(boot), axis=0) & np.all(predictions > 0, axis=0)
+    if not usable[-1]:
+        raise ConfigError("the plausible laws do not all predict a positive time at --at; choose another target")
+    covariance = _covariance(logs, weights, boot)
+    noise = max(result.ranking.noise.relative_sd or law.residual_sd or 0.0, NOISE_FLOOR) ** 2
+    measured = _measured(result, grid)
+    cost = predictions[0, :-1] * (grid[devices] if devices else 1.0) * price
+    chosen, gains = [], []
+    total = covariance[-1, -1]
+    for _ in range(min(count, len(cost))):
+        with np.errstate(all="ignore"):
+            gain = covariance[:-1, -1] ** 2 / (np.diag(covariance)[:-1] + noise) / total if total > 0 else \
+                np.zeros(len(cost))
+        score = np.where(usable[:-1], gain / np.maximum(cost, 1e-300), -np.inf)
+        score[chosen] = -np.inf
+        best = int(np.argmax(score))
+        if not np.isfinite(score[best]) or gain[best] < MINIMUM_GAIN and chosen:
+            break
+        chosen.append(best)
+        gains.append(float(gain[best]))
+        # as if measured: condition the ensemble on that configuration
+        k = covariance[:, best] / (covariance[best, best] + noise)
+        covariance = covariance - np.outer(k, covariance[best, :])
+    point = float(predictions[0, -1])
+    low, high = np.percentile(samples[:, -1], [2.5, 97.5])
+    agree = max(abs(p / point - 1) for p in predictions[:, -1])
+    settled = bool(agree < tolerance and (high - low) / 2 / point < tolerance)
+    plausible = tuple((str(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
+    suggestions = tuple(
+        Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, bool(measured[i]),
+                   _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices))
+        for i, g in zip(chosen, gains))
+    sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
+    return Advice(() if settled else suggestions, settled, point, (float(low), float(high)), plausible, sentences)
+
+
+def _plausible(result: Result) -> tuple[list[tuple[sympy.Expr, dict]], np.ndarray]:
+    """The chosen law first, then the front's laws within PLAUSIBLE_EBIC of the lowest extended
+    BIC, with weights exp(-ΔEBIC/2) normalised to one."""
+    front, chosen = result.ranking.front, result.ranking.chosen
+    best = min(s.ebic for s in front)
+    keep = [chosen] + [i for i, s in enumerate(front) if i != chosen and s.ebic - best <= PLAUSIBLE_EBIC]
+    raw = np.array([np.exp(-(front[i].ebic - best) / 2) for i in keep])
+    return [(front[i].fit.candidate.template, front[i].fit.values) for i in keep], raw / raw.sum()
+
+
+def _predict(template: sympy.Expr, values: dict, factors: tuple[str, ...], columns: dict) -> np.ndarray:
+    expr = template.xreplace({sympy.Symbol(k, real=True): sympy.Float(v, 17) for k, v in values.items()})
+    n = len(next(iter(columns.values())))
+    with np.errstate(all="ignore"):
+        return np.broadcast_to(to_function(expr, factors)([columns[f] for f in factors]), (n,)).astype(float)
+
+
+def _bootstrap_predictions(law, columns: dict) -> np.ndarray:
+    names = list(law.constants)
+    params = [sympy.Symbol(n, real=True) for n in names]
+    samples = np.array(law.bootstrap, dtype=float)
+    n = len(next(iter(columns.values())))
+    with np.errstate(all="ignore"):
+        values = to_function(law.template, law.factors, params)([columns[f] for f in law.factors],
+                                                               [samples[:, i, None] for i in range(len(names))])
+    return np.broadcast_to(values, (len(samples), n)).astype(float)
+
+
+def _covariance(logs: np.ndarray, weights: np.ndarray, boot: np.ndarray) -> np.ndarray:
+    """Between-law covariance (weighted) plus the chosen law's bootstrap covariance, over the columns."""
+    finite_logs = np.where(np.isfinite(logs), logs, 0.0)
+    finite_boot = np.where(np.isfinite(boot), boot, 0.0)
+    mean = weights @ finite_logs
+    between = (finite_logs - mean).T @ ((finite_logs - mean) * weights[:, None])
+    deviation = finite_boot - finite_boot.mean(axis=0)
+    return between + deviation.T @ deviation / max(len(boot) - 1, 1)
+
+
+def _measured(result: Result, grid: dict) -> np.ndarray:
+    """Which candidate configurations the data already hold."""
+    data = result.dataset
+    taken = {tuple(row) for row in data.X}
+    rows = np.column_stack([grid[f] for f in data.factors])
+    return np.array([tuple(row) in taken for row in rows])
+
+
+def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, devices) -> str:
+    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors)
+    paid = f"costs about {cost:.3g}" + (f" ({devices} × predicted time)" if devices else " (its predicted time)")
+    if len(laws) > 1:
+        here = np.abs(np.log(predictions[:, i])[:, None] - np.log(predictions[:, i])[None, :])
+        there = np.abs(np.log(predictions[:, -1])[:, None] - np.log(predictions[:, -1])[None, :])
+        a, b = np.unravel_index(np.argmax(here * there), here.shape)
+        if here[a, b] > 0:
+            return (f"{where}: separates {laws[a][0]} from {laws[b][0]}, which differ by "
+                    f"{_apart(here[a, b])} here and {_apart(there[a, b])} at the target; expected to remove {100 * gain:.0f} % of the uncertainty there; {paid}")
+    return (f"{where}: narrows the spread of the law's constants; expected to remove {100 * gain:.0f} % of the "
+            f"uncertainty at the target; {paid}")
+
+
+def _apart(log_ratio: float) -> str:
+    """How far apart two predictions are, from the log of their ratio, in words."""
+    ratio = float(np.exp(log_ratio))
+    return f"{100 * (ratio - 1):.2g} %" if ratio < 2 else f"a factor of {ratio:.3g}"
+
+
+def _summary(point, low, high, agree, settled, tolerance, count, at) -> tuple[str, ...]:
+    target = ", ".join(f"{k}={v:g}" for k, v in at.items())
+    first = (f"At {target} the law predicts {point:.4g} (95 % bootstrap interval {low:.4g}..{high:.4g}); the "
+             f"{count} plausible law(s) differ there by up to {_apart(np.log1p(agree))}.")
+    if settled:
+        return first, f"Settled: both are within {100 * tolerance:g} %; no further measurement is needed."
+    return first, f"Not settled (tolerance {100 * tolerance:g} %): measure next, in this order:"

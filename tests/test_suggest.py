@@ -1,0 +1,76 @@
+"""suggest: which configuration to measure next (gain per cost at the target), and when to stop."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from exprsearch.configs import ConfigError
+from exprsearch.search import SearchSettings, search
+from exprsearch.suggest import advise
+from tests.test_cli_decide import run
+
+SPACE = {"p": np.array([1, 2, 4, 8, 16, 32, 64], float)}
+
+
+def measured(law, ps, reps=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([{"p": p, "time": law(p) * (1 + 0.02 * rng.standard_normal())} for p in ps for _ in range(reps)])
+
+
+def test_small_configurations_only_call_for_a_larger_one():
+    """Measured at p <= 4, laws with and without a growing term fit alike; the target p = 512 is
+    decided by larger p, so the suggestion is larger than anything measured."""
+    frame = measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4])
+    result = search(frame, "time", settings=SearchSettings(resamples=50))
+    advice = advise(result, SPACE, {"p": 512}, count=2, devices="p")
+    assert not advice.settled and advice.suggestions
+    first = advice.suggestions[0]
+    assert first.config["p"] > 4 and 0 < first.gain <= 1 and first.cost > 0
+    assert "expected to remove" in first.sentence and "p × predicted time" in first.sentence
+
+
+def test_a_law_pinned_down_at_the_target_is_settled():
+    frame = measured(lambda p: 2 + 40 / p, [1, 2, 4, 8, 16, 32, 64], reps=3)
+    result = search(frame, "time", "data-parallel", settings=SearchSettings(resamples=50))
+    advice = advise(result, SPACE, {"p": 16}, tolerance=0.05)  # inside the measured range
+    assert advice.settled and not advice.suggestions
+    low, high = advice.interval_at
+    assert low <= advice.prediction_at <= high and (high - low) / advice.prediction_at < 0.1
+    assert "Settled" in advice.sentences[-1]
+
+
+def test_suggest_command_prints_json(tmp_path):
+    path = tmp_path / "m.csv"
+    measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4]).to_csv(path, index=False)
+    result = run("suggest", path, "-t", "time", "--vary", "p=1..64:x2", "--at", "p=512", "--devices", "p",
+                 "--count", "2", "--json")
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert set(record) >= {"suggestions", "settled", "interval_at", "prediction_at", "plausible"}
+    assert record["settled"] is False and 1 <= len(record["suggestions"]) <= 2
+    assert set(record["suggestions"][0]) >= {"p", "cost", "gain", "why"}
+    text = run("suggest", path, "-t", "time", "--vary", "p=1..64:x2", "--at", "p=512")
+    assert text.exit_code == 0 and "measure next" in text.output
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--vary", "p=1..64"], "give the configuration to settle: --at"),
+    (["--at", "p=512"], "give the values that could be measured: --vary"),
+    (["--vary", "q=1..4", "--at", "p=512"], "--vary names 'q', which is not a factor"),
+    (["--vary", "p=1..64", "--at", "p=512", "--bootstrap", "5"], "--bootstrap at least 20"),
+    (["--vary", "p=1..64", "--at", "p=512", "--devices", "gpus"], "--devices names 'gpus'"),
+])
+def test_bad_suggest_options_exit_2(tmp_path, args, fragment):
+    path = tmp_path / "m.csv"
+    measured(lambda p: 2 + 40 / p, [1, 2, 4]).to_csv(path, index=False)
+    result = run("suggest", path, "-t", "time", *args)
+    assert result.exit_code == 2 and fragment in " ".join(result.output.split()), result.output
+
+
+def test_every_factor_needs_values_to_measure():
+    frame = pd.DataFrame({"p": [1, 2, 4, 1, 2, 4], "n": [1, 1, 1, 2, 2, 2], "time": [3, 2, 1.5, 5, 3, 2]})
+    result = search(frame, "time", "data-parallel", settings=SearchSettings(resamples=20))
+    with pytest.raises(ConfigError, match="give factor 'n' its values"):
+        advise(result, SPACE, {"p": 512, "n": 2})
