@@ -41,7 +41,7 @@ def bootstrap(
     _, group = np.unique(configurations, return_inverse=True)
     rows = np.bincount(group)  # of each configuration
     order = np.argsort(group, kind="stable")  # rows, configuration by configuration
-    draws = [rng.integers(0, len(rows), len(rows)) for _ in range(resamples)]
+    draws = _draws(rng, len(rows), resamples, min(len(names), len(rows)))
     if _linear(compiled) and settings.loss == "squared":
         samples = _linear_refits(compiled, y, group, order, rows, draws, settings)
     else:
@@ -54,6 +54,20 @@ def bootstrap(
                 samples.append([refit.values[n] for n in names])
     residual = np.sqrt(fitted.mse) if np.isfinite(fitted.mse) else 0.0
     return Bootstrap(names, np.array(samples, dtype=float).reshape(-1, len(names)), float(residual))
+
+
+def _draws(rng: np.random.Generator, count: int, resamples: int, distinct: int) -> list[np.ndarray]:
+    """Resamples of ``count`` configurations that hold at least ``distinct`` different ones: a
+    resample with fewer configurations than the law has constants cannot determine them, and its
+    arbitrary refit would widen every interval (a common case on the first few measurements)."""
+    draws: list[np.ndarray] = []
+    for _ in range(50 * resamples):
+        if len(draws) == resamples:
+            break
+        drawn = rng.integers(0, count, count)
+        if len(np.unique(drawn)) >= distinct:
+            draws.append(drawn)
+    return draws
 
 
 def _linear(compiled: CompiledCandidate) -> bool:

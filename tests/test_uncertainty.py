@@ -64,3 +64,16 @@ def test_batched_refits_of_a_linear_law_equal_one_by_one_refits(monkeypatch):
     single = bootstrap(compiled, data.y, data.configurations(), fitted, 100, FitSettings(seed=1))
     assert batched.samples.shape == single.samples.shape == (100, 3)
     np.testing.assert_allclose(batched.samples, single.samples, rtol=1e-9)
+
+
+def test_resamples_too_small_to_determine_the_law_are_drawn_again():
+    """Three configurations: a resample that drew one of them three times cannot determine
+    c0 + c1/p, and its arbitrary refit (c0 = c1 = 21) used to set the interval's edge."""
+    import pandas as pd
+
+    from exprsearch.search import SearchSettings, search
+
+    frame = pd.DataFrame({"p": [1, 2, 4, 4, 4], "time": [42.4, 21.8, 12.2, 11.8, 12.1]})
+    law = search(frame, "time", settings=SearchSettings(resamples=50)).law
+    assert str(law.template) == "c0 + c1/p"
+    assert law.intervals["c0"][1] < 5 and law.intervals["c1"][0] > 30
