@@ -1,8 +1,9 @@
 """Which configuration to measure next so that the law's prediction at a target configuration is
 settled for the least cost, and when to stop.
 
-The uncertainty at the target has two parts: which law is right (the plausible laws on the front,
-weighted by their extended BIC) and the chosen law's constants (its bootstrap samples). Both are
+The uncertainty at the target has two parts: which law is right (the laws on the front that fit
+the data about as well as the noise allows, counted alike) and the chosen law's constants (its
+bootstrap samples). Both are
 expressed as an ensemble of log-predictions over the candidate configurations and the target;
 measuring at x, with the measured noise, removes cov(x, target)² / (var(x) + noise²) of the
 target's variance (the linear-Gaussian value of a measurement). Suggestions are ranked by that
@@ -23,7 +24,8 @@ from .compile import to_function
 from .configs import ConfigError, check_factors
 from .search import Result
 
-PLAUSIBLE_EBIC = 9.2  # laws whose BIC weight is at least 1 % of the best's (exp(-9.2 / 2))
+PLAUSIBLE_ERROR = 1.5  # laws fitting within 1.5x the best law's error (or twice the noise) are plausible
+MINIMUM_SPARE = 2  # settled only with at least this many more configurations than constants
 MINIMUM_GAIN = 0.01  # after the first suggestion, ones that would remove under 1 % are left out
 NOISE_FLOOR = 0.005  # relative noise assumed at least this large (a measurement is never exact)
 
@@ -71,7 +73,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         check_factors([devices], law.factors, "--devices")
     grid = candidates(space, law.factors)
     columns = {f: np.append(grid[f], at[f]) for f in law.factors}  # the target is the last column
-    laws, weights = _plausible(result)
+    noise_sd = max(result.ranking.noise.relative_sd or law.residual_sd or 0.0, NOISE_FLOOR)
+    laws, weights = _plausible(result, noise_sd)
     predictions = np.array([_predict(template, values, law.factors, columns) for template, values in laws])
     if not law.bootstrap:
         raise ConfigError("suggestions need the law's bootstrap samples: run with --bootstrap of at least 20")
@@ -83,7 +86,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     if not usable[-1]:
         raise ConfigError("the plausible laws do not all predict a positive time at --at; choose another target")
     covariance = _covariance(logs, weights, boot)
-    noise = max(result.ranking.noise.relative_sd or law.residual_sd or 0.0, NOISE_FLOOR) ** 2
+    noise = noise_sd**2
     measured = _measured(result, grid)
     cost = predictions[0, :-1] * (grid[devices] if devices else 1.0) * price
     chosen, gains = [], []
@@ -105,7 +108,9 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
     agree = max(abs(p / point - 1) for p in predictions[:, -1])
-    settled = bool(agree < tolerance and (high - low) / 2 / point < tolerance)
+    # the bootstrap of a law with hardly more configurations than constants is not to be trusted
+    spare = len(np.unique(result.dataset.configurations())) - len(law.constants)
+    settled = bool(agree < tolerance and (high - low) / 2 / point < tolerance and spare >= MINIMUM_SPARE)
     plausible = tuple((str(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = tuple(
         Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, bool(measured[i]),
@@ -115,14 +120,14 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     return Advice(() if settled else suggestions, settled, point, (float(low), float(high)), plausible, sentences)
 
 
-def _plausible(result: Result) -> tuple[list[tuple[sympy.Expr, dict]], np.ndarray]:
-    """The chosen law first, then the front's laws within PLAUSIBLE_EBIC of the lowest extended
-    BIC, with weights exp(-ΔEBIC/2) normalised to one."""
+def _plausible(result: Result, noise: float) -> tuple[list[tuple[sympy.Expr, dict]], np.ndarray]:
+    """The chosen law first, then the front's laws that fit the data about as well as the noise
+    allows (mean relative error within twice the noise, or within 1.5× the best law's): the data
+    cannot tell them apart, so they count alike."""
     front, chosen = result.ranking.front, result.ranking.chosen
-    best = min(s.ebic for s in front)
-    keep = [chosen] + [i for i, s in enumerate(front) if i != chosen and s.ebic - best <= PLAUSIBLE_EBIC]
-    raw = np.array([np.exp(-(front[i].ebic - best) / 2) for i in keep])
-    return [(front[i].fit.candidate.template, front[i].fit.values) for i in keep], raw / raw.sum()
+    threshold = max(PLAUSIBLE_ERROR * min(s.mape for s in front), 2 * 100 * noise)
+    keep = [chosen] + [i for i, s in enumerate(front) if i != chosen and s.mape <= threshold]
+    return [(front[i].fit.candidate.template, front[i].fit.values) for i in keep], np.full(len(keep), 1 / len(keep))
 
 
 def _predict(template: sympy.Expr, values: dict, factors: tuple[str, ...], columns: dict) -> np.ndarray:
