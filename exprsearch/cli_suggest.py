@@ -61,8 +61,9 @@ def suggest(
 
     result, advice = cli._guard(work)
     if json_:
+        shown = () if advice.settled else advice.suggestions  # settled: nothing more to measure
         record = {"suggestions": [{**s.config, "cost": s.cost, "gain": s.gain, "measured": s.measured,
-                                   "why": s.sentence} for s in advice.suggestions],
+                                   "why": s.sentence} for s in shown],
                   "settled": advice.settled, "prediction_at": advice.prediction_at,
                   "interval_at": list(advice.interval_at),
                   "plausible": [{"law": law, "weight": w, "prediction_at": p} for law, w, p in advice.plausible]}
@@ -71,7 +72,7 @@ def suggest(
     cli.out.print(f"law: {result.law.target} = {cli.export.rounded_text(result.law)}", highlight=False, soft_wrap=True)
     for sentence in advice.sentences:
         cli.out.print(sentence, highlight=False)
-    if advice.suggestions:
+    if advice.suggestions and not advice.settled:
         factors = list(advice.suggestions[0].config)
         table = Table("#", *factors, "cost", "gain", "measured already", title_justify="left")
         for column in table.columns:

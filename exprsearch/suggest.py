@@ -6,9 +6,10 @@ the data about as well as the noise allows, counted alike) and the chosen law's 
 bootstrap samples). Both are
 expressed as an ensemble of log-predictions over the candidate configurations and the target;
 measuring at x, with the measured noise, removes cov(x, target)² / (var(x) + noise²) of the
-target's variance (the linear-Gaussian value of a measurement). Suggestions are ranked by that
-gain per unit of cost, and several are chosen one after another, each conditioning the ensemble
-as if the previous ones were measured.
+target's variance (the linear-Gaussian value of a measurement). Suggestions are the cheapest per
+unit of gain among the runs that would remove at least half as much as the most informative one
+(so that cheap runs which barely inform the target are not repeated forever), chosen one after
+another, each conditioning the ensemble as if the previous ones were measured.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .configs import ConfigError, check_factors
 from .search import Result
 
 PLAUSIBLE_ERROR = 1.5  # laws fitting within 1.5x the best law's error (or twice the noise) are plausible
+WORTHWHILE = 0.5  # a suggestion removes at least this share of what the most informative run would
 MINIMUM_SPARE = 2  # settled only with at least this many more configurations than constants
 MINIMUM_GAIN = 0.01  # after the first suggestion, ones that would remove under 1 % are left out
 NOISE_FLOOR = 0.005  # relative noise assumed at least this large (a measurement is never exact)
@@ -41,6 +43,8 @@ class Suggestion:
 
 @dataclass(frozen=True)
 class Advice:
+    """What to measure next (also when ``settled``: the runs that would narrow it further)."""
+
     suggestions: tuple[Suggestion, ...]
     settled: bool
     prediction_at: float
@@ -95,8 +99,12 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         with np.errstate(all="ignore"):
             gain = covariance[:-1, -1] ** 2 / (np.diag(covariance)[:-1] + noise) / total if total > 0 else \
                 np.zeros(len(cost))
-        score = np.where(usable[:-1], gain / np.maximum(cost, 1e-300), -np.inf)
-        score[chosen] = -np.inf
+        # the cheapest per unit of gain among the configurations that would remove at least half
+        # as much as the best one: cheap runs that barely inform the target are not worth repeating
+        open_ = usable[:-1].copy()
+        open_[chosen] = False
+        worthwhile = open_ & (gain >= WORTHWHILE * np.max(np.where(open_, gain, 0.0)))
+        score = np.where(worthwhile, gain / np.maximum(cost, 1e-300), -np.inf)
         best = int(np.argmax(score))
         if not np.isfinite(score[best]) or gain[best] < MINIMUM_GAIN and chosen:
             break
@@ -117,7 +125,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices))
         for i, g in zip(chosen, gains))
     sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
-    return Advice(() if settled else suggestions, settled, point, (float(low), float(high)), plausible, sentences)
+    return Advice(suggestions, settled, point, (float(low), float(high)), plausible, sentences)
 
 
 def _plausible(result: Result, noise: float) -> tuple[list[tuple[sympy.Expr, dict]], np.ndarray]:
