@@ -104,6 +104,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         open_ = usable[:-1].copy()
         open_[chosen] = False
         worthwhile = open_ & (gain >= WORTHWHILE * np.max(np.where(open_, gain, 0.0)))
+        if (worthwhile & ~measured).any():  # a new configuration also tests the form; a repeat cannot
+            worthwhile &= ~measured
         score = np.where(worthwhile, gain / np.maximum(cost, 1e-300), -np.inf)
         best = int(np.argmax(score))
         if not np.isfinite(score[best]) or gain[best] < MINIMUM_GAIN and chosen:
