@@ -28,6 +28,7 @@ from .search import Result
 PLAUSIBLE_ERROR = 1.5  # laws fitting within 1.5x the best law's error (or twice the noise) are plausible
 WORTHWHILE = 0.5  # a suggestion removes at least this share of what the most informative run would
 MINIMUM_SPARE = 2  # settled only with at least this many more configurations than constants
+MINIMUM_VALUES = 3  # and with every factor measured at this many values at least
 MINIMUM_GAIN = 0.01  # after the first suggestion, ones that would remove under 1 % are left out
 NOISE_FLOOR = 0.005  # relative noise assumed at least this large (a measurement is never exact)
 
@@ -119,8 +120,11 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
     agree = max(abs(p / point - 1) for p in predictions[:, -1])
     # the bootstrap of a law with hardly more configurations than constants is not to be trusted
+    # nor one with a factor measured at two values, which cannot show the shape of its term
     spare = len(np.unique(result.dataset.configurations())) - len(law.constants)
-    settled = bool(agree < tolerance and (high - low) / 2 / point < tolerance and spare >= MINIMUM_SPARE)
+    values = min(len(np.unique(result.dataset.column(f))) for f in result.dataset.factors)
+    settled = bool(agree < tolerance and (high - low) / 2 / point < tolerance and spare >= MINIMUM_SPARE
+                   and values >= MINIMUM_VALUES)
     plausible = tuple((str(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = tuple(
         Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, bool(measured[i]),

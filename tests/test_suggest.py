@@ -74,3 +74,15 @@ def test_every_factor_needs_values_to_measure():
     result = search(frame, "time", "data-parallel", settings=SearchSettings(resamples=20))
     with pytest.raises(ConfigError, match="give factor 'n' its values"):
         advise(result, SPACE, {"p": 512, "n": 2})
+
+
+def test_a_factor_measured_at_two_values_is_never_settled():
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame([{"p": p, "n": n, "time": (2 + 0.001 * n / p) * (1 + 0.01 * rng.standard_normal())}
+                          for p in (1, 2, 4, 8, 16, 32, 64) for n in (1000, 64000) for _ in range(3)])
+    result = search(frame, "time", "data-parallel", settings=SearchSettings(resamples=50))
+    space = {**SPACE, "n": np.array([1000, 4000, 16000, 64000], float)}
+    advice = advise(result, space, {"p": 16, "n": 1000})
+    low, high = advice.interval_at
+    assert (high - low) / advice.prediction_at < 0.05  # narrow, and the laws agree, but n has two values
+    assert not advice.settled and advice.suggestions[0].config["n"] in (4000, 16000)
