@@ -1,12 +1,13 @@
 """Simulated measurement campaigns: following ``exprsearch suggest`` against a full factorial grid
 and random designs of the same cost.
 
-Each synthetic law is "measured" with 2 % multiplicative noise, one run per configuration, and
-every run costs devices × time (devices = p). The budget is the cost of the full factorial grid
-of the ``--vary`` space. A campaign starts from a minimal design (the three smallest p; for two
-factors at the smallest and largest n), asks ``suggest`` for one configuration at a time, measures
-it, and stops when the law is settled (5 %) or the next run would exceed the budget. Judged: the
-error of the final law at the target (8x the largest p), against the noise-free law.
+Each synthetic law is "measured" with 2 % multiplicative noise; every run costs devices × time
+(devices = p). The k-th run at a configuration has the same noise in every design (common random
+numbers), so the designs differ in where they measure, not in their luck. The budget is the cost
+of the full factorial grid of the space (each configuration once). A campaign starts from a minimal design (the three smallest
+p; for two factors at the smallest and largest n), asks ``suggest`` for one configuration at a
+time and measures it, until the next run would exceed the budget. Judged: the error of the final
+law at the target (p = 512, 8x the largest p in the space), against the noise-free law.
 
     python benchmarks/suggest.py [--only NAME] [--random 3]
 """
@@ -66,13 +67,24 @@ CASES = [
 ]
 
 
-def measure(case: Case, configs: list[tuple[float, ...]], rng: np.random.Generator) -> pd.DataFrame:
-    rows = []
-    for config in configs:
-        p, n = config[0], (config[1] if case.two else 1000.0)
-        rows.append({"p": p, **({"n": n} if case.two else {}),
-                     "time": case.law(p, n) * (1 + 0.02 * rng.standard_normal())})
-    return pd.DataFrame(rows)
+class World:
+    """The measurements a design can draw: the k-th run at a configuration gets the same noise
+    whichever design asks for it (common random numbers), so designs differ only in where they
+    measure, not in their luck."""
+
+    def __init__(self, case: Case, seed: int) -> None:
+        self.case, self.seed, self.runs = case, seed, {}
+
+    def measure(self, configs: list[tuple[float, ...]]) -> pd.DataFrame:
+        rows = []
+        for config in configs:
+            k = self.runs.get(config, 0)
+            self.runs[config] = k + 1
+            noise = np.random.default_rng([self.seed, *(int(v) for v in config), k]).standard_normal()
+            p, n = config[0], (config[1] if self.case.two else 1000.0)
+            rows.append({"p": p, **({"n": n} if self.case.two else {}),
+                         "time": self.case.law(p, n) * (1 + 0.02 * noise)})
+        return pd.DataFrame(rows)
 
 
 def cost_of(case: Case, config: tuple[float, ...]) -> float:
@@ -87,6 +99,7 @@ def error(case: Case, frame: pd.DataFrame, resamples: int = 0):
 
 
 def grid(case: Case) -> list[tuple[float, ...]]:
+    """Every configuration the campaigns may measure."""
     return list(itertools.product(*(case.space[k] for k in case.space)))
 
 
@@ -97,9 +110,9 @@ def initial(case: Case) -> list[tuple[float, ...]]:
 def campaign(case: Case, budget: float, seed: int) -> dict:
     """Follow suggest from the minimal design until the budget is spent, noting when it first
     said the target was settled (5 %): the cost, runs and error then."""
-    rng = np.random.default_rng(seed)
+    world = World(case, seed)
     configs = initial(case)
-    frame = measure(case, configs, rng)
+    frame = world.measure(configs)
     spent = sum(cost_of(case, c) for c in configs)
     history, settled = [], None
     while True:
@@ -116,13 +129,13 @@ def campaign(case: Case, budget: float, seed: int) -> dict:
         config = tuple(advice.suggestions[0].config[k] for k in case.space)
         if spent + cost_of(case, config) > budget:
             break
-        frame = pd.concat([frame, measure(case, [config], rng)], ignore_index=True)
+        frame = pd.concat([frame, world.measure([config])], ignore_index=True)
         spent += cost_of(case, config)
     reach = next((c for c, e in history if e < 5), None)
     return {"error": history[-1][1], "spent": spent, "runs": len(frame), "reach5": reach, "settled": settled}
 
 
-def random_design(case: Case, budget: float, seed: int) -> float:
+def random_design(case: Case, budget: float, seed: int, world_seed: int) -> float:
     rng = np.random.default_rng(seed)
     configs = initial(case)
     spent = sum(cost_of(case, c) for c in configs)
@@ -131,7 +144,7 @@ def random_design(case: Case, budget: float, seed: int) -> float:
         if spent + cost_of(case, pool[i]) <= budget:
             configs.append(pool[i])
             spent += cost_of(case, pool[i])
-    return error(case, measure(case, configs, rng))[0]
+    return error(case, World(case, world_seed).measure(configs))[0]
 
 
 def timing(repeats: int = 3) -> None:
@@ -144,7 +157,7 @@ def timing(repeats: int = 3) -> None:
     configs = [(p, n) for p in PS[:5] for n in NS[:3]] * 2  # 15 configurations, 2 runs each
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "m.csv"
-        measure(case, configs, np.random.default_rng(0)).to_csv(path, index=False)
+        World(case, 0).measure(configs).to_csv(path, index=False)
         command = [sys.executable, "-m", "exprsearch.cli", "suggest", str(path), "-t", "time", "--vary", "p=1..64:x2",
                    "--vary", "n=1000,4000,16000,64000", "--at", "p=512,n=64000", "--devices", "p"]
         walls = []
@@ -171,9 +184,10 @@ def main() -> None:
         full = grid(case)
         budget = sum(cost_of(case, c) for c in full)
         started = time.perf_counter()
-        grid_error = error(case, measure(case, full, np.random.default_rng(100 + number)))[0]
-        followed = campaign(case, budget, seed=200 + number)
-        randoms = [random_design(case, budget, seed=300 + 10 * number + r) for r in range(args.random)]
+        world = 100 + number  # the same noise for every design of this law
+        grid_error = error(case, World(case, world).measure(full))[0]
+        followed = campaign(case, budget, seed=world)
+        randoms = [random_design(case, budget, 300 + 10 * number + r, world) for r in range(args.random)]
         row = {"law": case.name, "grid": grid_error, "random": statistics.median(randoms), **followed,
                "budget": budget, "grid_runs": len(full), "seconds": time.perf_counter() - started}
         rows.append(row)
