@@ -1,5 +1,5 @@
-"""``exprsearch profile``: a law for every series of a profile, summarised and ranked. Kept out
-of cli.py, which registers it; it uses cli.py's consoles and error handling."""
+"""``exprsearch profile``: a law for every series of a profile, summarised and ranked. Registered
+by the package's ``__init__``; it uses ``common``'s consoles and error handling."""
 
 from __future__ import annotations
 
@@ -42,15 +42,15 @@ def profile(
     top: Annotated[int, typer.Option(help="Series shown in the ranking (all are in laws.csv).")] = 15,
 ) -> None:
     """A law for every series (callpath × metric, or table group), ranked by predicted growth."""
-    from . import cli
-    from . import export as _export
-    from .configs import parse_point
-    from .errors import OutputError, SettingsError
-    from .executor import executor
-    from .fit import FitSettings
-    from .profiles import SeriesLaw, from_summary, model_profile, summary_csv, summary_json
-    from .readers import digest
-    from .search import SearchSettings
+    from .. import export as _export
+    from ..configs import parse_point
+    from ..errors import OutputError, SettingsError
+    from ..executor import executor
+    from ..fit import FitSettings
+    from ..profiles import SeriesLaw, from_summary, model_profile, summary_csv, summary_json
+    from ..readers import digest
+    from ..search import SearchSettings
+    from . import common as cli
 
     directory = out_dir or Path("exprsearch-out") / f"{data.stem}-profile"
 
@@ -102,7 +102,7 @@ def profile(
     seconds = time.monotonic() - started
     files = {directory / "laws.csv": summary_csv(finished), directory / "laws.json": summary_json(finished, context)}
     if report:
-        from .report import profile_page
+        from ..report import profile_page
 
         files[directory / "report.html"] = profile_page(finished, context)
     if laws:
@@ -130,8 +130,8 @@ def profile(
 
 def _series(data: Path, fmt: str | None, target: str | None, by: str | None):
     """The series of ``data`` and the ones that cannot be fitted, with their reasons."""
-    from .data import DataError, load_grouped, read_table
-    from .readers import detect_format, load_profile
+    from ..data import DataError, load_grouped, read_table
+    from ..readers import detect_format, load_profile
 
     fmt = fmt or detect_format(data)
     if fmt != "table":
@@ -150,7 +150,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None):
 
 
 def _print(rows, top: int, point: dict, scale: float, out) -> None:
-    from .profiles import ranked
+    from ..profiles import ranked
 
     where = ", ".join(f"{k}={v:g}" for k, v in point.items()) or "the largest measured values"
     title = (f"Series ranked by predicted growth from the largest measured configuration to {where}"

@@ -1,5 +1,5 @@
-"""``exprsearch suggest``: which configurations to measure next, and when to stop. Kept out of
-cli.py, which registers it; it uses cli.py's consoles and error handling."""
+"""``exprsearch suggest``: which configurations to measure next, and when to stop. Kept out of the
+command package's __init__, which registers it."""
 
 from __future__ import annotations
 
@@ -27,12 +27,14 @@ def suggest(
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.")] = False,
 ) -> None:
     """Suggest the next configurations to measure, by expected gain at --at per unit of cost."""
-    from . import cli
-    from .configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values
-    from .errors import SettingsError
-    from .fit import FitSettings
-    from .search import SearchSettings, search
-    from .suggest import advise
+    from .. import export
+    from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values
+    from ..errors import SettingsError
+    from ..fit import FitSettings
+    from ..search import SearchSettings, search
+    from ..suggest import advise
+    from . import common as cli
+    from .run import _datasets
 
     def work():
         if not vary:
@@ -44,7 +46,7 @@ def suggest(
                                 "and --price positive")
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         point = parse_point(at, "--at")
-        datasets = cli._datasets(data, target, None, None, False)
+        datasets = _datasets(data, target, None, None, False)
         if len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         dataset = next(iter(datasets.values()))
@@ -69,7 +71,7 @@ def suggest(
                   "plausible": [{"law": law, "weight": w, "prediction_at": p} for law, w, p in advice.plausible]}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
         return
-    cli.out.print(f"law: {result.law.target} = {cli.export.rounded_text(result.law)}", highlight=False, soft_wrap=True)
+    cli.out.print(f"law: {result.law.target} = {export.rounded_text(result.law)}", highlight=False, soft_wrap=True)
     for sentence in advice.sentences:
         cli.out.print(sentence, highlight=False)
     if advice.suggestions and not advice.settled:

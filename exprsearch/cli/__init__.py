@@ -1,0 +1,43 @@
+"""Command line: ``exprsearch run``, ``predict``, ``explain``, ``optimize``, ``plot``, ``profile``,
+``suggest`` and ``grammar …``; one module per group of commands, each thin: parse, call, print.
+``entry`` is the console script."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from . import decide, grammars, run  # noqa: F401  (each registers its commands on the app)
+from .common import _error, app
+from .profile import profile
+from .suggest import suggest
+
+app.command("profile")(profile)
+app.command("suggest")(suggest)
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the program is, so it stops like Ctrl-C does."""
+
+
+def _terminate(signum, frame) -> None:
+    raise _Terminated
+
+
+def entry() -> None:
+    """The console script: the app, with Ctrl-C and SIGTERM turned into one sentence and exit
+    code 130 or 143 (result files are written whole or not at all: export.write_all)."""
+    signal.signal(signal.SIGTERM, _terminate)
+    interrupted = "interrupted (Ctrl-C); no result files were written or changed by the unfinished run"
+    try:
+        app()
+    except KeyboardInterrupt:
+        _error(interrupted)
+        sys.exit(130)
+    except SystemExit as exc:
+        if exc.code == 130:  # typer's own answer to Ctrl-C, which says nothing
+            _error(interrupted)
+        raise
+    except _Terminated:
+        _error("terminated (SIGTERM); no result files were written or changed by the unfinished run")
+        sys.exit(143)

@@ -1,0 +1,5 @@
+"""``python -m exprsearch.cli``: the console script."""
+
+from . import entry
+
+entry()

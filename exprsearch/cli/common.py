@@ -1,0 +1,78 @@
+"""What every command shares: the app, the consoles, and turning the library's errors into one sentence."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from .. import __version__
+from ..errors import ExprsearchError
+
+app = typer.Typer(
+    help="Discover interpretable closed-form performance laws from measurements.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+)
+grammar_app = typer.Typer(help="List, show and check grammar files.", no_args_is_help=True)
+app.add_typer(grammar_app, name="grammar")
+out = Console()
+err = Console(stderr=True)
+T = TypeVar("T")
+
+
+def _guard(action: Callable[[], T]) -> T:
+    """Run ``action``; turn the library's errors into one sentence on stderr and exit code 2."""
+    try:
+        return action()
+    except ExprsearchError as exc:
+        _error(str(exc))
+        raise typer.Exit(2) from None
+
+
+def _error(message: str) -> None:
+    err.print(Text("error: ", style="bold red") + Text(message), highlight=False, soft_wrap=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"exprsearch {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Discover interpretable closed-form performance laws from measurements."""
+
+
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        name, sep, column = value.partition("=")
+        if not sep or not name or not column:
+            _error(f"{option} takes NAME=COLUMN, got '{value}'")
+            raise typer.Exit(2)
+        pairs[name.strip()] = column.strip()
+    return pairs
+
+
+def _split(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True, disable=quiet,
+    )
+
+
+def _folder(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "series"

@@ -1,0 +1,243 @@
+"""From a law to decisions: ``predict``, ``explain``, ``optimize`` and ``plot``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from .common import _guard, app, err, out
+
+
+def _law(path: Path):
+    from ..law import load
+
+    return load(path)
+
+
+def _fixed(specs: list[str]) -> dict[str, float]:
+    from ..configs import ConfigError, parse_assignments
+
+    fixed = {}
+    for name, value in parse_assignments(specs, "--fix").items():
+        try:
+            fixed[name] = float(value)
+        except ValueError:
+            raise ConfigError(f"--fix {name}={value}: give one number") from None
+    return fixed
+
+
+def _varied(specs: list[str]) -> dict:
+    from ..configs import parse_assignments, parse_values
+
+    return {name: parse_values(value, name) for name, value in parse_assignments(specs, "--vary").items()}
+
+
+def _far_outside(law, name: str, values) -> str | None:
+    low, high = law.domain.get(name, [None, None])
+    if low is None:
+        return None
+    worst = max(values, key=lambda v: max(v / high if high > 0 else 0, low / v if v > 0 and low > 0 else 0))
+    if high > 0 and worst > 2 * high:
+        return f"{name} = {worst:g} is {worst / high:.3g}× the largest measured {name} ({high:g}): extrapolating"
+    if worst > 0 and low > 0 and worst < low / 2:
+        return f"{name} = {worst:g} is below half the smallest measured {name} ({low:g}): extrapolating"
+    return None
+
+
+@app.command()
+def predict(
+    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run.")],
+    at: Annotated[list[str], typer.Option("--at", help="A configuration: p=128,n=16000 (repeatable).")] = [],  # noqa: B006
+    data: Annotated[Path | None, typer.Option(help="A table of configurations (columns named as the factors).")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Predict the target at configurations, warning when far outside the measured range."""
+
+    import pandas as pd
+
+    from ..configs import ConfigError, check_factors, parse_point
+
+    def work():
+        law = _law(law_file)
+        if data is not None:
+            from ..data import read_table
+
+            frame = read_table(data)
+        elif at:
+            frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
+        else:
+            raise ConfigError("give configurations with --at p=128,n=16000 or --data FILE")
+        if data is None:
+            check_factors(list(frame.columns), law.factors, "--at")
+        missing = [f for f in law.factors if f not in frame.columns]
+        if missing:
+            raise ConfigError(f"give factor '{missing[0]}' a value in every configuration")
+        frame = frame.copy()
+        columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors}
+        frame[law.target] = law.predict(columns)
+        warnings = [w for f in law.factors if (w := _far_outside(law, f, columns[f]))]
+        if law.bootstrap:
+            frame["low_95"], frame["high_95"] = law.predict_interval(columns)
+            width = (frame["high_95"] - frame["low_95"]) / frame[law.target]
+            if (width > 0.5).any():
+                warnings.append(f"the 95 % prediction interval is wider than half the prediction at "
+                                f"{int((width > 0.5).sum())} configuration(s)")
+        return law, frame, warnings
+
+    law, frame, warnings = _guard(work)
+    if json_:
+        sys.stdout.write(json.dumps({"predictions": frame.to_dict(orient="records"), "warnings": warnings}, indent=2) + "\n")
+        return
+    for w in warnings:
+        err.print(Text("warning: ", style="yellow") + Text(w), highlight=False)
+    extra = ["low_95", "high_95"] if "low_95" in frame else []
+    table = Table(*[*law.factors, law.target, *extra])
+    for _, row in frame.iterrows():
+        table.add_row(*[f"{row[f]:g}" for f in law.factors], *[f"{row[c]:.6g}" for c in (law.target, *extra)])
+    out.print(table)
+
+
+@app.command("explain")
+def explain_command(
+    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run.")],
+    vary: Annotated[str, typer.Option(help="The factor and its range: p=1..1024.")],
+    fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
+    threshold: Annotated[float, typer.Option(help="Doubling the factor must save at least this share of time.")] = 0.05,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Each term's contribution along a factor, speedup, efficiency and the scalability limit."""
+
+    from ..explain import explain
+
+    def work():
+        law = _law(law_file)
+        (factor, values), = _varied([vary]).items()
+        return law, explain(law, factor, values, _fixed(fix), threshold)
+
+    law, e = _guard(work)
+    if json_:
+        limit = None if e.limit is None else e.limit.__dict__
+        record = {"factor": e.factor, "fixed": e.fixed, "values": e.values.tolist(), "time": e.total.tolist(),
+                  "terms": [{"rule": lab, "term": t, "contribution": c.tolist()}
+                            for lab, t, c in zip(e.labels, e.terms, e.contributions)],
+                  "speedup": e.speedup.tolist(), "efficiency": e.efficiency.tolist(), "limit": limit,
+                  "summary": list(e.sentences)}
+        sys.stdout.write(json.dumps(record, indent=2) + "\n")
+        return
+    names = [f"term {k}" for k in range(1, len(e.terms) + 1)]
+    table = Table(e.factor, law.target, *names, "dominant", "speedup", "efficiency", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False,
+                  title="Where the time goes; the terms are listed below", title_justify="left")
+    for column in table.columns:
+        column.overflow = "fold"  # never cut
+    dominant = e.dominant()
+    for i in _shown(e.values):
+        table.add_row(f"{e.values[i]:g}", f"{e.total[i]:.4g}", *[f"{c[i]:.3g}" for c in e.contributions],
+                      names[dominant[i]], f"{e.speedup[i]:.3g}", f"{100 * e.efficiency[i]:.3g} %")
+    out.print(table)
+    for name, label, term in zip(names, e.labels, e.terms):
+        out.print(f"{name}: {term} ({label})", highlight=False, soft_wrap=True, markup=False)
+    for sentence in e.sentences:
+        out.print(sentence, highlight=False)
+
+
+def _shown(values) -> list[int]:
+    """At most ~16 rows: powers of two where the values hold them, else evenly spread."""
+    import numpy as np
+
+    if len(values) <= 16:
+        return list(range(len(values)))
+    powers = [i for i, v in enumerate(values) if v > 0 and float(np.log2(v)).is_integer()]
+    if 4 <= len(powers) <= 24:
+        return powers
+    return sorted(set(np.linspace(0, len(values) - 1, 16).round().astype(int).tolist()))
+
+
+@app.command("optimize")
+def optimize_command(
+    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run.")],
+    vary: Annotated[list[str], typer.Option(help="A factor to search: p=1..512 or b=32,64,128 (repeatable).")] = [],  # noqa: B006
+    fix: Annotated[list[str], typer.Option(help="A factor held fixed: n=1281167 (repeatable).")] = [],  # noqa: B006
+    where: Annotated[list[str], typer.Option(help="A constraint: 'p*b <= 65536' (repeatable).")] = [],  # noqa: B006
+    price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices).")] = None,
+    devices: Annotated[str | None, typer.Option(help="Factor that counts the devices paid for, e.g. p.")] = None,
+    price_table: Annotated[Path | None, typer.Option(help="CSV: factor columns and a 'price' column per hour.")] = None,
+    budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time, in the target's unit.")] = None,
+    time_unit: Annotated[str, typer.Option(help="Unit of the target: s, min or h (for cost).")] = "s",
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
+
+    import pandas as pd
+
+    from ..configs import ConfigError
+    from ..optimize import Pricing, optimize
+
+    def work():
+        law = _law(law_file)
+        table = None
+        if price_table is not None:
+            if not price_table.is_file():
+                raise ConfigError(f"--price-table '{price_table}' does not exist")
+            table = pd.read_csv(price_table)
+        pricing = Pricing(price, devices, table, time_unit) if (price is not None or table is not None) else None
+        if devices is not None and pricing is None:
+            raise ConfigError("--devices needs --price or --price-table")
+        return law, optimize(law, _varied(vary), _fixed(fix), where, pricing, budget)
+
+    law, o = _guard(work)
+    if json_:
+        record = {"objective": o.objective, "best": o.best.__dict__, "considered": o.considered,
+                  "feasible": o.feasible, "pareto": [c.__dict__ for c in o.pareto]}
+        sys.stdout.write(json.dumps(record, indent=2) + "\n")
+        return
+    best = o.best
+    config = ", ".join(f"{k} = {v:g}" for k, v in best.config.items())
+    cost = "" if best.cost is None else f", cost {best.cost:.4g}"
+    what = "cheapest" if o.objective == "cost" else "fastest"
+    out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
+              f"{law.target} {best.time:.4g}{cost}", highlight=False)
+    if o.objective == "cost" and len(o.pareto) > 1:
+        table = Table(*best.config, law.target, "cost", title="time vs cost: Pareto set", title_justify="left")
+        for c in o.pareto[:30]:
+            table.add_row(*[f"{v:g}" for v in c.config.values()], f"{c.time:.4g}", f"{c.cost:.4g}")
+        out.print(table)
+
+
+@app.command("plot")
+def plot_command(
+    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run.")],
+    data: Annotated[Path | None, typer.Argument(help="The measurements, for measured-vs-predicted.")] = None,
+    vary: Annotated[str | None, typer.Option(help="Factor and range to plot along: p=1..1024.")] = None,
+    fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for the PNGs (default: the law's).")] = None,
+) -> None:
+    """Write PNG figures: measured vs predicted, the law along a factor, the term breakdown, the front."""
+    from .. import plot as plots
+    from ..data import load_table
+
+    def work():
+        law = _law(law_file)
+        dataset = load_table(data, law.target, list(law.factors)) if data is not None else None
+        front_file = law_file.parent / "front.csv"
+        rows = list(csv.DictReader(io.StringIO(front_file.read_text()))) if front_file.is_file() else None
+        view = None
+        if vary is not None:
+            (factor, values), = _varied([vary]).items()
+            default_fixed = plots.default_view(law, dataset)[2]
+            fixed = {k: v for k, v in {**default_fixed, **_fixed(fix)}.items() if k != factor}
+            view = (factor, values, fixed)
+        return plots.all_figures(law, out_dir or law_file.parent, dataset, rows, view)
+
+    for path in _guard(work):
+        out.print(f"wrote {path}", highlight=False)
+
+

@@ -1,0 +1,223 @@
+"""``exprsearch run``: search a law per series and write it, with figures and a report on request."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Column, Table
+from rich.text import Text
+
+from .. import export
+from ..fit import FitSettings
+from ..search import Result, SearchSettings, search
+from .common import _folder, _guard, _pairs, _progress, _split, app, err, out
+
+
+@app.command()
+def run(
+    data: Annotated[Path, typer.Argument(help="Measurements: a CSV/TSV/Parquet/JSON table or an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p).")],
+    target: Annotated[str | None, typer.Option("--target", "-t", help="Column with the measured time (Extra-P files: CALLPATH:METRIC, default all).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas, extrap-experiment or cube (a directory of CUBE runs; default: detected).")] = None,
+    factors: Annotated[str | None, typer.Option(help="Comma-separated factor columns (default: the other numeric columns).")] = None,
+    grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
+    map_: Annotated[list[str], typer.Option("--map", help="Bind grammar factor to a column: p=gpus (repeatable).")] = [],  # noqa: B006
+    intrinsic: Annotated[str | None, typer.Option(help="Comma-separated factors that are intrinsic (layers, parameters).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
+    jobs: Annotated[int, typer.Option(help="Processes refining candidates (0: one per core); the law does not depend on it.")] = 0,
+    time_limit: Annotated[float | None, typer.Option(help="Seconds: stop refining when they run out and keep the best law found so far.")] = None,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the law's intervals (0: none).")] = 200,
+    loss: Annotated[str, typer.Option(help="squared, or huber / absolute to resist outliers (warm-up rows, failed runs).")] = "squared",
+    validation: Annotated[str, typer.Option(help="largest: prefer laws that predict the held-out largest configurations; kfold: 5-fold CV.")] = "largest",
+    strategy: Annotated[str, typer.Option(help="auto: the data choose what to fit where the grammar's space is larger than its limits; exhaustive: fit up to the limits and report what they cut.")] = "auto",
+    by: Annotated[str | None, typer.Option(help="Fit one law per value of this column (framework, gpu, model).")] = None,
+    shared_form: Annotated[bool, typer.Option(help="With --by: also fit one form shared by all groups, constants per group.")] = False,
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
+    force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.")] = False,
+    drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.")] = False,
+    plot: Annotated[bool, typer.Option("--plot", help="Also write PNG figures (needs matplotlib).")] = False,
+    report: Annotated[bool, typer.Option("--report", help="Also write report.html (figures need matplotlib).")] = False,
+) -> None:
+    """Search the grammar's laws for the one that explains TARGET, and write it to --out."""
+    directory = out_dir or Path("exprsearch-out") / data.stem
+    mapping = _pairs(map_, "--map")
+    names = export.FILES + (export.FIGURES if plot or report else ()) + ((export.REPORT,) if report else ())
+
+    def work() -> list[Result]:
+        if plot:
+            from ..plot import require_matplotlib
+
+            require_matplotlib()  # fail before the search, not after it
+        datasets = _datasets(data, target, factors, fmt, drop_missing, by)
+        where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
+        if not force:
+            for folder in where.values():
+                export.check_free(folder, names)
+        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy)
+        for dataset in datasets.values():  # what was left out of the data is said before the search
+            for note in dataset.notes:
+                err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+        results = []
+        for name, dataset in datasets.items():
+            with _progress(quiet=json_) as bar:
+                task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
+                result = search(
+                    dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
+                    settings=settings, progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
+                )
+            export.write(result.law, result.ranking, where[name], overwrite=force)
+            if plot or report:
+                _figures_and_report(result, where[name], plot, report)
+            results.append((name, where[name], result))
+        shared = _shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
+        return results, shared
+
+    results, shared = _guard(work)
+    if json_:
+        if len(results) == 1:
+            sys.stdout.write(results[0][2].law.to_json())
+        else:
+            import json
+
+            laws = {name: result.law.to_dict() for name, _, result in results}
+            sys.stdout.write(json.dumps(laws, indent=2) + "\n")
+        return
+    for name, folder, result in results:
+        if len(results) > 1:
+            out.rule(name)
+        _report(result, folder)
+    if len(results) > 1:
+        table = Table("series", Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
+                      title_justify="left")
+        for name, _, result in results:
+            held = result.law.metrics.get("holdout_mape_pct")
+            table.add_row(name, export.rounded_text(result.law), f"{result.law.metrics['mape_pct']:.3g}",
+                          "" if held is None else f"{held:.3g}")
+        out.print(table)
+    if shared is not None:
+        _print_shared(shared)
+
+
+def _shared(results, directory: Path, force: bool, settings: FitSettings):
+    """One form for all groups (lowest summed BIC among the groups' own laws), written to shared.json."""
+
+    from ..groups import shared_form
+
+    groups = {name: result.dataset for name, _, result in results}
+    forms = [result.ranking.law.fit.candidate for _, _, result in results]
+    shared = shared_form(groups, forms, settings)
+    if shared is None:
+        err.print(Text("note: ", style="yellow") + Text("no single form fits every group"), highlight=False)
+        return None
+    path = directory / "shared.json"
+    if path.exists() and not force:
+        export.check_free(directory, ("shared.json",))
+    export.write_all({path: json.dumps(shared.to_dict(), indent=2) + "\n"})
+    return shared
+
+
+def _print_shared(shared) -> None:
+    from ..groups import rounded
+
+    table = Table("group", Column(f"shared form {shared.candidate.template}", overflow="fold"), "MSE (relative)",
+                  title=f"One form for all groups (lowest summed BIC of {len(shared.considered)} forms)",
+                  title_justify="left")
+    for name, fitted in shared.fits.items():
+        table.add_row(name, rounded(fitted), f"{fitted.mse:.3g}")
+    out.print(table)
+
+
+
+def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,
+              by: str | None = None):
+    """The series to fit: one table column (per --by group), or an Extra-P file's CALLPATH:METRICs."""
+    from ..data import DataError, load_groups, load_table, read_table
+    from ..readers import detect_format, load_series
+
+    fmt = fmt or detect_format(data)
+    if fmt == "table":
+        if target is None:
+            columns = ", ".join(str(c) for c in read_table(data).columns)
+            raise DataError(f"pass --target COLUMN, the measured time; the columns of '{data}' are {columns}")
+        if by is not None:
+            return load_groups(data, target, by, _split(factors), drop_missing=drop_missing)
+        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}
+    if by is not None:
+        raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
+    return load_series(data, fmt, target)
+
+
+def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool) -> None:
+    from .. import plot as plots
+    from ..explain import explain
+    from ..report import html_page
+
+    front_csv = export.front_csv(result.ranking)
+    rows = list(csv.DictReader(io.StringIO(front_csv)))
+    figures: list[Path] = []
+    notes = []
+    try:
+        figures = plots.all_figures(result.law, directory, result.dataset, rows)
+    except plots.PlotError as exc:
+        if plot:
+            raise
+        notes.append(f"no figures: {exc}")
+    if report:
+        factor, values, fixed = plots.default_view(result.law, result.dataset)
+        explanation = explain(result.law, factor, values, fixed)
+        export.write_all({directory / export.REPORT: html_page(result.law, front_csv, explanation, figures, notes)})
+
+
+
+
+def _report(result: Result, directory: Path) -> None:
+    for note in result.notes:
+        if note not in result.dataset.notes:  # those were printed before the search
+            err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+    found = result.candidates
+    skipped = ", ".join(f"{n} {r}" for r, n in sorted(result.rejected.items()))
+    out.print(
+        f"grammar [bold]{result.grammar.name}[/]: {found.generated} expansions, "
+        f"{len(found)} unique candidates, {result.fitted} fitted, {result.refined} refined by differential evolution"
+        + (f" (rejected: {skipped})" if skipped else ""), highlight=False,
+    )
+    table = Table(title="Pareto front (error vs complexity); its laws are listed below", title_justify="left")
+    for column in ("#", "complexity", "constants", "MAPE %", "CV MAPE %", "held-out %", "R²"):
+        # folded onto more lines when the terminal is narrow, never cut
+        table.add_column(column, justify="left" if column == "#" else "right", overflow="fold")
+    laws = []
+    for i, s in enumerate(result.ranking.front, start=1):
+        mark = "→" if i - 1 == result.ranking.chosen else " "
+        held = "" if s.holdout_mape is None else f"{s.holdout_mape:.3g}"
+        table.add_row(f"{mark}{i}", str(s.complexity), str(s.n_constants), f"{s.mape:.3g}", f"{s.cv_mape:.3g}", held,
+                      f"{s.r2:.4f}")
+        laws.append(f"{mark}{i:>3}  {s.fit.candidate.template}")
+    out.print(table)
+    for line in laws:  # whole, one per line: a narrow terminal wraps them, a pipe gets them as they are
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
+    law = result.law
+    noise = law.metrics.get("noise_sd_pct")
+    out.print(f"[bold]{law.target} = {export.rounded_text(law)}[/]", highlight=False, soft_wrap=True)  # never cut
+    out.print(
+        f"MAPE {law.metrics['mape_pct']:.3g} %, cross-validated {law.metrics['cv_mape_pct']:.3g} %, "
+        f"R² {law.metrics['r2']:.4f}"
+        + (f", measured noise {noise:.3g} %" if noise is not None else "")
+        + f"; chosen by {law.selection}.", highlight=False,
+    )
+    if law.intervals:
+        spans = ", ".join(f"{k} = {law.constants[k]:.4g} [{lo:.4g}, {hi:.4g}]" for k, (lo, hi) in law.intervals.items())
+        out.print(f"95 % bootstrap intervals ({len(law.bootstrap)} resamples): {spans}", highlight=False)
+        wide = [k for k, (lo, hi) in law.intervals.items() if hi - lo > abs(law.constants[k])]
+        if wide:
+            err.print(Text("warning: ", style="yellow") + Text(
+                f"the interval of {', '.join(wide)} is wider than the value itself: the data barely "
+                "determine that term; measure a wider range of its factor"), highlight=False)
+    out.print(f"wrote {', '.join(export.FILES)} to {directory}", highlight=False)
+
+
