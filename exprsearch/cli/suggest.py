@@ -1,5 +1,5 @@
-"""``exprsearch suggest``: which configurations to measure next, and when to stop. Kept out of the
-command package's __init__, which registers it."""
+"""``exprsearch suggest``: which configurations to measure next, and when to stop. Registered by
+the package's ``__init__``; it uses ``common``'s consoles and error handling."""
 
 from __future__ import annotations
 
