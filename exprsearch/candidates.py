@@ -19,6 +19,7 @@ import sympy
 
 from .errors import GrammarError
 from .grammar import Grammar, Limits
+from .vocabulary import to_readable
 
 
 @dataclass(frozen=True, eq=False)  # one instance per distinct term, so identity is equality
@@ -128,7 +129,7 @@ class Candidate:
         return all(t.coefficient is not None for t in self.terms) and self.n_nonlinear <= 1
 
     def __str__(self) -> str:
-        return str(self.template)
+        return to_readable(self.template)
 
 
 @dataclass(frozen=True)

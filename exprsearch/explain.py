@@ -12,6 +12,7 @@ import sympy
 from .compile import factor_symbol, to_function
 from .configs import ConfigError, check_factors
 from .law import Law
+from .vocabulary import to_readable
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,16 @@ class Limit:
     time: float
     exact: bool
     kind: str  # "minimum" (time rises beyond) or "diminishing" (gains below the threshold)
+
+
+@dataclass(frozen=True)
+class Regime:
+    """Where the arguments of a max or min in the law cross: which one sets the time on each side."""
+
+    value: float
+    kind: str  # "max" or "min"
+    below: str  # the argument that is larger (max) or smaller (min) below ``value``
+    above: str
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,7 @@ class Explanation:
     efficiency: np.ndarray
     limit: Limit | None
     sentences: tuple[str, ...]
+    regimes: tuple[Regime, ...] = ()
 
     def dominant(self) -> list[int]:
         return [int(i) for i in np.argmax(self.contributions, axis=0)]
@@ -63,10 +75,42 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     limit = _exact_minimum(curve, x, values) or _numeric_limit(values, total, threshold)
     labels = tuple(_label(label, term, fixed_term, x) for (label, term), (_, fixed_term) in zip(law.terms(), pieces))
     terms = tuple(_short(t) for _, t in pieces)
+    regimes = _regimes(curve, x, values)
     explanation = Explanation(factor, values, dict(fixed), total, labels, terms, contributions,
-                              speedup, efficiency, limit, ())
+                              speedup, efficiency, limit, (), regimes)
     sentences = tuple(_sentences(explanation, [t for _, t in pieces], threshold))
-    return replace(explanation, sentences=sentences)
+    return replace(explanation, sentences=sentences + tuple(_regime_sentences(regimes, factor)))
+
+
+def _regimes(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray) -> tuple[Regime, ...]:
+    """Every point in the varied range where the two arguments of a max or min in the law cross,
+    found on a dense grid and refined by Brent's method on their compiled difference."""
+    from scipy.optimize import brentq
+
+    low, high = float(values.min()), float(values.max())
+    if not 0 < low < high:
+        return ()
+    grid = np.geomspace(low, high, 2049)
+    found = []
+    for node in sorted(curve.atoms(sympy.Max, sympy.Min), key=sympy.default_sort_key):
+        if len(node.args) != 2 or not node.has(x):
+            continue
+        first, second = node.args
+        gap = to_function(first - second, (x.name,))
+        signs = np.sign(np.broadcast_to(gap([grid]), grid.shape))
+        for i in np.flatnonzero(signs[:-1] * signs[1:] < 0):
+            root = brentq(lambda v, gap=gap: float(gap([np.array(v)])), grid[i], grid[i + 1], xtol=1e-12, rtol=1e-12)
+            larger_below = signs[i] > 0
+            kind = "max" if isinstance(node, sympy.Max) else "min"
+            wins_below = first if larger_below == (kind == "max") else second
+            wins_above = second if wins_below is first else first
+            found.append(Regime(float(root), kind, _short(wins_below), _short(wins_above)))
+    return tuple(sorted(found, key=lambda r: r.value))
+
+
+def _regime_sentences(regimes: tuple[Regime, ...], factor: str) -> list[str]:
+    return [f"The regime changes at {factor} ≈ {r.value:.4g}: below it {r.below} sets the {r.kind}, above it "
+            f"{r.above} does." for r in regimes]
 
 
 def _label(rule: str, term: sympy.Expr, fixed: sympy.Expr, x: sympy.Symbol) -> str:
@@ -88,7 +132,7 @@ def _uses(law: Law, factor: str) -> bool:
 
 
 def _short(expr: sympy.Expr) -> str:
-    return str(expr.xreplace({f: sympy.Float(f, 4) for f in expr.atoms(sympy.Float)}))
+    return to_readable(expr.xreplace({f: sympy.Float(f, 4) for f in expr.atoms(sympy.Float)}))
 
 
 def _exact_minimum(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray) -> Limit | None:

@@ -15,7 +15,7 @@ import sympy
 from .errors import OutputError
 from .law import Law
 from .rank import Ranking
-from .vocabulary import to_latex, to_numpy_code, to_text
+from .vocabulary import to_latex, to_numpy_code, to_readable, to_text
 
 FILES = ("law.json", "law.tex", "law.py", "front.csv")
 
@@ -41,7 +41,7 @@ def rounded_constants(law: Law) -> dict[sympy.Symbol, sympy.Float]:
 
 def rounded_text(law: Law) -> str:
     """The law as plain text with constants rounded for reading."""
-    return str(law.template.xreplace(rounded_constants(law)))
+    return to_readable(law.template.xreplace(rounded_constants(law)))
 
 
 FIGURES = ("measured_vs_predicted.png", "law_along.png", "breakdown.png", "front.png")

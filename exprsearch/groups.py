@@ -12,7 +12,7 @@ from .candidates import Candidate
 from .compile import Compiler
 from .data import Dataset
 from .fit import Fit, FitSettings, fit
-from .vocabulary import to_text
+from .vocabulary import to_readable, to_text
 
 
 @dataclass(frozen=True)
@@ -55,4 +55,4 @@ def shared_form(groups: dict[str, Dataset], forms: list[Candidate], settings: Fi
 def rounded(fitted: Fit, digits: int = 4) -> str:
     """A group's law under the shared form, constants rounded."""
     values = {sympy.Symbol(k, real=True): sympy.Float(v, digits) for k, v in fitted.values.items()}
-    return str(fitted.candidate.template.xreplace(values))
+    return to_readable(fitted.candidate.template.xreplace(values))

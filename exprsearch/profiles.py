@@ -22,6 +22,7 @@ from .export import rounded_text
 from .grammar import Grammar
 from .law import Law
 from .search import SearchSettings, search
+from .vocabulary import to_readable
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def _dominant(law: Law, config: Mapping[str, float]) -> tuple[float, str]:
     values = [float(np.ravel(to_function(term, law.factors)(columns))[0]) for _, term in law.terms()]
     largest = int(np.argmax(values))
     term = law.terms()[largest][1]
-    shown = str(term.xreplace({v: sympy.Float(v, 4) for v in term.atoms(sympy.Float)}))
+    shown = to_readable(term.xreplace({v: sympy.Float(v, 4) for v in term.atoms(sympy.Float)}))
     return float(sum(values)), f"{shown} ({100 * values[largest] / sum(values):.0f} %)"
 
 

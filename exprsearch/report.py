@@ -16,7 +16,7 @@ from .compile import factor_symbol
 from .explain import Explanation
 from .export import latex, rounded_constants
 from .law import Law
-from .vocabulary import ExpressionSyntaxError, parse
+from .vocabulary import ExpressionSyntaxError, parse, to_readable
 
 # What each metric in law.json means, for people reading the report.
 METRIC_LABELS = {
@@ -101,7 +101,7 @@ def _readable(text: str, law: Law, digits: int = 4) -> str:
         expr = parse(text, {f: factor_symbol(f) for f in law.factors})
     except ExpressionSyntaxError:
         return text
-    return str(expr.xreplace({v: sympy.Float(v, digits) for v in expr.atoms(sympy.Float)}))
+    return to_readable(expr.xreplace({v: sympy.Float(v, digits) for v in expr.atoms(sympy.Float)}))
 
 
 def profile_page(rows: list, context: dict) -> str:

@@ -22,7 +22,10 @@ FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "log": sympy.log,
     "exp": sympy.exp,
     "sqrt": sympy.sqrt,
+    "max": sympy.Max,  # regimes: the larger of two costs (overlapped compute and communication)
+    "min": sympy.Min,  # or the smaller (a cap, a bottleneck that takes over)
 }
+REGIMES = ("max", "min")  # the functions of two or more arguments
 
 MAX_EXPONENT = 64  # the largest power a literal number may be raised to in an expression
 MAX_LENGTH = 10_000  # characters in one expression (a law's template is a few hundred)
@@ -95,6 +98,10 @@ def _convert(node: ast.AST, symbols: Mapping[str, sympy.Symbol], text: str) -> s
                 f"unknown function '{name}' in '{text}'{suggest(name, sorted(FUNCTIONS))}; "
                 f"known functions are {', '.join(sorted(FUNCTIONS))}"
             )
+        if name in REGIMES:
+            if len(node.args) < 2:
+                raise ExpressionSyntaxError(f"{name}() takes two or more arguments in '{text}'")
+            return FUNCTIONS[name](*(_convert(a, symbols, text) for a in node.args))
         if len(node.args) != 1:
             raise ExpressionSyntaxError(f"{name}() takes one argument in '{text}'")
         return FUNCTIONS[name](_convert(node.args[0], symbols, text))
@@ -123,8 +130,24 @@ def to_numpy_code(expr: sympy.Expr) -> str:
     return NumPyPrinter({"fully_qualified_modules": True}).doprint(expr)
 
 
-class _TextPrinter(StrPrinter):
-    """sympy's str printer, with floats written as Python's shortest exact repr."""
+class _ReadablePrinter(StrPrinter):
+    """sympy's str printer with max/min in the lower case the parser reads (for people: floats
+    as sympy prints them at their precision)."""
+
+    def _print_Max(self, expr: sympy.Expr) -> str:
+        return "max(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Min(self, expr: sympy.Expr) -> str:
+        return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+
+def to_readable(expr: sympy.Expr) -> str:
+    """``expr`` as people read it: sympy's text, max/min in lower case."""
+    return _ReadablePrinter().doprint(expr)
+
+
+class _TextPrinter(_ReadablePrinter):
+    """The readable printer with floats written as Python's shortest exact repr."""
 
     def _print_Float(self, expr: sympy.Float) -> str:
         return repr(float(expr))

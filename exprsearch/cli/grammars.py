@@ -20,7 +20,9 @@ def grammar_list() -> None:
     table = Table("name", "about")
     for name in _grammar.builtin_names():
         g = _grammar.load(name)
-        table.add_row(name, " ".join(g.description.split())[:110])
+        text = " ".join(g.description.split())
+        first = text.split(": ", 1)[0] if ": " in text[:120] else text.split(". ", 1)[0]
+        table.add_row(name, first.rstrip(".") + ("; grammar show " + name + " for the rest" if first != text else ""))
     out.print(table)
 
 

@@ -125,7 +125,7 @@ def _shared(results, directory: Path, force: bool, settings: FitSettings):
 def _print_shared(shared) -> None:
     from ..groups import rounded
 
-    table = Table("group", Column(f"shared form {shared.candidate.template}", overflow="fold"), "MSE (relative)",
+    table = Table("group", Column(f"shared form {shared.candidate}", overflow="fold"), "MSE (relative)",
                   title=f"One form for all groups (lowest summed BIC of {len(shared.considered)} forms)",
                   title_justify="left")
     for name, fitted in shared.fits.items():
@@ -197,7 +197,7 @@ def _report(result: Result, directory: Path) -> None:
         held = "" if s.holdout_mape is None else f"{s.holdout_mape:.3g}"
         table.add_row(f"{mark}{i}", str(s.complexity), str(s.n_constants), f"{s.mape:.3g}", f"{s.cv_mape:.3g}", held,
                       f"{s.r2:.4f}")
-        laws.append(f"{mark}{i:>3}  {s.fit.candidate.template}")
+        laws.append(f"{mark}{i:>3}  {s.fit.candidate}")
     out.print(table)
     for line in laws:  # whole, one per line: a narrow terminal wraps them, a pipe gets them as they are
         out.print(line, highlight=False, soft_wrap=True, markup=False)
