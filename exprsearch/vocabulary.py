@@ -125,9 +125,25 @@ def to_latex(expr: sympy.Expr) -> str:
     return _LatexPrinter({"mul_symbol": "dot"}).doprint(expr)
 
 
+class _NumPyPrinter(NumPyPrinter):
+    """numpy code with max/min as nested numpy.maximum/minimum (sympy's reduce needs functools)."""
+
+    def _nested(self, name: str, args) -> str:
+        first, *rest = [self._print(a) for a in args]
+        for other in rest:
+            first = f"numpy.{name}({first}, {other})"
+        return first
+
+    def _print_Max(self, expr: sympy.Expr) -> str:
+        return self._nested("maximum", expr.args)
+
+    def _print_Min(self, expr: sympy.Expr) -> str:
+        return self._nested("minimum", expr.args)
+
+
 def to_numpy_code(expr: sympy.Expr) -> str:
     """Python source evaluating ``expr`` with ``numpy.`` functions, vectorised over arrays."""
-    return NumPyPrinter({"fully_qualified_modules": True}).doprint(expr)
+    return _NumPyPrinter({"fully_qualified_modules": True}).doprint(expr)
 
 
 class _ReadablePrinter(StrPrinter):

@@ -11,7 +11,7 @@ from scipy.optimize import brentq
 from exprsearch import search
 from exprsearch.compile import factor_symbol
 from exprsearch.explain import explain
-from exprsearch.export import latex
+from exprsearch.export import latex, python_module
 from exprsearch.law import Law
 from exprsearch.vocabulary import ExpressionSyntaxError, parse, to_text
 
@@ -52,6 +52,9 @@ def test_a_regime_law_survives_law_json_and_prints_as_latex():
     columns = {"p": np.array([3.0, 100.0]), "n": np.array([1000.0, 50000.0])}
     assert np.allclose(again.predict(columns), law.predict(columns), rtol=1e-12)
     assert "\\max" in latex(law)
+    module = {}
+    exec(python_module(law), module)  # law.py, which needs only numpy
+    assert np.allclose(module["predict"](columns["p"], columns["n"]), law.predict(columns), rtol=1e-12)
 
 
 def test_min_in_a_grammar_file(tmp_path):
