@@ -36,6 +36,7 @@ class Factor:
     about: str = ""
     unit: str = ""
     column: str | None = None
+    absent: float | None = None  # the value it takes where the data has no such column
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class Grammar:
     source: str | None = None
     sha256: str | None = None
     bound: bool = False
+    fixed: dict[str, float] = field(default_factory=dict)  # factors absent from the data, at their value
 
     def constant(self, name: str) -> ConstantKind:
         return next(c for c in self.constants if c.name == name)
@@ -111,6 +113,7 @@ class Grammar:
     def symbols(self) -> dict[str, sympy.Symbol]:
         """Names usable in alternatives: factors (as their bound columns) and constant kinds."""
         table = {f.name: sympy.Symbol(f.column or f.name, positive=True) for f in self.factors}
+        table.update({name: sympy.nsimplify(value) for name, value in self.fixed.items()})
         table.update({c.name: sympy.Symbol(c.name, real=True) for c in self.constants})
         return table
 
@@ -183,8 +186,12 @@ def bind(
                 f"{suggest(name, list(columns))}; factors are {', '.join(columns)}"
             )
     bound: list[Factor] = []
+    fixed: dict[str, float] = {}
     for f in grammar.factors:
         column = mapping.get(f.name, f.name)
+        if column not in columns and f.absent is not None and f.name not in mapping:
+            fixed[f.name] = f.absent  # the grammar says what the factor is where it was not varied
+            continue
         if column not in columns:
             raise BindingError(
                 f"grammar '{grammar.name}' needs factor '{f.name}' ({f.about or f.role}) but the "
@@ -210,7 +217,7 @@ def bind(
         bound.append(Factor(name=column, role=role, column=column))
     rules = dict(grammar.rules)
     rules.update(_provided_rules(bound, declared))
-    return replace(grammar, factors=tuple(bound), rules=rules, bound=True)
+    return replace(grammar, factors=tuple(bound), rules=rules, bound=True, fixed=fixed)
 
 
 def _provided_rules(

@@ -107,9 +107,14 @@ def _factors(table: object, where: _Locator) -> tuple[Factor, ...]:
             spec = {"role": spec}
         if not isinstance(spec, dict):
             raise GrammarError(f"{loc}: factor '{name}' must be a table such as {{ role = \"extrinsic\" }}")
-        extra = sorted(set(spec) - {"role", "about", "unit"})
+        extra = sorted(set(spec) - {"role", "about", "unit", "absent"})
         if extra:
-            raise GrammarError(f"{loc}: factor '{name}' has unknown key '{extra[0]}'; use role, about, unit")
+            raise GrammarError(f"{loc}: factor '{name}' has unknown key '{extra[0]}'; use role, about, unit, absent")
+        absent = spec.get("absent")
+        if absent is not None and (isinstance(absent, bool) or not isinstance(absent, (int, float))
+                                   or not math.isfinite(absent) or absent <= 0):
+            raise GrammarError(f"{loc}: factor '{name}': absent must be a positive number (the value the factor "
+                               "takes where the data has no such column)")
         role = spec.get("role", "extrinsic")
         if role not in ROLES:
             raise GrammarError(
@@ -118,7 +123,8 @@ def _factors(table: object, where: _Locator) -> tuple[Factor, ...]:
             )
         if name in PROVIDED_RULES:
             raise GrammarError(f"{loc}: '{name}' is reserved for a provided rule; rename the factor")
-        factors.append(Factor(name, role, str(spec.get("about", "")), str(spec.get("unit", ""))))
+        factors.append(Factor(name, role, str(spec.get("about", "")), str(spec.get("unit", "")),
+                              absent=None if absent is None else float(absent)))
     return tuple(factors)
 
 

@@ -132,7 +132,9 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     law = _law(ranking, dataset, bound, settings.fit.seed, spread, found, _searched(found, fitted, skipped))
     rejected = Counter(skipped) + Counter(found.rejected)
     rejected.update(_reason_kind(f.reason) for f in fits if not f.ok)
-    notes = (dataset.notes + _domain_notes(dataset) + _space_notes(found)
+    absent = tuple(f"grammar factor '{name}' is not in the data: taken as {value:g} throughout"
+                   for name, value in bound.fixed.items())
+    notes = (dataset.notes + absent + _domain_notes(dataset) + _space_notes(found)
              + _time_notes(fitted, settings.time_limit))
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined)
 

@@ -77,7 +77,9 @@ def test_max_candidates_keeps_the_simplest():
 
 def test_builtin_grammars_expand():
     for name in grammar.builtin_names():
-        found = candidates.generate(grammar.bind(grammar.load(name), ("p", "n", "L"), intrinsic=("L",)))
+        g = grammar.load(name)
+        columns = tuple(dict.fromkeys(("p", "n", "L", *(f.name for f in g.factors))))  # its own factors too
+        found = candidates.generate(grammar.bind(g, columns, intrinsic=("L",)))
         assert len(found) > 2, name
 
 

@@ -271,7 +271,7 @@ def test_law_json_says_what_the_search_covered_and_what_it_did_not(amdahl_csv, t
     assert f"not searched: {count:,} candidates" in " ".join(capped.output.split())
 
 
-@pytest.mark.parametrize("name", ["default", "data-parallel", "pmnf", "generic-dl", "overlap"])
+@pytest.mark.parametrize("name", ["default", "data-parallel", "pmnf", "generic-dl", "overlap", "hybrid-parallel"])
 def test_grammar_show_to_a_file_round_trips_through_check_at_any_width(name, tmp_path):
     from exprsearch.grammar import source_text
 
