@@ -11,7 +11,7 @@ from exprsearch import grammar
 from exprsearch.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "tutorials").glob("*.md"))]
 
 
 def blocks(path: Path, language: str) -> list[str]:
@@ -49,7 +49,8 @@ def test_readme_setup_commands_name_the_bundled_dataset():
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
-def test_python_examples_run(path):
+def test_python_examples_run(path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # tutorials name ../shared/datasets from the project's root
     for code in blocks(path, "python"):
         exec(compile(code, str(path), "exec"), {})
 
