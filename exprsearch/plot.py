@@ -162,6 +162,24 @@ def front(rows: list[dict], path: Path) -> Path:
     return _save(fig, path)
 
 
+def pareto_set(choices: list, best, target: str, path: Path, budget: float | None = None) -> Path:
+    """Time against cost for the configurations no other one beats on both, the choice marked,
+    the time budget drawn (``optimize --plot``)."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    times, costs = [c.time for c in choices], [c.cost for c in choices]
+    ax.plot(costs, times, "o-", color="tab:blue", label="Pareto set (time vs cost)")
+    for c in choices:
+        ax.annotate(", ".join(f"{k}={v:g}" for k, v in c.config.items()), (c.cost, c.time), fontsize=7,
+                    textcoords="offset points", xytext=(4, 4))
+    ax.scatter([best.cost], [best.time], s=140, facecolors="none", edgecolors="red", lw=2, label="choice", zorder=4)
+    if budget is not None:
+        ax.axhline(budget, color="grey", ls=":", label=f"budget {budget:g}")
+    ax.set(xlabel="cost", ylabel=target, title="Time against cost")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
 def all_figures(law: Law, directory: Path, data: Dataset | None = None, front_rows: list[dict] | None = None,
                 view: tuple[str, np.ndarray, dict[str, float]] | None = None) -> list[Path]:
     """Every figure that the inputs allow, written into ``directory``."""

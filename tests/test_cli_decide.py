@@ -66,6 +66,17 @@ def test_optimize_time_and_cost(law_file):
     assert record["best"]["config"]["p"] == 10 and record["best"]["cost"] > 0
 
 
+def test_optimize_draws_the_pareto_set(law_file, tmp_path):
+    pytest.importorskip("matplotlib")
+    figure = tmp_path / "pareto.png"
+    result = run("optimize", law_file, "--vary", "p=1..64", "--fix", "n=16000", "--price", "2.5", "--devices", "p",
+                 "--budget", "20", "--plot", figure)
+    assert result.exit_code == 0, result.output
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"wrote {figure}" in " ".join(result.output.split())
+    unpriced = run("optimize", law_file, "--vary", "p=1..64", "--fix", "n=16000", "--plot", tmp_path / "x.png")
+    assert unpriced.exit_code == 2 and "give --price or --price-table" in unpriced.output
+
+
 @pytest.mark.parametrize(
     "args, fragment",
     [

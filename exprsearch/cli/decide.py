@@ -173,6 +173,7 @@ def optimize_command(
     budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time, in the target's unit.")] = None,
     time_unit: Annotated[str, typer.Option(help="Unit of the target: s, min or h (for cost).")] = "s",
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).")] = None,
 ) -> None:
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
 
@@ -191,7 +192,18 @@ def optimize_command(
         pricing = Pricing(price, devices, table, time_unit) if (price is not None or table is not None) else None
         if devices is not None and pricing is None:
             raise ConfigError("--devices needs --price or --price-table")
-        return law, optimize(law, _varied(vary), _fixed(fix), where, pricing, budget)
+        if plot is not None:
+            if pricing is None:
+                raise ConfigError("--plot draws time against cost: give --price or --price-table")
+            from ..plot import require_matplotlib
+
+            require_matplotlib()  # before the search, not after it
+        found = optimize(law, _varied(vary), _fixed(fix), where, pricing, budget)
+        if plot is not None:
+            from ..plot import pareto_set
+
+            pareto_set(list(found.pareto), found.best, law.target, plot, budget)
+        return law, found
 
     law, o = _guard(work)
     if json_:
@@ -210,6 +222,10 @@ def optimize_command(
         for c in o.pareto[:30]:
             table.add_row(*[f"{v:g}" for v in c.config.values()], f"{c.time:.4g}", f"{c.cost:.4g}")
         out.print(table)
+        if len(o.pareto) > 30:
+            out.print(f"… and {len(o.pareto) - 30} more on the Pareto set (all of them with --json)", highlight=False)
+    if plot is not None:
+        out.print(f"wrote {plot}", highlight=False)
 
 
 @app.command("plot")
