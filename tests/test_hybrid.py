@@ -43,3 +43,14 @@ def test_absent_must_be_a_positive_number():
     with pytest.raises(GrammarError, match="absent must be a positive number"):
         grammar.parse_text('[factors]\np = { absent = 0 }\n[constants]\nc = { min = 0, max = inf }\n'
                            '[rules]\nstart = "c + c*p"\n')
+
+
+def test_stages_measured_at_two_values_are_enough_for_the_pipeline_term():
+    """With s in {1, 2} the part (m + s - 1)/s mixes s with m: it is told apart across m's values,
+    so the rule 'two values, one shape' does not apply to it (it used to raise a TypeError)."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame([{"s": s, "m": m, "L": L, "time": (0.001 + 0.0006 * L * (m + s - 1) / s)
+                           * (1 + 0.02 * rng.standard_normal())}
+                          for s, m, L in itertools.product((1, 2), (1, 2, 4, 8), (4, 8, 16)) for _ in range(2)])
+    law = search(frame, "time", "hybrid-parallel", resamples=0).law
+    assert str(law.template) == "L*c1*(m + s - 1)/s + c0"
