@@ -54,3 +54,21 @@ def test_stages_measured_at_two_values_are_enough_for_the_pipeline_term():
                           for s, m, L in itertools.product((1, 2), (1, 2, 4, 8), (4, 8, 16)) for _ in range(2)])
     law = search(frame, "time", "hybrid-parallel", resamples=0).law
     assert str(law.template) == "L*c1*(m + s - 1)/s + c0"
+
+
+def test_a_pipeline_bubble_law_from_a_small_grid_predicts_four_times_the_stages():
+    """Fitted on s = 1, 2, 4 stages, the law predicts s = 16 (4x) within 3 %, and optimize picks
+    the analytically best split of 64 devices."""
+    rng = np.random.default_rng(5)
+    bubble = lambda d, s, m, L: 0.2 + 0.003 * (m + s - 1) * L / s + 0.004 * L / s * (d - 1) / d  # noqa: E731
+    frame = pd.DataFrame([{"d": d, "s": s, "m": m, "L": L, "time": bubble(d, s, m, L) * (1 + 0.02 * rng.standard_normal())}
+                          for d, s, m, L in itertools.product((1, 2, 4), (1, 2, 4), (4, 8, 16), (16, 32, 64))
+                          for _ in range(2)])
+    law = search(frame, "time", "hybrid-parallel", resamples=0).law
+    assert str(law.template) == "L*c1*(m + s - 1)/s + L*c2*(d - 1)/(d*s) + c0"
+    at = {"d": [2], "s": [16], "m": [16], "L": [64]}
+    assert law.predict(at)[0] == pytest.approx(bubble(2, 16, 16, 64), rel=0.03)
+    grid = {"d": np.array([1, 2, 4, 8, 16, 32, 64.0]), "s": np.array([1, 2, 4, 8, 16, 32, 64.0])}
+    best = optimize(law, grid, {"m": 32, "L": 64}, where=["d*s == 64"]).best
+    analytic = min(((d, 64 / d) for d in (1, 2, 4, 8, 16, 32, 64)), key=lambda ds: bubble(ds[0], ds[1], 32, 64))
+    assert (best.config["d"], best.config["s"]) == analytic
