@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -135,6 +139,61 @@ def campaign(case: Case, budget: float, seed: int) -> dict:
     return {"error": history[-1][1], "spent": spent, "runs": len(frame), "reach5": reach, "settled": settled}
 
 
+EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
+ADVISOR = r"""
+import json, sys, warnings
+warnings.simplefilter("ignore")
+from extrap.fileio.file_reader.text_file_reader import TextFileReader
+from extrap.modelers.model_generator import ModelGenerator
+from extrap.mpa.measurement_point_advisor import MeasurementPointAdvisor
+path, series, budget = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
+reader = TextFileReader()
+reader.keep_values = True
+experiment = reader.read_experiment(path)
+generator = ModelGenerator(experiment)
+generator.model_all()
+advisor = MeasurementPointAdvisor(budget, 0, experiment, True, series, False, 1, generator)
+points, reps = advisor.suggest_points([], experiment.metrics[0])
+print(json.dumps({"points": [list(map(float, c)) for c in points], "reps": reps}))
+"""
+
+
+def extrap_campaign(case: Case, budget: float, seed: int, folder: Path) -> float | None:
+    """Follow Extra-P 4.2.5's measurement point advisor (driven from its Python API) from the same
+    minimal design, measured twice as the advisor needs repetitions, taking the repetitions it
+    asks for, until the budget is spent; the final data are fitted by exprsearch, so only the
+    design differs. None without Extra-P."""
+    if not EXTRAP.exists():
+        return None
+    world = World(case, seed)
+    configs = [c for c in initial(case) for _ in range(2)]
+    frame = world.measure(configs)
+    spent = sum(cost_of(case, c) for c in configs)
+    series = [",".join(f"{v:g}" for v in case.space[k]) for k in case.space]
+    while True:
+        path = folder / "advisor.txt"
+        names = list(case.space)
+        grouped = frame.groupby(names).time.apply(list)
+        lines = ["PARAMETER " + " ".join(names),
+                 "POINTS " + " ".join("( " + " ".join(f"{v:g}" for v in np.atleast_1d(k)) + " )" for k in grouped.index),
+                 "REGION r", "METRIC time"] + ["DATA " + " ".join(f"{v:.10g}" for v in values) for values in grouped]
+        path.write_text("\n".join(lines) + "\n")
+        run = subprocess.run([str(EXTRAP), "-c", ADVISOR, str(path), json.dumps(series), str(budget - spent)],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            break
+        answer = json.loads(run.stdout.strip().splitlines()[-1])
+        if not answer["points"]:
+            break
+        config = tuple(answer["points"][0])
+        reps = max(1, int(answer["reps"][0])) if answer["reps"] else 1
+        if spent + reps * cost_of(case, config) > budget:
+            break
+        frame = pd.concat([frame, world.measure([config] * reps)], ignore_index=True)
+        spent += reps * cost_of(case, config)
+    return error(case, frame)[0]
+
+
 def random_design(case: Case, budget: float, seed: int, world_seed: int) -> float:
     rng = np.random.default_rng(seed)
     configs = initial(case)
@@ -188,21 +247,24 @@ def main() -> None:
         grid_error = error(case, World(case, world).measure(full))[0]
         followed = campaign(case, budget, seed=world)
         randoms = [random_design(case, budget, 300 + 10 * number + r, world) for r in range(args.random)]
-        row = {"law": case.name, "grid": grid_error, "random": statistics.median(randoms), **followed,
+        with tempfile.TemporaryDirectory() as folder:
+            advisor = extrap_campaign(case, budget, world, Path(folder))
+        row = {"law": case.name, "grid": grid_error, "random": statistics.median(randoms), "advisor": advisor, **followed,
                "budget": budget, "grid_runs": len(full), "seconds": time.perf_counter() - started}
         rows.append(row)
         print(f"  {case.name}: suggest {row['error']:.2f} % ({row['runs']} runs, {100 * row['spent'] / budget:.0f} % of "
               f"the grid's cost), grid {grid_error:.2f} %, random {row['random']:.2f} %", file=sys.stderr)
     print("\n### Following suggest against a full grid and random designs of the same cost\n")
     print("| law | suggest error % | runs | share of the grid's cost | said settled at (cost share, runs, error) | "
-          "cost share to reach 5 % | full grid error % | random (median) error % |")
-    print("|---|---|---|---|---|---|---|---|")
+          "cost share to reach 5 % | full grid error % | random (median) error % | Extra-P advisor error % |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         reach = f"{100 * r['reach5'] / r['budget']:.0f} %" if r["reach5"] is not None else "not reached"
         said = (f"{100 * r['settled'][0] / r['budget']:.0f} %, {r['settled'][1]}, {r['settled'][2]:.2f} %"
                 if r["settled"] else "no")
         print(f"| {r['law']} | {r['error']:.2f} | {r['runs']} | {100 * r['spent'] / r['budget']:.0f} % | {said} | "
-              f"{reach} | {r['grid']:.2f} | {r['random']:.2f} |")
+              f"{reach} | {r['grid']:.2f} | {r['random']:.2f} | "
+              f"{'—' if r['advisor'] is None else format(r['advisor'], '.2f')} |")
     better = sum(r["error"] < r["grid"] for r in rows)
     shares = [r["reach5"] / r["budget"] if r["reach5"] is not None else float("inf") for r in rows]
     print(f"\nFollowing suggest: lower error at the target than the full grid on {better}/{len(rows)} laws "
@@ -210,6 +272,11 @@ def main() -> None:
           f"{sum(r['error'] < r['random'] for r in rows)}/{len(rows)}; median cost to reach 5 % error: "
           f"{100 * statistics.median(shares):.0f} % of the grid's (full grid within 5 % on "
           f"{sum(r['grid'] < 5 for r in rows)}/{len(rows)}).")
+    advised = [r for r in rows if r["advisor"] is not None]
+    if advised:
+        print(f"Against Extra-P's advisor (its designs fitted by exprsearch): lower error on "
+              f"{sum(r['error'] < r['advisor'] for r in advised)}/{len(advised)} laws; the advisor's designs "
+              f"within 5 % on {sum(r['advisor'] < 5 for r in advised)}/{len(advised)}.")
 
 
 if __name__ == "__main__":
