@@ -43,9 +43,18 @@ def _quiet_worker(*start: object) -> None:
 def _refine_chunk(bounds: tuple[int, int]) -> list[tuple]:
     """Fit jobs ``bounds[0]:bounds[1]``; plain tuples travel between processes cheaply
     (pickling sympy expressions costs more than fitting them)."""
-    compiler, y, settings = _WORKER["compiler"], _WORKER["y"], _WORKER["settings"]
+    return _fit_jobs(_WORKER["compiler"], _WORKER["y"], _WORKER["settings"], _WORKER["todo"][bounds[0]:bounds[1]])
+
+
+def _fit_task(task: tuple) -> list[tuple]:
+    """A chunk of jobs sent whole to a cluster worker, which holds no state between tasks."""
+    threadpool_limits(1, user_api="blas")
+    return _fit_jobs(*task)
+
+
+def _fit_jobs(compiler: Compiler, y: np.ndarray, settings: FitSettings, jobs: list) -> list[tuple]:
     out = []
-    for candidate, start in _WORKER["todo"][bounds[0]:bounds[1]]:
+    for candidate, start in jobs:
         # exponents with a start from a grid (the screening's, or the batched profile of a lone
         # exponent) are in the right basin already and are polished locally; those without a
         # start are searched by DE
@@ -64,9 +73,13 @@ def _serial_seconds(todo: list[tuple[Candidate, Fit | None]]) -> float:
 def refine(
     todo: list[tuple[Candidate, Fit | None]], compiler: Compiler, y: np.ndarray, settings: FitSettings,
     progress: Progress | None, jobs: int, deadline: float | None, done: int, total: int,
+    scheduler: str | None = None,
 ) -> list[Fit | None]:
-    """Fit each job, in ``jobs`` processes; each candidate's DE seed depends only on it, so the
-    outcome does not depend on ``jobs``. Jobs not reached by ``deadline`` come back None."""
+    """Fit each job, in ``jobs`` processes or on a Dask ``scheduler``; each candidate's DE seed
+    depends only on it, so the outcome does not depend on what runs it. Jobs not reached by
+    ``deadline`` come back None."""
+    if scheduler is not None and todo:
+        return _on_cluster(todo, compiler, y, settings, progress, deadline, done, total, scheduler)
     size = 8 if jobs > 1 else 4
     chunks = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
     rows: list[tuple] = []
@@ -97,3 +110,31 @@ def refine(
     _WORKER.clear()
     fitted: list[Fit | None] = [Fit(c, *row) for (c, _), row in zip(todo, rows)]
     return fitted + [None] * (len(todo) - len(rows))
+
+
+def _on_cluster(todo, compiler: Compiler, y: np.ndarray, settings: FitSettings, progress: Progress | None,
+                deadline: float | None, done: int, total: int, scheduler: str) -> list[Fit | None]:
+    """The jobs in chunks on a Dask cluster (a search too large for one machine): each chunk
+    travels with the compiler (without its caches), the targets and the settings."""
+    from .executor import DaskCluster
+
+    size = 32
+    starts = list(range(0, len(todo), size))
+    parts: dict[int, list[tuple]] = {}
+    cluster = DaskCluster(scheduler)
+    try:
+        tasks = [(compiler, y, settings, todo[a:a + size]) for a in starts]
+        for index, rows in cluster.run(_fit_task, tasks):
+            parts[index] = rows
+            if progress is not None:
+                progress(done + sum(len(p) for p in parts.values()), total)
+            if deadline is not None and time.monotonic() > deadline:
+                break
+    finally:
+        cluster.close()
+    fitted: list[Fit | None] = []
+    for index, a in enumerate(starts):
+        chunk = todo[a:a + size]
+        rows = parts.get(index)
+        fitted += [Fit(c, *row) for (c, _), row in zip(chunk, rows)] if rows else [None] * len(chunk)
+    return fitted

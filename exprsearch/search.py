@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -53,7 +55,8 @@ class Result:
 class SearchSettings:
     """How a search runs; the defaults are those of ``exprsearch run``.
 
-    ``jobs`` processes refine candidates (0: one per core); the law does not depend on it.
+    ``jobs`` processes refine candidates (0: one per core), or ``scheduler`` (a Dask address or
+    ``local:N``) sends them to a cluster; the law depends on neither.
     ``resamples`` bootstrap refits give the law's intervals (0: none). ``validation`` "largest"
     prefers laws that predict the held-out largest configurations; "kfold" uses 5-fold
     cross-validation over configurations instead. ``time_limit`` (seconds) stops the refinement
@@ -67,12 +70,19 @@ class SearchSettings:
     jobs: int = 0
     time_limit: float | None = None
     strategy: str = "auto"
+    scheduler: str | None = None  # a Dask scheduler for the refinements of a very large search
 
     def __post_init__(self) -> None:
         if self.validation not in VALIDATIONS:
             raise SettingsError(f"validation must be one of {', '.join(VALIDATIONS)}, got {self.validation!r}")
         if self.strategy not in STRATEGIES:
             raise SettingsError(f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+        if self.scheduler is not None:
+            if not isinstance(self.scheduler, str) or not re.fullmatch(
+                    r"local:[1-9]\d*|[a-z]+://\S+|[\w.-]+:\d+", self.scheduler):
+                raise SettingsError(f"scheduler {self.scheduler!r}: write a Dask address (tcp://host:8786) or local:N")
+            if importlib.util.find_spec("distributed") is None:
+                raise SettingsError("a scheduler needs dask.distributed: pip install 'exprsearch[dask]'")
         whole("resamples", self.resamples, 0)
         whole("jobs", self.jobs, 0)
         if self.time_limit is not None:
@@ -125,7 +135,7 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     found = _candidates.generate(bound, _strategy(settings.strategy, bound, compiler, dataset.y, shapes))
     usable, skipped = _identifiable(found, dataset, shapes)
     fitted = _fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
-                      found.guesses)
+                      found.guesses, settings.scheduler)
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
     ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
@@ -213,7 +223,7 @@ class _Fitted:
 def _fit_all(
     usable: list[Candidate], compiler: Compiler, y: np.ndarray, settings: FitSettings,
     progress: Progress | None, jobs: int = 1, deadline: float | None = None,
-    guesses: Mapping[Term, tuple[float, ...]] | None = None,
+    guesses: Mapping[Term, tuple[float, ...]] | None = None, scheduler: str | None = None,
 ) -> _Fitted:
     """Fit separable candidates (and those with guessed exponents) in batches, then refine by
     differential evolution the ones with a nonlinear constant that may reach the front, and fit
@@ -232,7 +242,7 @@ def _fit_all(
     if progress is not None:
         progress(len(usable) - len(todo), len(usable))
     done = refine([(usable[i], fits[i]) for i in todo], compiler, y, settings, progress, jobs, deadline,
-                   len(usable) - len(todo), len(usable))
+                   len(usable) - len(todo), len(usable), scheduler)
     for i, f in zip(todo, done):
         if f is not None:
             fits[i] = f

@@ -127,3 +127,24 @@ def test_bad_profile_options_exit_2_with_one_sentence(tmp_path, args, fragment):
     result = run("profile", write_profile(tmp_path / "p.txt"), *args, "--out", tmp_path / "o")
     assert result.exit_code == 2 and fragment in " ".join(result.output.split()), result.output
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_one_search_refined_on_a_dask_cluster_gives_the_same_law():
+    pytest.importorskip("dask.distributed")
+    from exprsearch import search
+    from tests.conftest import WORKERS, measurements
+
+    frame = measurements(lambda p, n: 1 + 1e-4 * n**1.5 / p + 0.2 * p**0.5, {"p": WORKERS, "n": (1000, 4000, 16000)})
+    alone = search(frame, "time", "data-parallel", jobs=1, resamples=0, prune_margin=None)
+    clustered = search(frame, "time", "data-parallel", scheduler="local:2", resamples=0, prune_margin=None)
+    assert alone.refined >= 16 and clustered.law.to_json() == alone.law.to_json()
+
+
+def test_a_scheduler_that_cannot_be_one_is_refused_before_the_search(tmp_path):
+    from exprsearch.errors import SettingsError
+    from exprsearch.search import SearchSettings
+
+    with pytest.raises(SettingsError, match="write a Dask address"):
+        SearchSettings(scheduler="nonsense")
+    assert SearchSettings(scheduler="local:2").scheduler == "local:2"

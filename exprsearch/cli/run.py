@@ -35,6 +35,7 @@ def run(
     loss: Annotated[str, typer.Option(help="squared, or huber / absolute to resist outliers (warm-up rows, failed runs).")] = "squared",
     validation: Annotated[str, typer.Option(help="largest: prefer laws that predict the held-out largest configurations; kfold: 5-fold CV.")] = "largest",
     strategy: Annotated[str, typer.Option(help="auto: the data choose what to fit where the grammar's space is larger than its limits; exhaustive: fit up to the limits and report what they cut.")] = "auto",
+    scheduler: Annotated[str | None, typer.Option(help="Refine on a Dask cluster: a scheduler address (tcp://host:8786) or local:N (the 'dask' extra); the law is the same.")] = None,
     by: Annotated[str | None, typer.Option(help="Fit one law per value of this column (framework, gpu, model).")] = None,
     shared_form: Annotated[bool, typer.Option(help="With --by: also fit one form shared by all groups, constants per group.")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
@@ -59,7 +60,8 @@ def run(
         if not force:
             for folder in where.values():
                 export.check_free(folder, names)
-        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy)
+        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
+                                  scheduler)
         for dataset in datasets.values():  # what was left out of the data is said before the search
             for note in dataset.notes:
                 err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
