@@ -43,20 +43,24 @@ class Law:
         from scipy.special import ndtri  # the normal quantile
 
         center = self.predict(data)
-        if not self.bootstrap:
-            raise LawError("this law has no bootstrap samples; fit it with bootstrap resamples > 0")
-        names = list(self.constants)
-        params = [sympy.Symbol(n, real=True) for n in names]
-        samples = np.array(self.bootstrap, dtype=float)
-        columns = [np.asarray(data[f], dtype=float) for f in self.factors]
-        curves = to_function(self.template, self.factors, params)(columns, [samples[:, i, None] for i in range(len(names))])
-        curves = np.broadcast_to(curves, (len(samples), *np.shape(center)))
+        curves = self.bootstrap_curves(data)
         tail = 100 * (1 - level) / 2
         low, high = np.percentile(curves, [tail, 100 - tail], axis=0)
         noise = ndtri(1 - (1 - level) / 2) * self.residual_sd
         below = np.sqrt(np.clip(1 - low / center, 0, None) ** 2 + noise**2)
         above = np.sqrt(np.clip(high / center - 1, 0, None) ** 2 + noise**2)
         return center * (1 - below), center * (1 + above)
+
+    def bootstrap_curves(self, data: Mapping[str, object]) -> np.ndarray:
+        """The law refitted on each bootstrap resample, evaluated at ``data``: ``(resamples, n)``."""
+        if not self.bootstrap:
+            raise LawError("this law has no bootstrap samples; fit it with bootstrap resamples > 0")
+        params = [sympy.Symbol(n, real=True) for n in self.constants]
+        samples = np.array(self.bootstrap, dtype=float)
+        columns = [np.asarray(data[f], dtype=float) for f in self.factors]
+        shape = np.broadcast_shapes(*(c.shape for c in columns))
+        curves = to_function(self.template, self.factors, params)(columns, [samples[:, i, None] for i in range(len(params))])
+        return np.broadcast_to(curves, (len(samples), *shape)).astype(float)
 
     def terms(self) -> list[tuple[str, sympy.Expr]]:
         """The law's additive terms with constants inlined, each with the rule it came from."""

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
-from .compile import to_function
 from .configs import ConfigError, check_factors
+from .law import Law
 from .search import Result
+from .vocabulary import to_readable
 
 PLAUSIBLE_ERROR = 1.5  # laws fitting within 1.5x the best law's error (or twice the noise) are plausible
 WORTHWHILE = 0.5  # a suggestion removes at least this share of what the most informative run would
@@ -80,11 +81,12 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     columns = {f: np.append(grid[f], at[f]) for f in law.factors}  # the target is the last column
     noise_sd = max(result.ranking.noise.relative_sd or law.residual_sd or 0.0, NOISE_FLOOR)
     laws, weights = _plausible(result, noise_sd)
-    predictions = np.array([_predict(template, values, law.factors, columns) for template, values in laws])
     if not law.bootstrap:
         raise ConfigError("suggestions need the law's bootstrap samples: run with --bootstrap of at least 20")
-    samples = _bootstrap_predictions(law, columns)
     with np.errstate(all="ignore"):
+        predictions = np.array([Law(law.target, law.factors, template, values, 0).predict(columns)
+                                for template, values in laws])
+        samples = law.bootstrap_curves(columns)
         logs = np.log(predictions)
         boot = np.log(samples)
     usable = np.all(np.isfinite(logs), axis=0) & np.all(np.isfinite(boot), axis=0) & np.all(predictions > 0, axis=0)
@@ -125,7 +127,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     values = min(len(np.unique(result.dataset.column(f))) for f in result.dataset.factors)
     settled = bool(agree < tolerance and (high - low) / 2 / point < tolerance and spare >= MINIMUM_SPARE
                    and values >= MINIMUM_VALUES)
-    plausible = tuple((str(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
+    plausible = tuple((to_readable(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = tuple(
         Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, bool(measured[i]),
                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices))
@@ -142,24 +144,6 @@ def _plausible(result: Result, noise: float) -> tuple[list[tuple[sympy.Expr, dic
     threshold = max(PLAUSIBLE_ERROR * min(s.mape for s in front), 2 * 100 * noise)
     keep = [chosen] + [i for i, s in enumerate(front) if i != chosen and s.mape <= threshold]
     return [(front[i].fit.candidate.template, front[i].fit.values) for i in keep], np.full(len(keep), 1 / len(keep))
-
-
-def _predict(template: sympy.Expr, values: dict, factors: tuple[str, ...], columns: dict) -> np.ndarray:
-    expr = template.xreplace({sympy.Symbol(k, real=True): sympy.Float(v, 17) for k, v in values.items()})
-    n = len(next(iter(columns.values())))
-    with np.errstate(all="ignore"):
-        return np.broadcast_to(to_function(expr, factors)([columns[f] for f in factors]), (n,)).astype(float)
-
-
-def _bootstrap_predictions(law, columns: dict) -> np.ndarray:
-    names = list(law.constants)
-    params = [sympy.Symbol(n, real=True) for n in names]
-    samples = np.array(law.bootstrap, dtype=float)
-    n = len(next(iter(columns.values())))
-    with np.errstate(all="ignore"):
-        values = to_function(law.template, law.factors, params)([columns[f] for f in law.factors],
-                                                               [samples[:, i, None] for i in range(len(names))])
-    return np.broadcast_to(values, (len(samples), n)).astype(float)
 
 
 def _covariance(logs: np.ndarray, weights: np.ndarray, boot: np.ndarray) -> np.ndarray:
@@ -188,7 +172,7 @@ def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, f
         there = np.abs(np.log(predictions[:, -1])[:, None] - np.log(predictions[:, -1])[None, :])
         a, b = np.unravel_index(np.argmax(here * there), here.shape)
         if here[a, b] > 0:
-            return (f"{where}: separates {laws[a][0]} from {laws[b][0]}, which differ by "
+            return (f"{where}: separates {to_readable(laws[a][0])} from {to_readable(laws[b][0])}, which differ by "
                     f"{_apart(here[a, b])} here and {_apart(there[a, b])} at the target; expected to remove {100 * gain:.0f} % of the uncertainty there; {paid}")
     return (f"{where}: narrows the spread of the law's constants; expected to remove {100 * gain:.0f} % of the "
             f"uncertainty at the target; {paid}")
