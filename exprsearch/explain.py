@@ -132,7 +132,7 @@ def _uses(law: Law, factor: str) -> bool:
 
 
 def _short(expr: sympy.Expr) -> str:
-    return to_readable(expr.xreplace({f: sympy.Float(f, 4) for f in expr.atoms(sympy.Float)}))
+    return to_readable(expr, 4)
 
 
 def _exact_minimum(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray) -> Limit | None:

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
-import sympy
 
 from .compile import to_function
 from .data import Dataset
@@ -66,8 +65,7 @@ def model_series(job: _Job) -> SeriesLaw:
     law = result.law
     largest = {f: float(job.dataset.column(f).max()) for f in job.dataset.factors}
     at = {f: job.at.get(f, job.scale * largest[f]) for f in law.factors}
-    value_largest, term_largest = _dominant(law, largest)
-    value_at, term_at = _dominant(law, at)
+    (value_largest, term_largest), (value_at, term_at) = _dominant(law, [largest, at])
     return SeriesLaw(
         job.name, f"{law.target} = {rounded_text(law)}", law.complexity, len(law.constants),
         law.metrics.get("mape_pct"), law.metrics.get("cv_mape_pct"), largest, value_largest, term_largest,
@@ -76,14 +74,18 @@ def model_series(job: _Job) -> SeriesLaw:
     )
 
 
-def _dominant(law: Law, config: Mapping[str, float]) -> tuple[float, str]:
-    """The law's value at ``config`` and its largest term there, as text."""
-    columns = [np.array([config[f]]) for f in law.factors]
-    values = [float(np.ravel(to_function(term, law.factors)(columns))[0]) for _, term in law.terms()]
-    largest = int(np.argmax(values))
-    term = law.terms()[largest][1]
-    shown = to_readable(term.xreplace({v: sympy.Float(v, 4) for v in term.atoms(sympy.Float)}))
-    return float(sum(values)), f"{shown} ({100 * values[largest] / sum(values):.0f} %)"
+def _dominant(law: Law, configs: list[Mapping[str, float]]) -> list[tuple[float, str]]:
+    """At each configuration, the law's value and its largest term there, as text (each term
+    compiled once and evaluated at all the configurations)."""
+    columns = [np.array([c[f] for c in configs], dtype=float) for f in law.factors]
+    terms = [term for _, term in law.terms()]
+    values = np.array([np.broadcast_to(to_function(t, law.factors)(columns), (len(configs),)) for t in terms])
+    out = []
+    for j in range(len(configs)):
+        largest = int(np.argmax(values[:, j]))
+        total = float(values[:, j].sum())
+        out.append((total, f"{to_readable(terms[largest], 4)} ({100 * values[largest, j] / total:.0f} %)"))
+    return out
 
 
 def model_profile(

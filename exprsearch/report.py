@@ -9,7 +9,6 @@ import html
 import io
 from pathlib import Path
 
-import sympy
 from sympy.printing.mathml import mathml
 
 from .compile import factor_symbol
@@ -101,7 +100,7 @@ def _readable(text: str, law: Law, digits: int = 4) -> str:
         expr = parse(text, {f: factor_symbol(f) for f in law.factors})
     except ExpressionSyntaxError:
         return text
-    return to_readable(expr.xreplace({v: sympy.Float(v, digits) for v in expr.atoms(sympy.Float)}))
+    return to_readable(expr, digits)
 
 
 def profile_page(rows: list, context: dict) -> str:

@@ -157,8 +157,11 @@ class _ReadablePrinter(StrPrinter):
         return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
 
-def to_readable(expr: sympy.Expr) -> str:
-    """``expr`` as people read it: sympy's text, max/min in lower case."""
+def to_readable(expr: sympy.Expr, digits: int | None = None) -> str:
+    """``expr`` as people read it: sympy's text, max/min in lower case, its numbers rounded to
+    ``digits`` significant digits when given."""
+    if digits is not None:
+        expr = expr.xreplace({v: sympy.Float(v, digits) for v in expr.atoms(sympy.Float)})
     return _ReadablePrinter().doprint(expr)
 
 
