@@ -151,10 +151,8 @@ def load_grouped(
     rest = frame.drop(columns=keys)
     chosen = factors or [c for c in rest.columns if c != target and pd.api.types.is_numeric_dtype(rest[c])]
     groups, failures = {}, {}
-    for value, group in frame.groupby(keys if len(keys) > 1 else keys[0], sort=True):
-        values = value if isinstance(value, tuple) else (value,)
-        name = ",".join(f"{k}={v}" for k, v in zip(keys, values)) if len(keys) > 1 or isinstance(by, str) \
-            else f"{keys[0]}={values[0]}"
+    for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
+        name = ",".join(f"{k}={v}" for k, v in zip(keys, values))
         try:
             groups[name] = from_frame(
                 group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,

@@ -60,8 +60,7 @@ class ShapeRule:
         second value, -1 if it falls, 0 otherwise."""
         key = (name, part)
         if key not in self._direction:
-            if any(s.name.startswith("_theta") for s in part.free_symbols) or \
-                    part.free_symbols - {self.symbols[name]}:
+            if any(s.name.startswith("_theta") for s in part.free_symbols) or self._mixes(name, part):
                 # a fitted exponent, or a part that mixes factors ((m + s - 1)/s): no one direction
                 self._direction[key] = 0
             else:
@@ -70,13 +69,16 @@ class ShapeRule:
                 self._direction[key] = int(np.sign(high - low)) if np.isfinite([low, high]).all() else 0
         return self._direction[key]
 
+    def _mixes(self, name: str, part: sympy.Expr) -> bool:
+        """Whether ``part`` depends on another factor besides ``name`` (fitted exponents aside)."""
+        return any(s != self.symbols[name] and not s.name.startswith("_theta") for s in part.free_symbols)
+
     def reason(self, terms: Sequence[Term]) -> str | None:
         """Why the data cannot identify the shape of the law made of ``terms``, or None."""
         for name, levels in self.levels.items():
             # shapes of this factor alone; a part that mixes factors ((m + s - 1)/s) is an
             # interaction, told apart across the other factors' values, not by this factor's
-            parts = {p for p in {self.part(t, name) for t in terms} - {sympy.Integer(1)}
-                     if not {s for s in p.free_symbols if not s.name.startswith("_theta")} - {self.symbols[name]}}
+            parts = {p for p in {self.part(t, name) for t in terms} - {sympy.Integer(1)} if not self._mixes(name, p)}
             if not parts:
                 continue
             exponents = sum(1 for p in parts for s in p.free_symbols if s.name.startswith("_theta"))
