@@ -65,7 +65,8 @@ def profile(
         series, failures = _series(data, fmt, target, by)
         point = parse_point(at, "--at") if at else {}
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
-        context = {"data": str(data), "sha256": digest(data), "grammar": grammar, "at": point,
+        sha = next((d.sha256 for d in series.values()), None) or digest(data)  # read once when it can be
+        context = {"data": str(data), "sha256": sha, "grammar": grammar, "at": point,
                    "scale": scale, "seed": seed, "bootstrap": bootstrap}
         done = []
         if resume and (directory / "laws.json").is_file():
@@ -73,7 +74,7 @@ def profile(
             if earlier != context:
                 changed = ", ".join(k for k in context if earlier.get(k) != context[k])
                 raise OutputError(f"'{directory / 'laws.json'}' was made with other inputs ({changed}); "
-                                          "--resume needs the same data and options, or use another --out")
+                                  "--resume needs the same data and options, or use another --out")
             done = [r for r in rows if r.series in series or r.series in failures]
         return series, failures, done, context, settings
 
@@ -88,12 +89,13 @@ def profile(
                   + (f" ({len(done)} kept from an earlier run)" if done else ""), highlight=False)
     progress = Progress(TextColumn("series"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("eta"), TimeRemainingColumn(), console=cli.err, transient=True)
-    stopped = False
+    stopped, ran = False, 0
     try:
         with progress:
             task = progress.add_task("series", total=len(todo))
             for row in model_profile(todo, grammar, settings, point, scale, pool):
                 finished.append(row)
+                ran += 1
                 progress.advance(task)
     except KeyboardInterrupt:
         stopped = True
@@ -113,7 +115,7 @@ def profile(
     _print(finished, top, point, scale, cli.out)
     modelled = sum(1 for r in finished if not r.error)
     cli.out.print(f"{modelled} of {len(finished)} series modelled in {seconds:.1f} s "
-                  f"({1000 * seconds / max(1, len(finished) - len(done)):.0f} ms per series); wrote "
+                  f"({1000 * seconds / max(1, ran):.0f} ms per series searched); wrote "
                   f"{', '.join(SUMMARY)}{', report.html' if report else ''}{' and series/*/law.json' if laws else ''} "
                   f"to {directory}", highlight=False)
     if stopped:
