@@ -4,14 +4,16 @@ which one ran them, because every job is a pure function of its inputs."""
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
 import os
+import re
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, Protocol
 
-from .errors import ExprsearchError
+from .errors import ExprsearchError, SettingsError
 
 
 class ExecutorError(ExprsearchError, RuntimeError):
@@ -107,10 +109,19 @@ class DaskCluster:
             self.cluster.close()
 
 
+def check_scheduler(address: object) -> None:
+    """Refuse, before any work, a scheduler that cannot be one, or one without dask.distributed."""
+    if not isinstance(address, str) or not re.fullmatch(r"local:[1-9]\d*|[a-z]+://\S+|[\w.-]+:\d+", address):
+        raise SettingsError(f"scheduler {address!r}: write a Dask address (tcp://host:8786) or local:N")
+    if importlib.util.find_spec("distributed") is None:
+        raise SettingsError("a scheduler needs dask.distributed: pip install 'exprsearch[dask]'")
+
+
 def executor(jobs: int = 0, scheduler: str | None = None, size: int = 0) -> Executor:
     """The executor for ``size`` jobs: a Dask cluster when ``scheduler`` is given, else ``jobs``
     local processes (0: one per core), or this process when one would do."""
-    if scheduler:
+    if scheduler is not None:
+        check_scheduler(scheduler)
         return DaskCluster(scheduler)
     jobs = jobs or os.cpu_count() or 1
     return LocalPool(min(jobs, size)) if jobs > 1 and size > 1 else InProcess()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import re
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -25,6 +23,7 @@ from .batch import batchable, fit_separable
 from .candidates import Candidate, CandidateSet, Term
 from .compile import Compiler
 from .errors import SearchError, SettingsError
+from .executor import check_scheduler
 from .fit import Fit, FitSettings, number, verify, whole
 from .identify import ShapeRule
 from .law import Law
@@ -78,11 +77,7 @@ class SearchSettings:
         if self.strategy not in STRATEGIES:
             raise SettingsError(f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
         if self.scheduler is not None:
-            if not isinstance(self.scheduler, str) or not re.fullmatch(
-                    r"local:[1-9]\d*|[a-z]+://\S+|[\w.-]+:\d+", self.scheduler):
-                raise SettingsError(f"scheduler {self.scheduler!r}: write a Dask address (tcp://host:8786) or local:N")
-            if importlib.util.find_spec("distributed") is None:
-                raise SettingsError("a scheduler needs dask.distributed: pip install 'exprsearch[dask]'")
+            check_scheduler(self.scheduler)
         whole("resamples", self.resamples, 0)
         whole("jobs", self.jobs, 0)
         if self.time_limit is not None:
