@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 
@@ -28,6 +29,9 @@ def entry() -> None:
     """The console script: the app, with Ctrl-C and SIGTERM turned into one sentence and exit
     code 130 or 143 (result files are written whole or not at all: export.write_all)."""
     signal.signal(signal.SIGTERM, _terminate)
+    # The modules' objects (sympy's above all) live until exit: keeping them out of the cyclic
+    # collector saves its passes over them during the search and at interpreter shutdown.
+    gc.freeze()
     interrupted = "interrupted (Ctrl-C); no result files were written or changed by the unfinished run"
     try:
         app()
