@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from . import __version__
@@ -30,6 +30,9 @@ from .law import Law
 from .refine import Progress, refine
 from .screen import DataScreen
 from .uncertainty import Bootstrap, bootstrap
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 VALIDATIONS = ("largest", "kfold")
 STRATEGIES = ("auto", "exhaustive")
@@ -169,7 +172,7 @@ def _as_dataset(data, target: str | None, factors: list[str] | None) -> _data.Da
         return data
     if target is None:
         raise SearchError("pass target=, the column holding the measured time")
-    if isinstance(data, pd.DataFrame):
+    if _data.is_frame(data):
         return _data.from_frame(data, target, factors)
     return _data.load_table(data, target, factors)
 

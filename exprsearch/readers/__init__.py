@@ -10,9 +10,9 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-import pandas as pd
+import numpy as np
 
-from ..data import Dataset, from_frame
+from ..data import Dataset, from_columns
 from ..errors import DataError
 from .profile import Profile
 
@@ -115,11 +115,11 @@ def _datasets(path: Path, profile: Profile, series: dict) -> tuple[dict[str, Dat
             failures[name] = (f"values at {len(bad)} point(s) ({shown}) are zero or negative, and errors are "
                               "relative to the value, so this series cannot be fitted")
             continue
-        frame = pd.DataFrame([dict(zip(profile.parameters, point)) | {"time": v}
-                              for point, values in rows for v in values])
+        points = np.array([point for point, values in rows for _ in values], dtype=float).reshape(-1, len(profile.parameters))
+        columns = dict(zip(profile.parameters, points.T)) | {"time": [v for _, values in rows for v in values]}
         try:
-            dataset = from_frame(frame, "time", list(profile.parameters), name=f"{path.stem}-{name}",
-                                 path=str(path), sha256=sha)
+            dataset = from_columns(columns, "time", list(profile.parameters), name=f"{path.stem}-{name}",
+                                   path=str(path), sha256=sha)
         except DataError as exc:
             failures[name] = str(exc)
             continue
