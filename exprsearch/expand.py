@@ -16,8 +16,9 @@ from collections import Counter
 
 import numpy as np
 import sympy
+from sympy.core.basic import _args_sortkey
 
-from .candidates import Expansion, Strategy, Term, analyse
+from .candidates import Expansion, Strategy, Term, analyse, occurrence
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Limits, Reference
 from .vocabulary import parse
 
@@ -88,10 +89,35 @@ class Expander:
             return [self.merge((fixed, *combo)) for combo in itertools.product(*options)]
         if any(o is None for o in options):
             options = [self._capped_sums(r, depth - 1) if o is None else o for r, o in zip(refs, options)]
+        kind = self._scaling_kind(shape, holders)
         return [
-            self.decompose(self._canonical(shape.xreplace(dict(zip(holders, map(self.expression, combo))))))
+            (kind is not None and self._scaled(kind, combo[0]))
+            or self.decompose(self._canonical(shape.xreplace(dict(zip(holders, map(self.expression, combo))))))
             for combo in itertools.product(*options)
         ]
+
+    def _scaling_kind(self, shape: sympy.Expr, holders: list[sympy.Symbol]) -> sympy.Symbol | None:
+        """The constant kind of a shape ``kind·<rule>`` (the default grammar's terms), else None."""
+        if len(holders) == 1 and shape.is_Mul and len(shape.args) == 2 and holders[0] in shape.args:
+            other = next(a for a in shape.args if a != holders[0])
+            return other if other in self.kind_symbols else None
+        return None
+
+    def _scaled(self, kind: sympy.Symbol, expansion: Expansion) -> Expansion | None:
+        """``kind`` times one constant-free term without a number factor, analysed directly: what
+        :func:`analyse` would find, without sympy's replace and a walk of the tree (products of
+        transforms make thousands of these); None where the general path is needed."""
+        if len(expansion) != 1 or expansion[0].kinds:
+            return None
+        inner = expansion[0].generic
+        generic = _product([kind, inner])
+        if generic is None:
+            return None
+        if generic not in self.terms:
+            size = expansion[0].complexity + (1 if inner.is_Mul else 2)
+            pattern = _product([occurrence(0), inner])
+            self.terms[generic] = Term(generic, pattern, (self.kind_of[kind],), 0, inner, size, generic)
+        return (self.terms[generic],)
 
     def _options(self, ref: Reference, depth: int) -> list[Expansion] | None:
         """The expansions a reference stands for; None for a sum too large to enumerate that a
@@ -183,6 +209,10 @@ class Expander:
         products: dict[Expansion, None] = {}
         for choice in choices:
             for combo in itertools.product(*(members[g] for g in choice)):
+                direct = _product([e[0].generic for e in combo]) if all(len(e) == 1 for e in combo) else None
+                if direct is not None and not direct.has(*self.kind_symbols):
+                    products.setdefault((self.term(direct),), None)
+                    continue
                 expr = sympy.Mul(*(self.expression(e) for e in combo))
                 products.setdefault(self.decompose(self._canonical(expr)), None)
         return list(products)
@@ -224,6 +254,17 @@ class Expander:
             return sympy.Mul(*(a for a in node.args if not (a.is_Number and a.is_positive)))
 
         return expr.replace(is_redundant, simplify) if expr.has(*kinds) else expr
+
+
+def _product(factors: list[sympy.Expr]) -> sympy.Expr | None:
+    """The product sympy's Mul makes of ``factors`` that share no base (transforms of different
+    factors, or a constant kind and a term without it), when none holds a number part that Mul
+    would multiply out: their parts in sympy's own order, without Mul's flattening, the most
+    costly step of expanding products of transforms."""
+    parts = [a for f in factors for a in sympy.Mul.make_args(f)]
+    if any(a.is_number for a in parts):
+        return None
+    return sympy.Mul._from_args(tuple(sorted(parts, key=_args_sortkey)), is_commutative=True)
 
 
 def _combinations(count: int, size: int) -> np.ndarray:

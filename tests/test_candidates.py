@@ -129,3 +129,27 @@ def test_exhaustive_expansion_of_a_huge_sum_keeps_the_simplest_and_counts_the_re
     assert len(found) == 1000
     (reason, count), = [(r, n) for r, n in found.dropped.items() if "max_candidates" in r]
     assert len(found) + count == sum(found.space.values()) or count > 100_000
+
+
+def _described(found: candidates.CandidateSet) -> list:
+    return [(c.complexity, [(t.generic, t.pattern, t.kinds, t.coefficient, t.key, t.complexity, t.merge)
+                            for t in c.terms]) for c in found.candidates]
+
+
+def test_terms_made_directly_are_the_terms_analyse_makes(monkeypatch):
+    """``c·<transform>*{1,3}`` terms are built without sympy's replace (Expander._scaled); the
+    default grammar over three factors gives the same candidates, term for term, either way."""
+    bound = grammar.bind(grammar.load("default"), ("p", "n", "w"))
+    made: list[int] = []
+    direct = expansion.Expander._scaled
+
+    def counted(self, kind, expansion_):
+        out = direct(self, kind, expansion_)
+        made.append(out is not None)
+        return out
+
+    monkeypatch.setattr(expansion.Expander, "_scaled", counted)
+    fast = _described(candidates.generate(bound))
+    monkeypatch.setattr(expansion.Expander, "_scaled", lambda self, kind, e: None)
+    assert sum(made) > 500
+    assert fast == _described(candidates.generate(bound))
