@@ -12,6 +12,7 @@ the nonlinear constants (exponents) are searched by differential evolution. See 
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -148,6 +149,9 @@ def _fit_once(compiled, y, settings, rows, weights, guess, refine, local=False) 
     problem = _Problem(compiled, y, settings.regularization, rows, weights)
     if guess is not None and not refine:
         theta, coef = guess, None
+    elif guess is not None and local and 0 < len(guess) <= 2:
+        low, high = np.array(nonlinear_bounds, dtype=float).T
+        theta, coef = _polish_local(problem.energy, guess, low, high, (high - low) / (settings.grid - 1)), None
     elif guess is not None and local:
         theta = _polish(lambda t: float(problem.energy(t[:, None])[0]), guess, nonlinear_bounds, problem.energy)
         coef = None
@@ -355,6 +359,60 @@ class _Blocks:
         cost = ridge(gram, rhs, self.norm, problem.low, problem.high, problem.lam, valid)[1]
         cost[~valid | ~np.isfinite(cost)] = INVALID_COST
         return cost
+
+
+def _polish_local(energy, start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.ndarray,
+                  rounds: int = 3) -> np.ndarray:
+    """Refine nonlinear constants that start within a grid ``step`` of their minimum (the grid's
+    best value, or the screening's guesses) by Newton steps on a quadratic fitted to a 3×…×3
+    stencil, one call of the population ``energy`` per round: a quasi-Newton run costs more calls
+    and several times as much overhead here. Returns the best point evaluated."""
+    q = len(start)
+    offsets = np.array(list(itertools.product((-1.0, 0.0, 1.0), repeat=q)))  # (3^q, q), centre in the middle
+    middle = len(offsets) // 2
+    quadratic = np.column_stack([np.ones(len(offsets)), offsets] +
+                                [offsets[:, i] * offsets[:, j] for i in range(q) for j in range(i, q)])
+    center, width = start.astype(float), step / 2
+    best, best_cost, evaluated = center, np.inf, True
+    for _ in range(rounds):
+        points = np.clip(center + offsets * width, low, high)
+        costs = energy(points.T)
+        k = int(np.argmin(costs))
+        if costs[k] < best_cost:
+            best, best_cost = points[k], float(costs[k])
+        move = _newton_step(quadratic, costs, q) if k == middle and np.isfinite(costs).all() else None
+        if move is None:
+            if k == middle or np.array_equal(points[k], center):
+                break  # no model and nowhere better to go (at a bound, or undefined around it)
+            center, evaluated = points[k], True  # the minimum is on the stencil's edge: move there
+            continue
+        target = np.clip(center + move * width, low, high)
+        if np.all(np.abs(target - center) < 1e-3 * width):
+            break
+        center, width, evaluated = target, width / 4, False
+    if not evaluated and float(energy(center[:, None])[0]) < best_cost:
+        best = center
+    return np.asarray(best, dtype=float)
+
+
+def _newton_step(quadratic: np.ndarray, costs: np.ndarray, q: int) -> np.ndarray | None:
+    """The minimiser, in stencil units, of the quadratic least-squares fit to ``costs``; None
+    where the fit is not convex or its minimum lies outside the stencil."""
+    coef = np.linalg.lstsq(quadratic, costs, rcond=None)[0]
+    gradient, hessian = coef[1:1 + q], np.zeros((q, q))
+    pairs = [(i, j) for i in range(q) for j in range(i, q)]
+    for position, (i, j) in enumerate(pairs):
+        value = coef[1 + q + position]
+        hessian[i, j] += value if i != j else 2 * value
+        if i != j:
+            hessian[j, i] += value
+    try:
+        if np.any(np.linalg.eigvalsh(hessian) <= 0):
+            return None
+        move = np.linalg.solve(hessian, -gradient)
+    except np.linalg.LinAlgError:
+        return None
+    return move if np.all(np.abs(move) <= 1.0) else None
 
 
 def _polish(scalar, start: np.ndarray, bounds, energy=None) -> np.ndarray:
