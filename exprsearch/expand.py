@@ -107,12 +107,14 @@ class Expander:
         """``kind`` times one constant-free term without a number factor, analysed directly: what
         :func:`analyse` would find, without sympy's replace and a walk of the tree (products of
         transforms make thousands of these); None where the general path is needed."""
-        if len(expansion) != 1 or expansion[0].kinds:
+        if len(expansion) != 1:
             return None
         inner = expansion[0].generic
-        generic = _product([kind, inner])
+        generic = None if inner.has(kind) else _product([kind, inner])
         if generic is None:
             return None
+        if expansion[0].kinds:  # other constants inside (p**k): numbered by analyse's walk
+            return (self.term(generic),)
         if generic not in self.terms:
             size = expansion[0].complexity + (1 if inner.is_Mul else 2)
             pattern = _product([occurrence(0), inner])
@@ -209,13 +211,25 @@ class Expander:
         products: dict[Expansion, None] = {}
         for choice in choices:
             for combo in itertools.product(*(members[g] for g in choice)):
-                direct = _product([e[0].generic for e in combo]) if all(len(e) == 1 for e in combo) else None
-                if direct is not None and not direct.has(*self.kind_symbols):
-                    products.setdefault((self.term(direct),), None)
-                    continue
-                expr = sympy.Mul(*(self.expression(e) for e in combo))
-                products.setdefault(self.decompose(self._canonical(expr)), None)
+                made = self._multiplied(combo) or self.decompose(
+                    self._canonical(sympy.Mul(*(self.expression(e) for e in combo))))
+                products.setdefault(made, None)
         return list(products)
+
+    def _multiplied(self, combo: tuple[Expansion, ...]) -> Expansion | None:
+        """The product of single terms of different factors, made from their parts (no Mul, no
+        :meth:`_canonical`, which has nothing to do there); None where the general path is needed."""
+        if any(len(e) != 1 for e in combo):
+            return None
+        direct = _product([e[0].generic for e in combo])
+        if direct is None or any(self._holds_kind(a) for a in sympy.Mul.make_args(direct)):
+            return None
+        return (self.term(direct),)
+
+    def _holds_kind(self, part: sympy.Expr) -> bool:
+        """Whether a factor of a product is a constant kind or a power of one (which a product
+        would merge, and :meth:`_canonical` reduce); kinds in exponents (p**k) are not."""
+        return part in self.kind_symbols or (part.is_Pow and part.base in self.kind_symbols)
 
     def merge(self, parts: tuple[Expansion, ...]) -> Expansion:
         """The terms of the sum of ``parts``; sympy is needed only when two terms would combine."""

@@ -136,10 +136,20 @@ def _described(found: candidates.CandidateSet) -> list:
                             for t in c.terms]) for c in found.candidates]
 
 
-def test_terms_made_directly_are_the_terms_analyse_makes(monkeypatch):
-    """``c·<transform>*{1,3}`` terms are built without sympy's replace (Expander._scaled); the
-    default grammar over three factors gives the same candidates, term for term, either way."""
-    bound = grammar.bind(grammar.load("default"), ("p", "n", "w"))
+ODD_TRANSFORMS = BASE + """
+start = "c + <term>{1,2}"
+term = ["c * <transform>*{1,2}", "k * <transform>*{1,2}"]
+transform = ["c*<factor>", "<factor>**2", "<factor>**k", "2*<factor>", "c**2*<factor>", "<factor> + c"]
+"""
+
+
+@pytest.mark.parametrize("which", ["default", "odd"])
+def test_terms_made_directly_are_the_terms_analyse_makes(monkeypatch, which):
+    """Products of transforms and ``c·<transform>*{1,3}`` terms are built from their parts
+    (Expander._multiplied, Expander._scaled); the default grammar over three factors gives the
+    same candidates, term for term, as the general path."""
+    chosen = grammar.load("default") if which == "default" else grammar.parse_text(ODD_TRANSFORMS, "odd.toml")
+    bound = grammar.bind(chosen, ("p", "n", "w") if which == "default" else ("p", "n"))
     made: list[int] = []
     direct = expansion.Expander._scaled
 
@@ -151,5 +161,6 @@ def test_terms_made_directly_are_the_terms_analyse_makes(monkeypatch):
     monkeypatch.setattr(expansion.Expander, "_scaled", counted)
     fast = _described(candidates.generate(bound))
     monkeypatch.setattr(expansion.Expander, "_scaled", lambda self, kind, e: None)
-    assert sum(made) > 500
+    monkeypatch.setattr(expansion.Expander, "_multiplied", lambda self, combo: None)
+    assert sum(made) > (500 if which == "default" else 5)
     assert fast == _described(candidates.generate(bound))
