@@ -9,6 +9,7 @@ differential-evolution population over all rows, giving ``(S, n)``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -28,7 +29,13 @@ def factor_symbol(name: str) -> sympy.Symbol:
 def to_function(
     expr: sympy.Expr, factors: Sequence[str], params: Sequence[sympy.Symbol] = ()
 ) -> Function:
-    """Compile ``expr`` into ``f(columns, params)`` evaluated with numpy, broadcasting both."""
+    """Compile ``expr`` into ``f(columns, params)`` evaluated with numpy, broadcasting both
+    (once per process: the series of a profile share most of their terms)."""
+    return _compiled(expr, tuple(factors), tuple(params))
+
+
+@functools.lru_cache(maxsize=8192)
+def _compiled(expr: sympy.Expr, factors: tuple[str, ...], params: tuple[sympy.Symbol, ...]) -> Function:
     symbols = [factor_symbol(f) for f in factors]
     raw = sympy.lambdify([symbols, list(params)], expr, modules="numpy", cse=True)
 

@@ -11,6 +11,7 @@ or those the grammar does not declare by name). See docs/grammar.md.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -152,6 +153,7 @@ def uses_free_factors(grammar: Grammar) -> bool:
     return any(r.rule in PROVIDED_RULES for alts in grammar.rules.values() for a in alts for r in a.references)
 
 
+@functools.lru_cache(maxsize=32)  # a profile's series load the same grammar; a Grammar is never changed
 def parse_text(text: str, source: str = "<grammar>", name: str = "grammar") -> Grammar:
     """Parse and validate grammar TOML ``text``; ``source`` names it in error messages (the
     reading itself is :mod:`exprsearch.grammar_file`)."""

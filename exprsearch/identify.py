@@ -35,12 +35,23 @@ class ShapeRule:
         self._simplest: dict[tuple[str, int], sympy.Expr] = {}
         self._direction: dict[tuple[str, sympy.Expr], int] = {}
         self._parts: dict[tuple[Term, str], sympy.Expr] = {}
+        self._shapes: dict[tuple[Term, str], tuple[sympy.Expr, int] | None] = {}
 
     def part(self, term: Term, name: str) -> sympy.Expr:
         key = (term, name)
         if key not in self._parts:
             self._parts[key] = factor_parts(term, self.symbols[name])
         return self._parts[key]
+
+    def _shape(self, term: Term, name: str) -> tuple[sympy.Expr, int] | None:
+        """A term's shape of factor ``name`` alone and the exponents fitted in it; None where the
+        term has no such shape (it does not depend on the factor, or its part mixes factors)."""
+        key = (term, name)
+        if key not in self._shapes:
+            part = self.part(term, name)
+            self._shapes[key] = None if part == 1 or self._mixes(name, part) else (
+                part, sum(1 for s in part.free_symbols if s.name.startswith("_theta")))
+        return self._shapes[key]
 
     def prepare(self, terms: Iterable[Term]) -> None:
         """Find, for each factor measured at two values, its simplest rising and falling shapes
@@ -78,11 +89,11 @@ class ShapeRule:
         for name, levels in self.levels.items():
             # shapes of this factor alone; a part that mixes factors ((m + s - 1)/s) is an
             # interaction, told apart across the other factors' values, not by this factor's
-            parts = {p for p in {self.part(t, name) for t in terms} - {sympy.Integer(1)} if not self._mixes(name, p)}
-            if not parts:
+            shapes = {self._shape(t, name) for t in terms} - {None}
+            if not shapes:
                 continue
-            exponents = sum(1 for p in parts for s in p.free_symbols if s.name.startswith("_theta"))
-            if len(parts) + exponents > len(levels) - 1:
+            parts = {part for part, _ in shapes}
+            if len(parts) + sum(exponents for _, exponents in shapes) > len(levels) - 1:
                 return (f"more shapes of '{name}' than its {len(levels)} distinct values can tell apart")
             if len(levels) == 2:
                 simplest = {self._simplest.get((name, self.direction(name, p))) for p in parts}
