@@ -111,6 +111,41 @@ def initial(case: Case) -> list[tuple[float, ...]]:
     return [(p, n) for p in PS[:3] for n in (NS[0], NS[-1])] if case.two else [(p,) for p in PS[:3]]
 
 
+def factorial(case: Case, budget: float, stride: bool) -> list[tuple[float, ...]]:
+    """The costliest full factorial grid within ``budget`` whose levels of each factor are its
+    smallest ones (``stride`` False: what users measure first, "a few small configurations") or
+    every k-th level from the smallest, so the grid spans the range (``stride`` True); [] if none
+    with three or more levels of p fits."""
+    names = list(case.space)
+    options = []
+    for name in names:
+        levels = list(case.space[name])
+        if stride:
+            options.append([levels[::k] for k in range(1, len(levels))])
+        else:
+            options.append([levels[:m] for m in range(2 if name != "p" else 3, len(levels) + 1)])
+    best, best_cost = [], -1.0
+    for choice in itertools.product(*options):
+        configs = list(itertools.product(*choice))
+        cost = sum(cost_of(case, c) for c in configs)
+        if len(choice[0]) >= 3 and cost <= budget and cost > best_cost:
+            best, best_cost = configs, cost
+    return best
+
+
+def within(history: list[tuple[float, float]], budget: float) -> float | None:
+    """The error of a campaign stopped before its first run that would exceed ``budget`` (suggest's
+    choices do not depend on the budget, so a smaller budget is a prefix of the same campaign)."""
+    if history[0][0] > budget:
+        return None  # the starting design alone costs more
+    last = history[0][1]
+    for spent, err in history:
+        if spent > budget:
+            break
+        last = err
+    return last
+
+
 def campaign(case: Case, budget: float, seed: int) -> dict:
     """Follow suggest from the minimal design until the budget is spent, noting when it first
     said the target was settled (5 %): the cost, runs and error then."""
@@ -136,7 +171,8 @@ def campaign(case: Case, budget: float, seed: int) -> dict:
         frame = pd.concat([frame, world.measure([config])], ignore_index=True)
         spent += cost_of(case, config)
     reach = next((c for c, e in history if e < 5), None)
-    return {"error": history[-1][1], "spent": spent, "runs": len(frame), "reach5": reach, "settled": settled}
+    return {"error": history[-1][1], "spent": spent, "runs": len(frame), "reach5": reach, "settled": settled,
+            "history": history}
 
 
 EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
@@ -233,6 +269,8 @@ def main() -> None:
     parser.add_argument("--only", help="run the cases whose name contains this")
     parser.add_argument("--random", type=int, default=3, help="random designs per law")
     parser.add_argument("--timing", action="store_true", help="only time the command on a 30-point dataset")
+    parser.add_argument("--shares", type=lambda text: [float(v) for v in text.split(",")], default=[0.25, 0.5],
+                        help="budgets below the full grid's cost, as shares of it, to compare at (same-cost grids)")
     args = parser.parse_args()
     if args.timing:
         return timing()
@@ -249,8 +287,19 @@ def main() -> None:
         randoms = [random_design(case, budget, 300 + 10 * number + r, world) for r in range(args.random)]
         with tempfile.TemporaryDirectory() as folder:
             advisor = extrap_campaign(case, budget, world, Path(folder))
+        part = {}
+        for share in args.shares:
+            small, spread = (factorial(case, share * budget, stride) for stride in (False, True))
+            start = sum(cost_of(case, c) for c in initial(case)) <= share * budget
+            part[share] = {
+                "suggest": within(followed["history"], share * budget),
+                "small": error(case, World(case, world).measure(small))[0] if small else None,
+                "spread": error(case, World(case, world).measure(spread))[0] if spread else None,
+                "random": statistics.median(random_design(case, share * budget, 300 + 10 * number + r, world)
+                                            for r in range(args.random)) if start else None,
+            }
         row = {"law": case.name, "grid": grid_error, "random": statistics.median(randoms), "advisor": advisor, **followed,
-               "budget": budget, "grid_runs": len(full), "seconds": time.perf_counter() - started}
+               "budget": budget, "grid_runs": len(full), "seconds": time.perf_counter() - started, "part": part}
         rows.append(row)
         print(f"  {case.name}: suggest {row['error']:.2f} % ({row['runs']} runs, {100 * row['spent'] / budget:.0f} % of "
               f"the grid's cost), grid {grid_error:.2f} %, random {row['random']:.2f} %", file=sys.stderr)
@@ -272,6 +321,24 @@ def main() -> None:
           f"{sum(r['error'] < r['random'] for r in rows)}/{len(rows)}; median cost to reach 5 % error: "
           f"{100 * statistics.median(shares):.0f} % of the grid's (full grid within 5 % on "
           f"{sum(r['grid'] < 5 for r in rows)}/{len(rows)}).")
+    for share in args.shares:
+        print(f"\n### At {100 * share:.0f} % of the full grid's cost\n")
+        print("| law | suggest error % | grid of the smallest configurations % | grid spanning the range % | "
+              "random (median) % |")
+        print("|---|---|---|---|---|")
+        cells = lambda v: "none fits" if v is None else f"{v:.2f}"  # noqa: E731
+        for r in rows:
+            q = r["part"][share]
+            print(f"| {r['law']} | {cells(q['suggest'])} | {cells(q['small'])} | {cells(q['spread'])} | "
+                  f"{cells(q['random'])} |")
+        scores = []
+        for kind, what in (("small", "the same-cost grid of the smallest configurations"),
+                           ("spread", "the same-cost grid spanning the range"), ("random", "random designs (median)")):
+            both = [r["part"][share] for r in rows if r["part"][share][kind] is not None
+                    and r["part"][share]["suggest"] is not None]
+            scores.append(f"than {what} on {sum(q['suggest'] < q[kind] for q in both)}/{len(both)} laws")
+        print(f"\nAt {100 * share:.0f} % of the grid's cost, following suggest: lower error " + ", ".join(scores)
+              + " (counted where both designs fit the budget).")
     advised = [r for r in rows if r["advisor"] is not None]
     if advised:
         print(f"Against Extra-P's advisor (its designs fitted by exprsearch): lower error on "
