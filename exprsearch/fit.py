@@ -148,7 +148,7 @@ def _fit_once(compiled, y, settings, rows, weights, guess, refine, local=False) 
     problem = _Problem(compiled, y, settings.regularization, rows, weights)
     if guess is not None and not refine:
         theta, coef = guess, None
-    elif guess is not None and local and 0 < len(guess) <= 2:
+    elif guess is not None and local and len(guess) == 1:
         low, high = np.array(nonlinear_bounds, dtype=float).T
         theta, coef = _polish_local(problem.energy, guess, low, high, (high - low) / (settings.grid - 1)), None
     elif guess is not None and local:
@@ -366,11 +366,16 @@ class _Blocks:
 
 
 def _polish_local(energy, start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.ndarray,
-                  rounds: int = 3) -> np.ndarray:
-    """Refine nonlinear constants that start within a grid ``step`` of their minimum (the grid's
-    best value, or the screening's guesses) by Newton steps on a quadratic fitted to a 3×…×3
-    stencil, one call of the population ``energy`` per round: a quasi-Newton run costs more calls
-    and several times as much overhead here. Returns the best point evaluated."""
+                  rounds: int = 12) -> np.ndarray:
+    """Refine nonlinear constants from a start near their minimum by Newton steps on a quadratic
+    fitted to a 3×…×3 stencil, one call of the population ``energy`` per round (a quasi-Newton
+    run costs more calls and several times as much overhead here). The stencil starts at half a
+    grid ``step``; while the lowest cost lies on its edge it moves there and doubles (a guess of
+    the screening can lie several steps away: it comes from another model), and once the model is
+    convex with its minimum near, it jumps there and shrinks. Returns the best point evaluated.
+    Used for a lone exponent (its start is the best of the batched grid profile); the screening's
+    guesses of two exponents keep L-BFGS-B, which chose other laws on two of three public
+    CM-DARE series here (20.4 → 23.6 % held-out error on one)."""
     q = len(start)
     offsets = np.array(list(itertools.product((-1.0, 0.0, 1.0), repeat=q)))  # (3^q, q), centre in the middle
     middle = len(offsets) // 2
@@ -388,10 +393,10 @@ def _polish_local(energy, start: np.ndarray, low: np.ndarray, high: np.ndarray, 
         if move is None:
             if k == middle or np.array_equal(points[k], center):
                 break  # no model and nowhere better to go (at a bound, or undefined around it)
-            center, evaluated = points[k], True  # the minimum is on the stencil's edge: move there
+            center, width, evaluated = points[k], width * 2, True  # walk towards the minimum
             continue
         target = np.clip(center + move * width, low, high)
-        if np.all(np.abs(target - center) < 1e-3 * width):
+        if np.all(np.abs(target - center) < 1e-3 * step):
             break
         center, width, evaluated = target, width / 4, False
     if not evaluated and float(energy(center[:, None])[0]) < best_cost:
