@@ -373,9 +373,10 @@ def _polish_local(energy, start: np.ndarray, low: np.ndarray, high: np.ndarray, 
     grid ``step``; while the lowest cost lies on its edge it moves there and doubles (a guess of
     the screening can lie several steps away: it comes from another model), and once the model is
     convex with its minimum near, it jumps there and shrinks. Returns the best point evaluated.
-    Used for a lone exponent (its start is the best of the batched grid profile); the screening's
-    guesses of two exponents keep L-BFGS-B, which chose other laws on two of three public
-    CM-DARE series here (20.4 → 23.6 % held-out error on one)."""
+    Used for a lone exponent, whose start is the best of its batched grid profile: over 745 such
+    polishes (synthetic and public tables) it ended within 0.1 % of L-BFGS-B's cost in all but
+    4 and lower in 115. From the screening's guesses of two exponents it ended more than 0.1 %
+    above L-BFGS-B in 469 of 1,056, so those keep L-BFGS-B."""
     q = len(start)
     offsets = np.array(list(itertools.product((-1.0, 0.0, 1.0), repeat=q)))  # (3^q, q), centre in the middle
     middle = len(offsets) // 2
