@@ -370,9 +370,9 @@ def _polish_local(energy, start: np.ndarray, low: np.ndarray, high: np.ndarray, 
     """Refine nonlinear constants from a start near their minimum by Newton steps on a quadratic
     fitted to a 3×…×3 stencil, one call of the population ``energy`` per round (a quasi-Newton
     run costs more calls and several times as much overhead here). The stencil starts at half a
-    grid ``step``; while the lowest cost lies on its edge it moves there and doubles (a guess of
-    the screening can lie several steps away: it comes from another model), and once the model is
-    convex with its minimum near, it jumps there and shrinks. Returns the best point evaluated.
+    grid ``step``; while the lowest cost lies on its edge it moves there and doubles, and once the
+    model is convex with its minimum near, it jumps there and shrinks. Returns the best point
+    evaluated.
     Used for a lone exponent, whose start is the best of its batched grid profile: over 745 such
     polishes (synthetic and public tables) it ended within 0.1 % of L-BFGS-B's cost in all but
     4 and lower in 115. From the screening's guesses of two exponents it ended more than 0.1 %
