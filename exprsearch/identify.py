@@ -20,9 +20,11 @@ from .candidates import Term
 from .compile import Compiler
 
 
-def factor_parts(term: Term, factor: sympy.Symbol) -> sympy.Expr:
-    """The part of a term's column that depends on ``factor`` (1 if none)."""
-    return sympy.Mul(*(a for a in sympy.Mul.make_args(term.key) if factor in a.free_symbols))
+def factor_parts(term: Term, factor: sympy.Expr) -> sympy.Expr:
+    """The part of a term's column that depends on ``factor`` (1 if none): some of the factors of
+    a product sympy has already made canonical, so they are kept in its order, not multiplied anew."""
+    parts = tuple(a for a in sympy.Mul.make_args(term.key) if a.has(factor))
+    return sympy.Mul._from_args(parts, is_commutative=True) if len(parts) > 1 else (parts[0] if parts else sympy.S.One)
 
 
 class ShapeRule:

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import sympy
 
 from exprsearch import candidates, grammar
 from exprsearch.compile import Compiler
@@ -56,3 +57,17 @@ def test_search_with_a_factor_at_two_values_extrapolates_along_the_others():
     result = search(pd.DataFrame({"p": p, "n": n, "time": y}), "time", resamples=0)
     assert str(result.law.template) == "c0 + c1*p + c2*n/p"
     assert result.law.predict({"p": [64], "n": [8000]})[0] == pytest.approx(1 + 0.01 * 8000 / 64 + 0.2 * 64, rel=0.03)
+
+
+def test_factor_parts_are_the_products_sympy_would_make():
+    """factor_parts keeps a canonical product's own factors in their order instead of multiplying
+    them anew; the result is the same expression."""
+    from exprsearch import candidates, grammar
+    from exprsearch.identify import factor_parts
+
+    bound = grammar.bind(grammar.load("default"), ("p", "n", "w"))
+    terms = {t for c in candidates.generate(bound).candidates for t in c.terms}
+    for factor in (sympy.Symbol(f, positive=True) for f in ("p", "n", "w")):
+        for term in terms:
+            made = factor_parts(term, factor)
+            assert made == sympy.Mul(*(a for a in sympy.Mul.make_args(term.key) if factor in a.free_symbols))
