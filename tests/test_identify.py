@@ -62,7 +62,6 @@ def test_search_with_a_factor_at_two_values_extrapolates_along_the_others():
 def test_factor_parts_are_the_products_sympy_would_make():
     """factor_parts keeps a canonical product's own factors in their order instead of multiplying
     them anew; the result is the same expression."""
-    from exprsearch import candidates, grammar
     from exprsearch.identify import factor_parts
 
     bound = grammar.bind(grammar.load("default"), ("p", "n", "w"))
