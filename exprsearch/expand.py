@@ -18,7 +18,7 @@ import numpy as np
 import sympy
 from sympy.core.basic import _args_sortkey
 
-from .candidates import Expansion, Strategy, Term, analyse, occurrence
+from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, theta
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Limits, Reference
 from .vocabulary import parse
 
@@ -42,6 +42,7 @@ class Expander:
         self.memo: dict[tuple[str, int], list[Expansion]] = {}
         self.kind_of = {s: n for n, s in self.kinds.items()}
         self.terms: dict[sympy.Expr, Term] = {}
+        self._walks: dict[tuple, tuple[sympy.Expr, tuple[str, ...]]] = {}
         self.generated = 0
         self.truncated = 0
 
@@ -113,8 +114,8 @@ class Expander:
         generic = None if inner.has(kind) else _product([kind, inner])
         if generic is None:
             return None
-        if expansion[0].kinds:  # other constants inside (p**k): numbered by analyse's walk
-            return (self.term(generic),)
+        if expansion[0].kinds:  # other constants inside (p**k)
+            return (self._product_term(generic),)
         if generic not in self.terms:
             size = expansion[0].complexity + (1 if inner.is_Mul else 2)
             pattern = _product([occurrence(0), inner])
@@ -224,7 +225,54 @@ class Expander:
         direct = _product([e[0].generic for e in combo])
         if direct is None or any(self._holds_kind(a) for a in sympy.Mul.make_args(direct)):
             return None
-        return (self.term(direct),)
+        return (self._product_term(direct),)
+
+    def _product_term(self, generic: sympy.Expr) -> Term:
+        """The :class:`Term` :func:`analyse` makes of a product whose factors cannot combine (made
+        by :func:`_product`), with each factor's constants numbered once per starting number and
+        kept: the factors recur in thousands of products, and walking each product's tree again
+        was most of what expanding them cost."""
+        if generic in self.terms:
+            return self.terms[generic]
+        args = sympy.Mul.make_args(generic)
+        bare = [a in self.kind_of for a in args]
+        if not generic.is_Mul or not generic.has(*self.kind_symbols) or \
+                any(a.is_Pow and a.base.has(*self.kind_symbols) for a in args):
+            return self.term(generic)
+        pattern_args, key_args, kinds, coefficient = [], [], [], None
+        for a, is_kind in zip(args, bare):
+            start = len(kinds)
+            if is_kind and coefficient is None:
+                coefficient = start
+                kinds.append(self.kind_of[a])
+                pattern_args.append(occurrence(start))
+                continue
+            walked, found = self._walked(a, start, occurrence)
+            kinds.extend(found)
+            pattern_args.append(walked)
+            key_args.append(self._walked(a, start - (coefficient is not None), theta)[0] if found else a)
+        pattern, key = _product(pattern_args), _product(key_args) if key_args else sympy.S.One
+        if pattern is None or key is None:
+            return self.term(generic)
+        self.terms[generic] = Term(generic, pattern, tuple(kinds), coefficient, key, complexity(generic),
+                                   generic.as_coeff_Mul()[1])
+        return self.terms[generic]
+
+    def _walked(self, part: sympy.Expr, start: int, symbol) -> tuple[sympy.Expr, tuple[str, ...]]:
+        """``part`` with its constants replaced, in tree order, by ``symbol(start)``,
+        ``symbol(start + 1)``, …, and their kinds (cached)."""
+        name = (part, start, symbol)
+        if name not in self._walks:
+            found: list[str] = []
+
+            def walk(node: sympy.Basic) -> sympy.Basic:
+                if node in self.kind_of:
+                    found.append(self.kind_of[node])
+                    return symbol(start + len(found) - 1)
+                return node.func(*(walk(a) for a in node.args)) if node.args else node
+
+            self._walks[name] = (walk(part), tuple(found))
+        return self._walks[name]
 
     def _holds_kind(self, part: sympy.Expr) -> bool:
         """Whether a factor of a product is a constant kind or a power of one (which a product
