@@ -3,7 +3,6 @@ import itertools
 import numpy as np
 import pytest
 import sympy
-from scipy.optimize import minimize
 
 from exprsearch import candidates, grammar
 from exprsearch.assess import cross_validate
@@ -119,33 +118,3 @@ def test_t_values_separate_a_real_term_from_one_the_data_cannot_pin_down():
     t = dict(zip(map(str, c.basis), t_values(compiled, y, result)))
     assert t["n/p"] > 20  # pinned down
     assert t["p**0.25"] < 2  # within two standard errors of zero (or at its bound, 0)
-
-
-@pytest.mark.parametrize("minimum", [[0.37], [1.21, -0.44]])
-def test_the_local_polish_reaches_a_minimum_within_a_grid_step(minimum):
-    from exprsearch.fit import _polish_local
-
-    target = np.array(minimum)
-    calls = []
-
-    def energy(theta):  # (q, S) → (S,): a tilted, not quite quadratic bowl
-        calls.append(theta.shape[1])
-        d = theta - target[:, None]
-        return 1.0 + np.sum(d**2 * np.arange(1, len(target) + 1)[:, None], axis=0) + 0.3 * d[0]**4 + 0.2 * d[0] * d[-1]
-
-    step = np.full(len(target), 0.1)
-    found = _polish_local(energy, target + 0.7 * step, np.full(len(target), -3.0), np.full(len(target), 3.0), step)
-    rounds = len(calls)
-    exact = minimize(lambda t: energy(t[:, None])[0], target, method="Nelder-Mead", options={"xatol": 1e-10}).x
-    assert np.max(np.abs(found - exact)) < 1e-4 and rounds <= 4
-
-
-def test_the_local_polish_stays_in_bounds_and_never_returns_worse_than_its_start():
-    from exprsearch.fit import INVALID_COST, _polish_local
-
-    low, high, step = np.array([-3.0]), np.array([3.0]), np.array([0.1])
-    at_bound = _polish_local(lambda t: (t[0] - 5.0) ** 2, np.array([2.95]), low, high, step)
-    assert at_bound.tolist() == [3.0]
-    start = np.array([1.0])
-    undefined = _polish_local(lambda t: np.where(t[0] == 1.0, 2.0, INVALID_COST), start, low, high, step)
-    assert undefined.tolist() == [1.0]

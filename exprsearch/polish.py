@@ -1,0 +1,97 @@
+"""Refining nonlinear constants (fitted exponents) from a start near their minimum.
+
+A lone exponent starts from the best value of its batched grid profile (:mod:`exprsearch.batch`)
+and is polished by Newton steps on a quadratic stencil, one vectorised cost call per round;
+several exponents, from the screening's guesses or a DE search, are polished by L-BFGS-B.
+Each function takes the cost of a population (``(q, S)`` values → ``(S,)`` costs).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+
+def polish_stencil(energy, start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.ndarray,
+                  rounds: int = 12) -> np.ndarray:
+    """Refine nonlinear constants from a start near their minimum by Newton steps on a quadratic
+    fitted to a 3×…×3 stencil, one call of the population ``energy`` per round (a quasi-Newton
+    run costs more calls and several times as much overhead here). The stencil starts at half a
+    grid ``step``; while the lowest cost lies on its edge it moves there and doubles, and once the
+    model is convex with its minimum near, it jumps there and shrinks. Returns the best point
+    evaluated.
+    Used for a lone exponent, whose start is the best of its batched grid profile: over 745 such
+    polishes (synthetic and public tables) it ended within 0.1 % of L-BFGS-B's cost in all but
+    4 and lower in 115. From the screening's guesses of two exponents it ended more than 0.1 %
+    above L-BFGS-B in 469 of 1,056, so those keep L-BFGS-B."""
+    q = len(start)
+    offsets = np.array(list(itertools.product((-1.0, 0.0, 1.0), repeat=q)))  # (3^q, q), centre in the middle
+    middle = len(offsets) // 2
+    quadratic = np.column_stack([np.ones(len(offsets)), offsets] +
+                                [offsets[:, i] * offsets[:, j] for i in range(q) for j in range(i, q)])
+    center, width = start.astype(float), step / 2
+    best, best_cost, evaluated = center, np.inf, True
+    for _ in range(rounds):
+        points = np.clip(center + offsets * width, low, high)
+        costs = energy(points.T)
+        k = int(np.argmin(costs))
+        if costs[k] < best_cost:
+            best, best_cost = points[k], float(costs[k])
+        move = _newton_step(quadratic, costs, q) if k == middle and np.isfinite(costs).all() else None
+        if move is None:
+            if k == middle or np.array_equal(points[k], center):
+                break  # no model and nowhere better to go (at a bound, or undefined around it)
+            center, width, evaluated = points[k], width * 2, True  # walk towards the minimum
+            continue
+        target = np.clip(center + move * width, low, high)
+        if np.all(np.abs(target - center) < 1e-3 * step):
+            break
+        center, width, evaluated = target, width / 4, False
+    if not evaluated and float(energy(center[:, None])[0]) < best_cost:
+        best = center
+    return np.asarray(best, dtype=float)
+
+
+def _newton_step(quadratic: np.ndarray, costs: np.ndarray, q: int) -> np.ndarray | None:
+    """The minimiser, in stencil units, of the quadratic least-squares fit to ``costs``; None
+    where the fit is not convex or its minimum lies outside the stencil."""
+    coef = np.linalg.lstsq(quadratic, costs, rcond=None)[0]
+    gradient, hessian = coef[1:1 + q], np.zeros((q, q))
+    pairs = [(i, j) for i in range(q) for j in range(i, q)]
+    for position, (i, j) in enumerate(pairs):
+        value = coef[1 + q + position]
+        hessian[i, j] += value if i != j else 2 * value
+        if i != j:
+            hessian[j, i] += value
+    try:
+        if np.any(np.linalg.eigvalsh(hessian) <= 0):
+            return None
+        move = np.linalg.solve(hessian, -gradient)
+    except np.linalg.LinAlgError:
+        return None
+    return move if np.all(np.abs(move) <= 1.0) else None
+
+
+def polish_lbfgsb(scalar, start: np.ndarray, bounds, energy=None) -> np.ndarray:
+    """Refine the best DE member with L-BFGS-B inside the bounds; keep it if not improved.
+    With ``energy`` (a population cost, ``(q, S)`` → ``(S,)``) each step's value and
+    forward-difference gradient come from one call instead of q + 1."""
+    from scipy.optimize import minimize
+
+    if len(start) == 0:
+        return start
+    if energy is None:
+        result = minimize(scalar, start, method="L-BFGS-B", bounds=bounds)
+    else:
+        low, high = np.array(bounds, dtype=float).T
+
+        def value_and_gradient(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            step = 1e-7 * np.maximum(1.0, np.abs(theta))
+            step = np.where(theta + step > high, -step, step)  # stay inside the bounds
+            points = theta[:, None] + np.diag(step) if len(theta) else theta[:, None]
+            values = energy(np.column_stack([theta, points]))
+            return float(values[0]), (values[1:] - values[0]) / step
+
+        result = minimize(value_and_gradient, start, jac=True, method="L-BFGS-B", bounds=bounds)
+    return result.x if result.fun <= scalar(start) else start
