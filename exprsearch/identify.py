@@ -11,13 +11,15 @@ among laws the data cannot tell apart. See docs/method.md.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import sympy
 
-from .candidates import Term
+from .candidates import Candidate, Term
 from .compile import Compiler
+from .errors import SearchError
 
 
 def factor_parts(term: Term, factor: sympy.Expr) -> sympy.Expr:
@@ -102,6 +104,34 @@ class ShapeRule:
                 if not parts <= simplest:
                     return f"'{name}' has two values: only its simplest rising and falling shapes are told apart"
         return None
+
+
+def identifiable(candidates: Sequence[Candidate], configurations: np.ndarray,
+                 shapes: ShapeRule) -> tuple[list[Candidate], list[str]]:
+    """The candidates the data can identify, and why each other one was left out: fewer constants
+    than distinct ``configurations`` (each row's configuration id), so a misfit can show, and no
+    more shapes of a factor than its values support."""
+    configurations = len(np.unique(configurations))
+    shapes.prepare(t for c in candidates for t in c.terms)
+    usable, skipped = [], []
+    for c in candidates:
+        reason = ("with as many constants as distinct configurations" if c.n_constants >= configurations
+                  else shapes.reason(c.terms))
+        if reason:
+            skipped.append(reason)
+        else:
+            usable.append(c)
+    if not usable:
+        fewest = min(c.n_constants for c in candidates)
+        if fewest < configurations:
+            raise SearchError(f"no candidate has a shape the data can identify ({Counter(skipped).most_common(1)[0][0]}); "
+                              "measure more values of the factors or use a grammar with fewer shapes")
+        raise SearchError(
+            f"the data have {configurations} distinct configuration(s) but the simplest candidate "
+            f"needs {fewest} constants; measure more "
+            "configurations (at least one more than the law's constants) or use a grammar with fewer terms"
+        )
+    return usable, skipped
 
 
 def _size(expr: sympy.Expr) -> int:

@@ -25,7 +25,7 @@ from .compile import Compiler
 from .errors import SearchError, SettingsError
 from .executor import check_scheduler
 from .fit import Fit, FitSettings, number, verify, whole
-from .identify import ShapeRule
+from .identify import ShapeRule, identifiable
 from .law import Law
 from .refine import Progress, refine
 from .screen import DataScreen
@@ -131,7 +131,7 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     compiler = Compiler(dataset.factors, dataset.X)
     shapes = ShapeRule(compiler)
     found = _candidates.generate(bound, _strategy(settings.strategy, bound, compiler, dataset.y, shapes))
-    usable, skipped = _identifiable(found, dataset, shapes)
+    usable, skipped = identifiable(found.candidates, dataset.configurations(), shapes)
     fitted = _fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
                       found.guesses, settings.scheduler)
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
@@ -179,33 +179,6 @@ def _as_dataset(data, target: str | None, factors: list[str] | None) -> _data.Da
 
 def _as_grammar(grammar: str | Path | _grammar.Grammar) -> _grammar.Grammar:
     return grammar if isinstance(grammar, _grammar.Grammar) else _grammar.load(grammar)
-
-
-def _identifiable(found: CandidateSet, dataset: _data.Dataset,
-                  shapes: ShapeRule) -> tuple[list[Candidate], list[str]]:
-    """Candidates the data can identify: fewer constants than distinct configurations (so a
-    misfit can show) and no more shapes of a factor than its values support (:mod:`.identify`)."""
-    configurations = len(np.unique(dataset.configurations()))
-    shapes.prepare(t for c in found.candidates for t in c.terms)
-    usable, skipped = [], []
-    for c in found.candidates:
-        reason = ("with as many constants as distinct configurations" if c.n_constants >= configurations
-                  else shapes.reason(c.terms))
-        if reason:
-            skipped.append(reason)
-        else:
-            usable.append(c)
-    if not usable:
-        fewest = min(c.n_constants for c in found.candidates)
-        if fewest < configurations:
-            raise SearchError(f"no candidate has a shape the data can identify ({Counter(skipped).most_common(1)[0][0]}); "
-                              "measure more values of the factors or use a grammar with fewer shapes")
-        raise SearchError(
-            f"the data have {configurations} distinct configuration(s) but the simplest candidate "
-            f"needs {fewest} constants; measure more "
-            "configurations (at least one more than the law's constants) or use a grammar with fewer terms"
-        )
-    return usable, skipped
 
 
 @dataclass(frozen=True)
