@@ -111,11 +111,11 @@ def identifiable(candidates: Sequence[Candidate], configurations: np.ndarray,
     """The candidates the data can identify, and why each other one was left out: fewer constants
     than distinct ``configurations`` (each row's configuration id), so a misfit can show, and no
     more shapes of a factor than its values support."""
-    configurations = len(np.unique(configurations))
+    distinct = len(np.unique(configurations))
     shapes.prepare(t for c in candidates for t in c.terms)
     usable, skipped = [], []
     for c in candidates:
-        reason = ("with as many constants as distinct configurations" if c.n_constants >= configurations
+        reason = ("with as many constants as distinct configurations" if c.n_constants >= distinct
                   else shapes.reason(c.terms))
         if reason:
             skipped.append(reason)
@@ -123,11 +123,11 @@ def identifiable(candidates: Sequence[Candidate], configurations: np.ndarray,
             usable.append(c)
     if not usable:
         fewest = min(c.n_constants for c in candidates)
-        if fewest < configurations:
+        if fewest < distinct:
             raise SearchError(f"no candidate has a shape the data can identify ({Counter(skipped).most_common(1)[0][0]}); "
                               "measure more values of the factors or use a grammar with fewer shapes")
         raise SearchError(
-            f"the data have {configurations} distinct configuration(s) but the simplest candidate "
+            f"the data have {distinct} distinct configuration(s) but the simplest candidate "
             f"needs {fewest} constants; measure more "
             "configurations (at least one more than the law's constants) or use a grammar with fewer terms"
         )
