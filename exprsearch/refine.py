@@ -20,9 +20,11 @@ from .compile import Compiler
 from .fit import Fit, FitSettings, fit
 
 Progress = Callable[[int, int], None]
-# Seconds of serial work below which starting processes costs more than it saves (measured here:
-# a pool costs 0.4-1.2 s; a DE search about 10-20 ms, a local polish from a grid start about 2 ms).
-POOL_MINIMUM = 1.5
+# Seconds of serial work (as estimated below) under which starting processes costs more than it
+# saves. Measured here with forked workers: a pool adds about 0.2 s to a run with 0.1 s of
+# refinement, breaks even near 0.5 s and saves 0.13 s of 0.75 s (a DE search takes about 10-20 ms,
+# a local polish from a grid start 1.5-2.5 ms).
+POOL_MINIMUM = 0.8
 DE_SECONDS, LOCAL_SECONDS = 0.015, 0.002
 
 _WORKER: dict = {}  # what each process fits, set once per process
