@@ -138,16 +138,16 @@ def load_table(
 ) -> Dataset:
     """Read a CSV/TSV/Parquet/JSON table and validate it into a :class:`Dataset`."""
     path = Path(path)
-    plain = plain_numbers(path)
+    raw = _read_bytes(path)
+    plain = None if raw is None else _plain_columns(raw, path.suffix)
     if plain is not None:
         return from_columns(plain, target, factors, drop_missing=drop_missing, name=path.stem, path=str(path),
-                            sha256=hashlib.sha256(path.read_bytes()).hexdigest(), header_lines=1)
-    frame = read_table(path)
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+                            sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
+    frame = read_table(path)  # says why a file that could not be read cannot be
     header_lines = 1 if path.suffix.lower() in (".csv", ".tsv", ".txt") else 0
     return from_frame(
         frame, target, factors, drop_missing=drop_missing, name=path.stem,
-        path=str(path), sha256=sha, header_lines=header_lines,
+        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), header_lines=header_lines,
     )
 
 
@@ -156,13 +156,27 @@ def plain_numbers(path: str | Path) -> dict[str, np.ndarray] | None:
     line is plain decimal numbers, one per column; None for anything else, which
     :func:`read_table` (pandas) reads and checks. Where this answers, both give the same values."""
     path = Path(path)
-    separator = _SEPARATORS.get(path.suffix.lower())
-    if separator is None or not path.is_file():
+    raw = _read_bytes(path)
+    return None if raw is None else _plain_columns(raw, path.suffix)
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _plain_columns(raw: bytes, suffix: str) -> dict[str, np.ndarray] | None:
+    """:func:`plain_numbers` of a file's bytes, read once for both its values and its sha256."""
+    separator = _SEPARATORS.get(suffix.lower())
+    if separator is None:
         return None
     try:
-        text = path.read_text(encoding="utf-8-sig")  # pandas skips a byte-order mark too
-    except (OSError, UnicodeDecodeError):
+        text = raw.decode("utf-8-sig")  # pandas skips a byte-order mark too
+    except UnicodeDecodeError:
         return None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # any line ending, as a file read as text
     head, _, body = text.partition("\n")
     header = next(csv.reader([head], delimiter=separator), [])
     if (len(header) < 2 or len(set(header)) < len(header)

@@ -77,10 +77,10 @@ def polish_lbfgsb(scalar, start: np.ndarray, bounds, energy=None) -> np.ndarray:
     """Refine the best DE member with L-BFGS-B inside the bounds; keep it if not improved.
     With ``energy`` (a population cost, ``(q, S)`` → ``(S,)``) each step's value and
     forward-difference gradient come from one call instead of q + 1."""
-    from scipy.optimize import minimize
-
     if len(start) == 0:
         return start
+    from scipy.optimize import minimize  # imported where it runs: most searches never need it
+
     if energy is None:
         result = minimize(scalar, start, method="L-BFGS-B", bounds=bounds)
     else:

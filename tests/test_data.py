@@ -132,3 +132,11 @@ def test_a_plain_table_is_read_and_searched_without_importing_pandas(tmp_path):
             "print('pandas' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_plain_numbers_read_any_line_ending(tmp_path, end):
+    path = tmp_path / "m.csv"
+    path.write_bytes(f"p,time{end}1,2{end}4,5{end}".encode())
+    plain = plain_numbers(path)
+    assert plain is not None and {k: v.tolist() for k, v in plain.items()} == {"p": [1.0, 4.0], "time": [2.0, 5.0]}
