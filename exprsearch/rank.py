@@ -10,6 +10,7 @@ laws of at most that size the grammar offered.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -80,6 +81,14 @@ def pareto_front(fits: list[Fit]) -> list[Fit]:
                 continue
             front.append(f)
     return front
+
+
+def alternatives(fits: Sequence[Fit], n_rows: int, count: int = 100) -> tuple[Fit, ...]:
+    """The ``count`` accepted fits of lowest BIC, one per law: the laws besides the front's (which
+    keeps one per complexity) that the data may not rule out."""
+    ok = [f for f in fits if f.ok and math.isfinite(f.mse)]
+    bic = [n_rows * math.log(max(f.mse, MSE_FLOOR)) + f.candidate.n_constants * math.log(n_rows) for f in ok]
+    return tuple(ok[i] for i in heapq.nsmallest(count, range(len(ok)), key=lambda i: (bic[i], i)))
 
 
 def contenders(fits: Sequence[Fit], potential: Sequence[float], margin: float) -> list[int]:

@@ -51,6 +51,7 @@ class Result:
     rejected: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     refined: int = 0  # candidates whose nonlinear constants differential evolution searched
+    alternatives: tuple[Fit, ...] = ()  # the accepted fits of lowest BIC, for what the data leave open
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,8 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
                    for name, value in bound.fixed.items())
     notes = (dataset.notes + absent + _domain_notes(dataset) + _space_notes(found)
              + _time_notes(fitted, settings.time_limit))
-    return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined)
+    return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined,
+                  _rank.alternatives(fits, dataset.n_rows))
 
 
 def _strategy(name: str, bound: _grammar.Grammar, compiler: Compiler, y: np.ndarray,

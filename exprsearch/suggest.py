@@ -1,20 +1,22 @@
 """Which configuration to measure next so that the law's prediction at a target configuration is
 settled for the least cost, and when to stop.
 
-The uncertainty at the target has two parts: which law is right (the laws on the front that fit
+The uncertainty at the target has two parts: which law is right (the laws of the search that fit
 the data about as well as the noise allows, counted alike) and the chosen law's constants (its
-bootstrap samples). Both are
-expressed as an ensemble of log-predictions over the candidate configurations and the target;
-measuring at x, with the measured noise, removes cov(x, target)² / (var(x) + noise²) of the
-target's variance (the linear-Gaussian value of a measurement). Suggestions are the cheapest per
-unit of gain among the runs that would remove at least half as much as the most informative one
-(so that cheap runs which barely inform the target are not repeated forever), chosen one after
-another, each conditioning the ensemble as if the previous ones were measured.
+bootstrap samples). Both are expressed as an ensemble of log-predictions over the candidate
+configurations and the target, a Bayesian linear model whose features are the members'
+deviations: measuring at x, with the measured noise, removes cov(x, target)² / (var(x) + noise²)
+of the target's variance. Runs are not chosen one greedy step at a time (which favours cheap runs
+that barely inform the target): the remaining budget is spread over the configurations so that
+the target's variance after all of them is least (a c-optimal design with costs, solved by
+Frank-Wolfe), and the next run is the configuration the plan spends most on. Further suggestions
+condition the ensemble as if the previous ones were measured and plan the rest of the budget again.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -27,7 +29,8 @@ from .search import Result
 from .vocabulary import to_readable
 
 PLAUSIBLE_ERROR = 1.5  # laws fitting within 1.5x the best law's error (or twice the noise) are plausible
-WORTHWHILE = 0.5  # a suggestion removes at least this share of what the most informative run would
+PLAUSIBLE_COUNT = 24  # and of those, at most this many besides the chosen one
+PLAN_STEPS = 300  # Frank-Wolfe iterations of the budget plan
 MINIMUM_SPARE = 2  # settled only with at least this many more configurations than constants
 MINIMUM_VALUES = 3  # and with every factor measured at this many values at least
 MINIMUM_GAIN = 0.01  # after the first suggestion, ones that would remove under 1 % are left out
@@ -68,8 +71,11 @@ def candidates(space: Mapping[str, np.ndarray], factors: tuple[str, ...]) -> dic
 
 
 def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
-           devices: str | None = None, price: float = 1.0, tolerance: float = 0.05) -> Advice:
-    """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``."""
+           devices: str | None = None, price: float = 1.0, tolerance: float = 0.05,
+           budget: float | None = None) -> Advice:
+    """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``, planned for
+    ``budget`` more cost and within it (default: planned for as much as the measurements so far
+    cost, without a limit)."""
     law = result.law
     check_factors(list(at), law.factors, "--at")
     missing = [f for f in law.factors if f not in at]
@@ -77,47 +83,66 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         raise ConfigError(f"give factor '{missing[0]}' a value in --at")
     if devices is not None:
         check_factors([devices], law.factors, "--devices")
+    if budget is not None and not 0 <= budget < math.inf:
+        raise ConfigError(f"the budget must be a finite cost of at least 0, got {budget:g}")
     grid = candidates(space, law.factors)
     columns = {f: np.append(grid[f], at[f]) for f in law.factors}  # the target is the last column
     noise_sd = max(result.ranking.noise.relative_sd or law.residual_sd or 0.0, NOISE_FLOOR)
-    laws, weights = _plausible(result, noise_sd)
     if not law.bootstrap:
         raise ConfigError("suggestions need the law's bootstrap samples: run with --bootstrap of at least 20")
+    laws = _plausible(result, noise_sd)
     with np.errstate(all="ignore"):
         predictions = np.array([Law(law.target, law.factors, template, values, 0).predict(columns)
                                 for template, values in laws])
+        # an alternative that predicts no positive time somewhere in the space is no contender there
+        valid = np.all(np.isfinite(predictions) & (predictions > 0), axis=1)
+        valid[0] = True
+        laws, predictions = [w for w, v in zip(laws, valid) if v], predictions[valid]
+        weights = np.full(len(laws), 1 / len(laws))
         samples = law.bootstrap_curves(columns)
         logs = np.log(predictions)
         boot = np.log(samples)
     usable = np.all(np.isfinite(logs), axis=0) & np.all(np.isfinite(boot), axis=0) & np.all(predictions > 0, axis=0)
     if not usable[-1]:
         raise ConfigError("the plausible laws do not all predict a positive time at --at; choose another target")
-    covariance = _covariance(logs, weights, boot)
+    features = _features(logs, weights, boot)
     noise = noise_sd**2
     measured = _measured(result, grid)
     cost = predictions[0, :-1] * (grid[devices] if devices else 1.0) * price
-    chosen, gains = [], []
-    total = covariance[-1, -1]
-    for _ in range(min(count, len(cost))):
+    capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
+    if budget is None:
+        data = result.dataset
+        budget = float(np.sum(data.y * (data.column(devices) if devices else 1.0) * price))
+    precision = np.eye(len(features))
+    taken = {f: set(np.unique(result.dataset.column(f)).tolist()) for f in law.factors}
+    chosen, gains, repeats = [], [], []
+    for _ in range(count):
+        solved = np.linalg.solve(precision, features)  # covariance = features.T @ solved, never formed
+        with_target = features[:, :-1].T @ solved[:, -1]
+        total = float(features[:, -1] @ solved[:, -1])
         with np.errstate(all="ignore"):
-            gain = covariance[:-1, -1] ** 2 / (np.diag(covariance)[:-1] + noise) / total if total > 0 else \
-                np.zeros(len(cost))
-        # the cheapest per unit of gain among the configurations that would remove at least half
-        # as much as the best one: cheap runs that barely inform the target are not worth repeating
-        open_ = usable[:-1].copy()
-        open_[chosen] = False
-        worthwhile = open_ & (gain >= WORTHWHILE * np.max(np.where(open_, gain, 0.0)))
-        if (worthwhile & ~measured).any():  # a new configuration also tests the form; a repeat cannot
-            worthwhile &= ~measured
-        score = np.where(worthwhile, gain / np.maximum(cost, 1e-300), -np.inf)
-        best = int(np.argmax(score))
-        if not np.isfinite(score[best]) or gain[best] < MINIMUM_GAIN and chosen:
+            gain = with_target**2 / (np.einsum("ij,ij->j", features[:, :-1], solved[:, :-1]) + noise) / total \
+                if total > 0 else np.zeros(len(cost))
+        open_ = usable[:-1] & (cost > 0) & (cost <= budget if capped else True)
+        if not open_.any():
+            break
+        widening = open_ & _widens(grid, taken)
+        if widening.any():  # first give every factor the values its form can be told from
+            open_ = widening
+        spend = _plan(features, precision, noise, cost, max(budget, cost[open_].min()), open_)
+        # the configuration the plan spends most on; of equal shares, one not measured yet (it also
+        # tests the law's form, which a repeat cannot)
+        best = int(np.lexsort((measured, -np.round(spend / max(spend.max(), 1e-300), 6)))[0])
+        if gain[best] < MINIMUM_GAIN and chosen:
             break
         chosen.append(best)
         gains.append(float(gain[best]))
-        # as if measured: condition the ensemble on that configuration
-        k = covariance[:, best] / (covariance[best, best] + noise)
-        covariance = covariance - np.outer(k, covariance[best, :])
+        repeats.append(bool(measured[best]))
+        measured[best] = True  # a second suggestion of it in this answer is a repeat
+        taken = {f: taken[f] | {float(grid[f][best])} for f in law.factors}
+        # as if measured: condition the ensemble on that configuration, and plan the rest
+        precision = precision + np.outer(features[:, best], features[:, best]) / noise
+        budget = max(budget - cost[best], 0.0)
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
     agree = max(abs(p / point - 1) for p in predictions[:, -1])
@@ -129,31 +154,81 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
                    and values >= MINIMUM_VALUES)
     plausible = tuple((to_readable(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = tuple(
-        Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, bool(measured[i]),
+        Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, again,
                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices))
-        for i, g in zip(chosen, gains))
+        for i, g, again in zip(chosen, gains, repeats))
     sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
+    if capped and not chosen and not settled:
+        sentences = (sentences[0], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
+                     f"--vary space costs at most the budget of {budget:.4g}: a larger --cost-budget or cheaper "
+                     "configurations are needed.")
     return Advice(suggestions, settled, point, (float(low), float(high)), plausible, sentences)
 
 
-def _plausible(result: Result, noise: float) -> tuple[list[tuple[sympy.Expr, dict]], np.ndarray]:
-    """The chosen law first, then the front's laws that fit the data about as well as the noise
-    allows (mean relative error within twice the noise, or within 1.5× the best law's): the data
-    cannot tell them apart, so they count alike."""
-    front, chosen = result.ranking.front, result.ranking.chosen
-    threshold = max(PLAUSIBLE_ERROR * min(s.mape for s in front), 2 * 100 * noise)
-    keep = [chosen] + [i for i, s in enumerate(front) if i != chosen and s.mape <= threshold]
-    return [(front[i].fit.candidate.template, front[i].fit.values) for i in keep], np.full(len(keep), 1 / len(keep))
+def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:
+    """The chosen law first, then up to ``PLAUSIBLE_COUNT`` other laws (of the front and of the
+    search's lowest-BIC alternatives, lowest BIC first) that fit the data about as well as the
+    noise allows (relative RMS error within twice the noise, or within 1.5× the best law's): the
+    data cannot tell them apart, so they count alike. The front alone keeps one law per
+    complexity, so it misses the equally simple shapes the next runs should tell apart."""
+    chosen = result.ranking.law.fit
+    n = result.dataset.n_rows
+    pool = [s.fit for s in result.ranking.front] + list(result.alternatives)
+    best = min(math.sqrt(f.mse) for f in pool)
+    threshold = max(PLAUSIBLE_ERROR * best, 2 * noise)
+    seen, keep = {str(chosen.candidate.template)}, [chosen]
+    for f in sorted(pool, key=lambda f: n * math.log(max(f.mse, 1e-20)) + f.candidate.n_constants * math.log(n)):
+        if math.sqrt(f.mse) > threshold or len(keep) > PLAUSIBLE_COUNT:
+            continue
+        name = str(f.candidate.template)
+        if name not in seen:
+            seen.add(name)
+            keep.append(f)
+    return [(f.candidate.template, f.values) for f in keep]
 
 
-def _covariance(logs: np.ndarray, weights: np.ndarray, boot: np.ndarray) -> np.ndarray:
-    """Between-law covariance (weighted) plus the chosen law's bootstrap covariance, over the columns."""
+def _features(logs: np.ndarray, weights: np.ndarray, boot: np.ndarray) -> np.ndarray:
+    """Deviations of the ensemble's members, scaled so that ``F.T @ F`` is the covariance of the
+    log-predictions over the columns: the laws' (weighted) plus the chosen law's bootstrap's."""
     finite_logs = np.where(np.isfinite(logs), logs, 0.0)
     finite_boot = np.where(np.isfinite(boot), boot, 0.0)
-    mean = weights @ finite_logs
-    between = (finite_logs - mean).T @ ((finite_logs - mean) * weights[:, None])
-    deviation = finite_boot - finite_boot.mean(axis=0)
-    return between + deviation.T @ deviation / max(len(boot) - 1, 1)
+    between = (finite_logs - weights @ finite_logs) * np.sqrt(weights)[:, None]
+    within = (finite_boot - finite_boot.mean(axis=0)) / np.sqrt(max(len(boot) - 1, 1))
+    return np.vstack([between, within])
+
+
+def _plan(features: np.ndarray, precision: np.ndarray, noise: float, cost: np.ndarray, budget: float,
+          open_: np.ndarray) -> np.ndarray:
+    """Cost to spend on each configuration (0 where not ``open_``) so that the target's (last
+    column's) variance after measuring them all is least within ``budget``: the posterior variance
+    is convex in the number of runs per configuration, so Frank-Wolfe steps towards the single
+    configuration whose runs would lower it fastest per unit of cost."""
+    where = np.flatnonzero(open_)
+    design, target, price = features[:, where], features[:, -1], cost[where]
+    most = budget / price  # runs if all the budget went to one configuration
+    runs = np.zeros(len(where))
+    for step in range(PLAN_STEPS):
+        used = np.flatnonzero(runs)
+        system = precision + (design[:, used] * runs[used]) @ design[:, used].T / noise
+        rate = (design.T @ np.linalg.solve(system, target)) ** 2 / price
+        vertex = int(np.argmax(rate))
+        move = 2.0 / (step + 2)
+        runs *= 1 - move
+        runs[vertex] += move * most[vertex]
+    spend = np.zeros(len(cost))
+    spend[where] = runs * price
+    return spend
+
+
+def _widens(grid: Mapping[str, np.ndarray], taken: Mapping[str, set]) -> np.ndarray:
+    """Configurations that add a value of a factor measured at fewer than ``MINIMUM_VALUES``
+    values: until it has that many, no law can show the shape of its terms in that factor, and
+    the ensemble of plausible laws, which agree on the values measured, cannot say so."""
+    short = [f for f in grid if len(taken[f]) < min(MINIMUM_VALUES, len(np.unique(grid[f])))]
+    widens = np.zeros(len(next(iter(grid.values()))), dtype=bool)
+    for f in short:
+        widens |= ~np.isin(grid[f], list(taken[f]))
+    return widens
 
 
 def _measured(result: Result, grid: dict) -> np.ndarray:

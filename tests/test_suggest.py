@@ -8,7 +8,7 @@ import pytest
 
 from exprsearch.configs import ConfigError
 from exprsearch.search import SearchSettings, search
-from exprsearch.suggest import advise
+from exprsearch.suggest import _plan, _plausible, advise
 from tests.test_cli_decide import run
 
 SPACE = {"p": np.array([1, 2, 4, 8, 16, 32, 64], float)}
@@ -53,6 +53,8 @@ def test_suggest_command_prints_json(tmp_path):
     assert set(record["suggestions"][0]) >= {"p", "cost", "gain", "why"}
     text = run("suggest", path, "-t", "time", "--vary", "p=1..64:x2", "--at", "p=512")
     assert text.exit_code == 0 and "measure next" in text.output
+    broke = run("suggest", path, "-t", "time", "--vary", "p=1..64:x2", "--at", "p=512", "--cost-budget", "0.001")
+    assert broke.exit_code == 0 and "no configuration in the --vary space costs at most" in " ".join(broke.output.split())
 
 
 @pytest.mark.parametrize("args, fragment", [
@@ -61,6 +63,8 @@ def test_suggest_command_prints_json(tmp_path):
     (["--vary", "q=1..4", "--at", "p=512"], "--vary names 'q', which is not a factor"),
     (["--vary", "p=1..64", "--at", "p=512", "--bootstrap", "5"], "--bootstrap at least 20"),
     (["--vary", "p=1..64", "--at", "p=512", "--devices", "gpus"], "--devices names 'gpus'"),
+    (["--vary", "p=1..64", "--at", "p=512", "--cost-budget", "-5"], "--price and --cost-budget positive"),
+    (["--vary", "p=1..64", "--at", "p=512", "--cost-budget", "inf"], "--price and --cost-budget positive"),
 ])
 def test_bad_suggest_options_exit_2(tmp_path, args, fragment):
     path = tmp_path / "m.csv"
@@ -86,3 +90,58 @@ def test_a_factor_measured_at_two_values_is_never_settled():
     low, high = advice.interval_at
     assert (high - low) / advice.prediction_at < 0.05  # narrow, and the laws agree, but n has two values
     assert not advice.settled and advice.suggestions[0].config["n"] in (4000, 16000)
+
+
+def test_the_plan_spends_on_the_cheaper_of_two_equal_runs():
+    """Two configurations that tell the same about the target: all the budget goes to the
+    cheaper one."""
+    features = np.array([[1.0, 1.0, 1.0]])  # one member; columns: config a, config b, target
+    spend = _plan(features, np.eye(1), 0.01, np.array([1.0, 2.0]), 10.0, np.array([True, True]))
+    assert spend[0] == pytest.approx(10.0) and spend[1] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_plan_splits_the_budget_between_runs_that_inform_different_parts():
+    """The target is the sum of two independent parts, each seen by one configuration alone:
+    the least variance after the budget needs both, in equal shares when they cost the same
+    (a greedy step per run would take one of them only, first)."""
+    features = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    spend = _plan(features, np.eye(2), 0.01, np.array([1.0, 1.0]), 10.0, np.array([True, True]))
+    assert spend.sum() == pytest.approx(10.0) and spend[0] == pytest.approx(5.0, rel=0.05)
+    closed = _plan(features, np.eye(2), 0.01, np.array([1.0, 1.0]), 10.0, np.array([True, False]))
+    assert closed[1] == 0 and closed[0] == pytest.approx(10.0)
+
+
+def test_suggestions_fit_in_the_budget_given():
+    frame = measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4])
+    result = search(frame, "time", settings=SearchSettings(resamples=50))
+    free = advise(result, SPACE, {"p": 512}, count=1, devices="p")
+    assert free.suggestions[0].cost > 60  # unlimited, the first run is a large one
+    advice = advise(result, SPACE, {"p": 512}, count=3, devices="p", budget=60.0)  # each run costs p + 50 or so
+    assert advice.suggestions and sum(s.cost for s in advice.suggestions) <= 60.0
+    none = advise(result, SPACE, {"p": 512}, count=3, devices="p", budget=0.0)
+    assert not none.suggestions and "no configuration in the --vary space costs at most" in none.sentences[-1]
+    with pytest.raises(ConfigError, match="budget must be a finite cost"):
+        advise(result, SPACE, {"p": 512}, budget=-1.0)
+
+
+def test_runs_the_plan_repeats_are_marked_as_measured():
+    """Every configuration of the space is measured already: what the plan asks for is repeats."""
+    frame = measured(lambda p: 2 + 40 / p + 0.002 * p * p, [1, 2, 4, 8, 16, 32, 64], reps=1)
+    result = search(frame, "time", settings=SearchSettings(resamples=50))
+    advice = advise(result, SPACE, {"p": 512}, count=3, devices="p")
+    assert advice.suggestions and all(s.measured for s in advice.suggestions)
+
+
+def test_plausible_laws_reach_beyond_the_front():
+    """The front keeps one law per complexity; equally simple shapes that fit as well come from
+    the search's alternatives, which are the accepted fits in order of BIC."""
+    frame = measured(lambda p: 1 + 30 / p + 0.3 * np.log2(p), [1, 2, 4, 8], reps=1)
+    result = search(frame, "time", settings=SearchSettings(resamples=0))
+    n = result.dataset.n_rows
+    bic = [n * np.log(max(f.mse, 1e-20)) + f.candidate.n_constants * np.log(n) for f in result.alternatives]
+    assert all(f.ok for f in result.alternatives) and bic == sorted(bic)
+    assert len({str(f.candidate.template) for f in result.alternatives}) == len(result.alternatives)
+    front = {str(s.fit.candidate.template) for s in result.ranking.front}
+    laws = _plausible(result, 0.02)
+    assert str(laws[0][0]) == str(result.ranking.law.fit.candidate.template)
+    assert any(str(template) not in front for template, _ in laws)

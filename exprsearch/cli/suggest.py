@@ -21,12 +21,14 @@ def suggest(
     devices: Annotated[str | None, typer.Option(help="The factor that counts the devices a run occupies (cost = devices × time).")] = None,
     price: Annotated[float, typer.Option(help="Price per device and unit of time (cost = devices × time × price).")] = 1.0,
     tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).")] = 0.05,
+    budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time × price); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (at least 20).")] = 100,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.")] = 0,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.")] = False,
 ) -> None:
-    """Suggest the next configurations to measure, by expected gain at --at per unit of cost."""
+    """Suggest the next configurations to measure: those a plan for the budget spends most on to
+    narrow the prediction at --at."""
     from .. import export
     from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values
     from ..errors import SettingsError
@@ -41,9 +43,9 @@ def suggest(
             raise ConfigError("give the values that could be measured: --vary p=1..64 (one per factor)")
         if at is None:
             raise ConfigError("give the configuration to settle: --at p=512,n=16000")
-        if count < 1 or bootstrap < 20 or not 0 < tolerance < 1 or not price > 0:
+        if count < 1 or bootstrap < 20 or not 0 < tolerance < 1 or not price > 0 or not (budget is None or 0 < budget < float("inf")):
             raise SettingsError("--count must be at least 1, --bootstrap at least 20, --tolerance between 0 and 1 "
-                                "and --price positive")
+                                "and --price and --cost-budget positive")
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         point = parse_point(at, "--at")
         datasets = _datasets(data, target, None, None, False)
@@ -59,7 +61,7 @@ def suggest(
             raise ConfigError(f"give factor '{extra[0]}' its values to measure: --vary {extra[0]}=…")
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
         result = search(dataset, grammar=grammar, settings=settings)
-        return result, advise(result, space, point, count, devices, price, tolerance)
+        return result, advise(result, space, point, count, devices, price, tolerance, budget)
 
     result, advice = cli._guard(work)
     if json_:
