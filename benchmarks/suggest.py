@@ -4,12 +4,16 @@ and random designs of the same cost.
 Each synthetic law is "measured" with 2 % multiplicative noise; every run costs devices × time
 (devices = p). The k-th run at a configuration has the same noise in every design (common random
 numbers), so the designs differ in where they measure, not in their luck. The budget is the cost
-of the full factorial grid of the space (each configuration once). A campaign starts from a minimal design (the three smallest
-p; for two factors at the smallest and largest n), asks ``suggest`` for one configuration at a
-time and measures it, until the next run would exceed the budget. Judged: the error of the final
-law at the target (p = 512, 8x the largest p in the space), against the noise-free law.
+of the full factorial grid (p = 1, 2, 4, …, 64; n = 1000, 4000, 16000, 64000; each configuration
+once). A campaign starts from a minimal design (the three smallest p; for two factors at the
+smallest and largest n), asks ``suggest`` for one configuration at a time, telling it the budget
+left (``--cost-budget``), and measures it, until nothing more fits in the budget. ``suggest`` and the
+random designs may measure any p in ``--space``: every integer 1…64 (as ``--vary p=1..64``), or
+only the grid's doubling levels. Judged: the error of the final law at the target (p = 512, 8x
+the largest p in the space), against the noise-free law. Partial budgets (``--shares``) run their
+own campaigns, since suggest plans for the budget it is given.
 
-    python benchmarks/suggest.py [--only NAME] [--random 3]
+    python benchmarks/suggest.py [--only NAME] [--random 3] [--space integers|doubling]
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from exprsearch.suggest import advise
 
 PS = [1, 2, 4, 8, 16, 32, 64]
 NS = [1000, 4000, 16000, 64000]
+SPACES = {"integers": list(range(1, 65)), "doubling": PS}  # the p that suggest and random designs may measure
+CHOICES = SPACES["integers"]
 
 
 @dataclass(frozen=True)
@@ -43,8 +49,14 @@ class Case:
     two: bool  # varies n too
 
     @property
-    def space(self) -> dict[str, np.ndarray]:
+    def levels(self) -> dict[str, np.ndarray]:
+        """The full factorial grid's levels: p doubling, n quadrupling."""
         return {"p": np.array(PS, float), **({"n": np.array(NS, float)} if self.two else {})}
+
+    @property
+    def space(self) -> dict[str, np.ndarray]:
+        """What suggest and the random designs may measure (``--space``)."""
+        return {**self.levels, "p": np.array(CHOICES, float)}
 
     @property
     def at(self) -> dict[str, float]:
@@ -103,8 +115,8 @@ def error(case: Case, frame: pd.DataFrame, resamples: int = 0):
 
 
 def grid(case: Case) -> list[tuple[float, ...]]:
-    """Every configuration the campaigns may measure."""
-    return list(itertools.product(*(case.space[k] for k in case.space)))
+    """The full factorial grid."""
+    return list(itertools.product(*(case.levels[k] for k in case.levels)))
 
 
 def initial(case: Case) -> list[tuple[float, ...]]:
@@ -116,10 +128,10 @@ def factorial(case: Case, budget: float, stride: bool) -> list[tuple[float, ...]
     smallest ones (``stride`` False: what users measure first, "a few small configurations") or
     every k-th level from the smallest, so the grid spans the range (``stride`` True); [] if none
     with three or more levels of p fits."""
-    names = list(case.space)
+    names = list(case.levels)
     options = []
     for name in names:
-        levels = list(case.space[name])
+        levels = list(case.levels[name])
         if stride:
             options.append([levels[::k] for k in range(1, len(levels))])
         else:
@@ -131,19 +143,6 @@ def factorial(case: Case, budget: float, stride: bool) -> list[tuple[float, ...]
         if len(choice[0]) >= 3 and cost <= budget and cost > best_cost:
             best, best_cost = configs, cost
     return best
-
-
-def within(history: list[tuple[float, float]], budget: float) -> float | None:
-    """The error of a campaign stopped before its first run that would exceed ``budget`` (suggest's
-    choices do not depend on the budget, so a smaller budget is a prefix of the same campaign)."""
-    if history[0][0] > budget:
-        return None  # the starting design alone costs more
-    last = history[0][1]
-    for spent, err in history:
-        if spent > budget:
-            break
-        last = err
-    return last
 
 
 def campaign(case: Case, budget: float, seed: int) -> dict:
@@ -158,7 +157,7 @@ def campaign(case: Case, budget: float, seed: int) -> dict:
         err, result = error(case, frame, resamples=50)
         history.append((spent, err))
         try:
-            advice = advise(result, case.space, case.at, count=1, devices="p", tolerance=0.05)
+            advice = advise(result, case.space, case.at, count=1, devices="p", tolerance=0.05, budget=budget - spent)
         except ExprsearchError:
             break
         if advice.settled and settled is None:
@@ -234,7 +233,7 @@ def random_design(case: Case, budget: float, seed: int, world_seed: int) -> floa
     rng = np.random.default_rng(seed)
     configs = initial(case)
     spent = sum(cost_of(case, c) for c in configs)
-    pool = [c for c in grid(case) if c not in configs]
+    pool = [c for c in itertools.product(*(case.space[k] for k in case.space)) if c not in configs]
     for i in rng.permutation(len(pool)):
         if spent + cost_of(case, pool[i]) <= budget:
             configs.append(pool[i])
@@ -271,7 +270,11 @@ def main() -> None:
     parser.add_argument("--timing", action="store_true", help="only time the command on a 30-point dataset")
     parser.add_argument("--shares", type=lambda text: [float(v) for v in text.split(",")], default=[0.25, 0.5],
                         help="budgets below the full grid's cost, as shares of it, to compare at (same-cost grids)")
+    parser.add_argument("--space", choices=sorted(SPACES), default="integers",
+                        help="the p that suggest may measure: every integer 1..64, or only the grid's doubling levels")
     args = parser.parse_args()
+    global CHOICES
+    CHOICES = SPACES[args.space]
     if args.timing:
         return timing()
     rows = []
@@ -292,7 +295,7 @@ def main() -> None:
             small, spread = (factorial(case, share * budget, stride) for stride in (False, True))
             start = sum(cost_of(case, c) for c in initial(case)) <= share * budget
             part[share] = {
-                "suggest": within(followed["history"], share * budget),
+                "suggest": campaign(case, share * budget, seed=world)["error"] if start else None,
                 "small": error(case, World(case, world).measure(small))[0] if small else None,
                 "spread": error(case, World(case, world).measure(spread))[0] if spread else None,
                 "random": statistics.median(random_design(case, share * budget, 300 + 10 * number + r, world)
