@@ -155,7 +155,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     plausible = tuple((to_readable(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = tuple(
         Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, again,
-                   _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices))
+                   _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices, again))
         for i, g, again in zip(chosen, gains, repeats))
     sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
     if capped and not chosen and not settled:
@@ -239,8 +239,9 @@ def _measured(result: Result, grid: dict) -> np.ndarray:
     return np.array([tuple(row) in taken for row in rows])
 
 
-def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, devices) -> str:
-    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors)
+def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, devices,
+              again: bool = False) -> str:
+    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors) + (" once more" if again else "")
     paid = f"costs about {cost:.3g}" + (f" ({devices} × predicted time)" if devices else " (its predicted time)")
     if len(laws) > 1:
         here = np.abs(np.log(predictions[:, i])[:, None] - np.log(predictions[:, i])[None, :])
