@@ -5,6 +5,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exprsearch.configs import ConfigError
 from exprsearch.search import SearchSettings, search
@@ -145,3 +147,28 @@ def test_plausible_laws_reach_beyond_the_front():
     laws = _plausible(result, 0.02)
     assert str(laws[0][0]) == str(result.ranking.law.fit.candidate.template)
     assert any(str(template) not in front for template, _ in laws)
+
+
+def _variance_after(features, spend, cost, noise):
+    runs = spend / cost
+    system = np.eye(len(features)) + (features[:, :-1] * runs) @ features[:, :-1].T / noise
+    return float(features[:, -1] @ np.linalg.solve(system, features[:, -1]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), members=st.integers(1, 6), configs=st.integers(1, 8),
+       budget=st.floats(0.5, 50.0))
+def test_the_plan_spends_the_budget_and_beats_any_single_configuration(seed, members, configs, budget):
+    """Whatever the ensemble: the plan spends exactly the budget, nothing on closed
+    configurations, and leaves no more variance at the target than spending it all on the best
+    single configuration would (it is the optimum over mixtures of those)."""
+    rng = np.random.default_rng(seed)
+    features = rng.normal(size=(members, configs + 1))
+    cost = rng.uniform(0.5, 5.0, configs)
+    open_ = rng.random(configs) < 0.8
+    open_[rng.integers(configs)] = True
+    spend = _plan(features, np.eye(members), 0.01, cost, budget, open_)
+    assert np.all(spend >= 0) and np.all(spend[~open_] == 0) and spend.sum() == pytest.approx(budget)
+    single = min(_variance_after(features, np.where(np.arange(configs) == j, budget, 0.0), cost, 0.01)
+                 for j in np.flatnonzero(open_))
+    assert _variance_after(features, spend, cost, 0.01) <= single * (1 + 1e-3) + 1e-12
