@@ -22,6 +22,19 @@ from .candidates import Expansion, Strategy, Term, analyse, complexity, occurren
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Limits, Reference
 from .vocabulary import parse
 
+_SHARED: dict[frozenset, tuple[dict, dict, dict]] = {}
+SHARED_KINDS = 8  # sets of constant kinds whose analyses are kept per process, at most
+
+
+def _shared(kinds: frozenset) -> tuple[dict, dict, dict]:
+    """The per-process analyses of terms, walks and products for grammars with these constant
+    kinds (the oldest set is let go past ``SHARED_KINDS``, so a long session does not grow)."""
+    if kinds not in _SHARED:
+        while len(_SHARED) >= SHARED_KINDS:
+            _SHARED.pop(next(iter(_SHARED)))
+        _SHARED[kinds] = ({}, {}, {})
+    return _SHARED[kinds]
+
 
 class Expander:
     """Memoised expansion of rules into expansions (tuples of terms), pruned by the limits."""
@@ -41,8 +54,9 @@ class Expander:
         self.symbols = grammar.symbols()
         self.memo: dict[tuple[str, int], list[Expansion]] = {}
         self.kind_of = {s: n for n, s in self.kinds.items()}
-        self.terms: dict[sympy.Expr, Term] = {}
-        self._walks: dict[tuple, tuple[sympy.Expr, tuple[str, ...]]] = {}
+        # what a term's analysis finds depends only on its expression and the constant kinds, so
+        # the searches of one process (a profile's series) share it
+        self.terms, self._walks, self._made = _shared(frozenset(self.kinds))
         self.generated = 0
         self.truncated = 0
 
@@ -111,7 +125,9 @@ class Expander:
         if len(expansion) != 1:
             return None
         inner = expansion[0].generic
-        generic = None if inner.has(kind) else _product([kind, inner])
+        if (kind, inner) not in self._made:
+            self._made[(kind, inner)] = None if inner.has(kind) else _product([kind, inner])
+        generic = self._made[(kind, inner)]
         if generic is None:
             return None
         if expansion[0].kinds:  # other constants inside (p**k)
@@ -222,7 +238,10 @@ class Expander:
         :meth:`_canonical`, which has nothing to do there); None where the general path is needed."""
         if any(len(e) != 1 for e in combo):
             return None
-        direct = _product([e[0].generic for e in combo])
+        generics = tuple(e[0].generic for e in combo)
+        if generics not in self._made:
+            self._made[generics] = _product(list(generics))
+        direct = self._made[generics]
         if direct is None or any(self._holds_kind(a) for a in sympy.Mul.make_args(direct)):
             return None
         return (self._product_term(direct),)

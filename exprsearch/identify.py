@@ -29,6 +29,18 @@ def factor_parts(term: Term, factor: sympy.Expr) -> sympy.Expr:
     return sympy.Mul._from_args(parts, is_commutative=True) if len(parts) > 1 else (parts[0] if parts else sympy.S.One)
 
 
+_SHARED: dict[tuple[str, ...], tuple[dict, dict]] = {}
+SHARED_FACTOR_SETS = 8  # sets of factor names whose term shapes are kept per process, at most
+
+
+def _shared(factors: tuple[str, ...]) -> tuple[dict, dict]:
+    if factors not in _SHARED:
+        while len(_SHARED) >= SHARED_FACTOR_SETS:
+            _SHARED.pop(next(iter(_SHARED)))
+        _SHARED[factors] = ({}, {})
+    return _SHARED[factors]
+
+
 class ShapeRule:
     """Rejects candidates using more shapes of a factor than its distinct values support."""
 
@@ -38,8 +50,9 @@ class ShapeRule:
         self.levels = {name: np.unique(column) for name, column in zip(compiler.factors, compiler.columns)}
         self._simplest: dict[tuple[str, int], sympy.Expr] = {}
         self._direction: dict[tuple[str, sympy.Expr], int] = {}
-        self._parts: dict[tuple[Term, str], sympy.Expr] = {}
-        self._shapes: dict[tuple[Term, str], tuple[sympy.Expr, int] | None] = {}
+        # a term's part and shape in a factor depend on the factors' names only, not their
+        # values: the searches of one process over the same factors (a profile's series) share them
+        self._parts, self._shapes = _shared(tuple(compiler.factors))
 
     def part(self, term: Term, name: str) -> sympy.Expr:
         key = (term, name)

@@ -164,3 +164,32 @@ def test_terms_made_directly_are_the_terms_analyse_makes(monkeypatch, which):
     monkeypatch.setattr(expansion.Expander, "_multiplied", lambda self, combo: None)
     assert sum(made) > (500 if which == "default" else 5)
     assert fast == _described(candidates.generate(bound))
+
+
+def test_searches_share_term_analyses_without_changing_any_law():
+    """Term analyses (and term shapes) are kept per process for the next search over the same
+    constants and factors — a profile's series — and must not change what any search finds,
+    whichever searches ran before."""
+    import numpy as np
+    import pandas as pd
+
+    from exprsearch import identify
+    from exprsearch.search import search
+
+    def table(law, seed):
+        rng = np.random.default_rng(seed)
+        return pd.DataFrame([{"p": p, "n": n, "time": law(p, n) * (1 + 0.02 * rng.standard_normal())}
+                             for p in (1, 2, 4, 8, 16) for n in (10, 20, 40, 80) for _ in range(2)])
+
+    first, second = table(lambda p, n: 2 + 0.5 * n / p, 1), table(lambda p, n: 1 + 0.1 * n * np.log2(p + 1), 2)
+
+    def record(frame):
+        law = search(frame, "time", "pmnf", resamples=0).law
+        return str(law.template), law.constants, law.search
+
+    expansion._SHARED.clear()
+    identify._SHARED.clear()
+    cold = record(second)
+    record(first)  # warms the shared analyses with another series' terms
+    assert record(second) == cold
+    assert expansion._SHARED and identify._SHARED
