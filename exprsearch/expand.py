@@ -386,15 +386,19 @@ def sum_count(items: list[Expansion], ref: Reference, limits: Limits, size,
     width = 16 * most + 1
     table = np.zeros((most + 1, room_nl + 1, room_cx + 1, width), dtype=np.int64)
     table[0, 0, 0, 0] = 1
-    for item in items:
-        nl = sum(t.n_nonlinear for t in item)
-        cx = sum(t.complexity for t in item)
-        k = sum(len(t.kinds) for t in item)
-        if nl > room_nl or cx > room_cx or k >= width:
-            continue
-        # every count of terms at once, largest first, so an item is used at most once
-        for s in range(most, 0, -1):
-            table[s, nl:, cx:, k:] += table[s - 1, : room_nl + 1 - nl, : room_cx + 1 - cx, : width - k]
+    # items alike in (nonlinear constants, complexity, constants) are counted together: j of m
+    # of them can be chosen in C(m, j) ways (each item is used at most once)
+    alike = Counter((sum(t.n_nonlinear for t in item), sum(t.complexity for t in item),
+                     sum(len(t.kinds) for t in item)) for item in items)
+    for (nl, cx, k), m in sorted(alike.items()):
+        before = table.copy()
+        for j in range(1, min(m, most) + 1):
+            if j * nl > room_nl or j * cx > room_cx or j * k >= width:
+                break
+            ways = math.comb(m, j)
+            for s in range(j, most + 1):
+                table[s, j * nl:, j * cx:, j * k:] += ways * before[s - j, : room_nl + 1 - j * nl,
+                                                                    : room_cx + 1 - j * cx, : width - j * k]
     total, by_constants = 0, Counter()
     for s in range(max(ref.low, 0), most + 1):
         terms = base_terms + s
