@@ -262,12 +262,19 @@ def _time_notes(fitted: _Fitted, time_limit: float | None) -> tuple[str, ...]:
 
 
 def _largest_values(dataset: _data.Dataset) -> list[np.ndarray]:
-    """For each factor measured at three or more values, the rows at its largest value (when the
-    rest leaves three rows to fit): one extrapolation check per factor that varies."""
+    """For each factor measured at three or more values, the rows to hold out for an extrapolation
+    check: its top octave (values above half its largest), so that the check extrapolates by up
+    to 2x, as predictions beyond the data do; its largest value alone where the octave would
+    leave fewer than three values (or rows) to fit on, or the factor is not positive. A largest
+    value just above the next (p = 58 after 50) checked little more than interpolation, and
+    over-fitted laws passed it."""
     masks = []
     for name in dataset.factors:
         column = dataset.column(name)
         top = column == column.max()
+        octave = column > column.max() / 2 if column.min() > 0 else top
+        if len(np.unique(column[~octave])) >= 3 and (~octave).sum() >= 3:
+            top = octave
         if len(np.unique(column)) >= 3 and (~top).sum() >= 3:
             masks.append(top)
     return masks

@@ -2,6 +2,7 @@
 true form and predict the noise-free truth within 3 % at 4× the largest measured p."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import sympy
 
@@ -120,3 +121,19 @@ def test_search_options_are_checked_and_reach_the_settings(amdahl_frame):
     assert (settings.fit.seed, settings.resamples, settings.fit.prune_margin) == (4, 0, None)
     by_settings = search(amdahl_frame, "time", "data-parallel", settings=settings).law.to_json()
     assert by_settings == search(amdahl_frame, "time", "data-parallel", seed=4, resamples=0, prune_margin=None).law.to_json()
+
+
+@pytest.mark.parametrize("values, held", [
+    ([1, 2, 4, 15, 50, 58], [50, 58]),  # the top octave: a check that extrapolates
+    ([1, 2, 4, 8, 16, 32, 64], [64]),  # on a doubling grid the octave is the largest value
+    ([1, 2, 3, 4], [4]),  # the octave would leave two values to fit on: the largest alone
+    ([1, 2, 3, 4, 5, 6], [4, 5, 6]),
+])
+def test_the_extrapolation_check_holds_out_the_top_octave(values, held):
+    from exprsearch.data import from_frame
+    from exprsearch.search import _largest_values
+
+    frame = pd.DataFrame({"p": np.repeat(values, 2), "time": np.linspace(1, 2, 2 * len(values))})
+    dataset = from_frame(frame, "time")
+    (mask,) = _largest_values(dataset)
+    assert sorted(set(dataset.column("p")[mask].tolist())) == held
