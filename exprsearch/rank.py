@@ -197,7 +197,7 @@ def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool =
     the noise test would call every law adequate: the extended BIC decides alone.
     """
     pool = extrapolating(front, pure, validation=validation)
-    what = "cross-validated folds" if validation == "kfold" else "held-out largest value of each factor"
+    what = "cross-validated folds" if validation == "kfold" else "held-out largest values (top octave) of each factor"
     held = "" if len(pool) == len(front) else f", among the {len(pool)} law(s) that best predict the {what}"
     pinned = [i for i in pool if front[i].weakest_t is None or front[i].weakest_t >= T_PINNED]
     if pinned and len(pinned) < len(pool):
