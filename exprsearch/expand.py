@@ -18,22 +18,10 @@ import numpy as np
 import sympy
 from sympy.core.basic import _args_sortkey
 
+from . import shared
 from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, theta
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Limits, Reference
 from .vocabulary import parse
-
-_SHARED: dict[frozenset, tuple[dict, dict, dict]] = {}
-SHARED_KINDS = 8  # sets of constant kinds whose analyses are kept per process, at most
-
-
-def _shared(kinds: frozenset) -> tuple[dict, dict, dict]:
-    """The per-process analyses of terms, walks and products for grammars with these constant
-    kinds (the oldest set is let go past ``SHARED_KINDS``, so a long session does not grow)."""
-    if kinds not in _SHARED:
-        while len(_SHARED) >= SHARED_KINDS:
-            _SHARED.pop(next(iter(_SHARED)))
-        _SHARED[kinds] = ({}, {}, {})
-    return _SHARED[kinds]
 
 
 class Expander:
@@ -56,7 +44,7 @@ class Expander:
         self.kind_of = {s: n for n, s in self.kinds.items()}
         # what a term's analysis finds depends only on its expression and the constant kinds, so
         # the searches of one process (a profile's series) share it
-        self.terms, self._walks, self._made = _shared(frozenset(self.kinds))
+        self.terms, self._walks, self._made = shared.tables("terms", frozenset(self.kinds), 3)
         self.generated = 0
         self.truncated = 0
 

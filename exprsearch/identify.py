@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import sympy
 
+from . import shared
 from .candidates import Candidate, Term
 from .compile import Compiler
 from .errors import SearchError
@@ -27,18 +28,6 @@ def factor_parts(term: Term, factor: sympy.Expr) -> sympy.Expr:
     a product sympy has already made canonical, so they are kept in its order, not multiplied anew."""
     parts = tuple(a for a in sympy.Mul.make_args(term.key) if a.has(factor))
     return sympy.Mul._from_args(parts, is_commutative=True) if len(parts) > 1 else (parts[0] if parts else sympy.S.One)
-
-
-_SHARED: dict[tuple[str, ...], tuple[dict, dict]] = {}
-SHARED_FACTOR_SETS = 8  # sets of factor names whose term shapes are kept per process, at most
-
-
-def _shared(factors: tuple[str, ...]) -> tuple[dict, dict]:
-    if factors not in _SHARED:
-        while len(_SHARED) >= SHARED_FACTOR_SETS:
-            _SHARED.pop(next(iter(_SHARED)))
-        _SHARED[factors] = ({}, {})
-    return _SHARED[factors]
 
 
 class ShapeRule:
@@ -52,7 +41,7 @@ class ShapeRule:
         self._direction: dict[tuple[str, sympy.Expr], int] = {}
         # a term's part and shape in a factor depend on the factors' names only, not their
         # values: the searches of one process over the same factors (a profile's series) share them
-        self._parts, self._shapes = _shared(tuple(compiler.factors))
+        self._parts, self._shapes = shared.tables("shapes", tuple(compiler.factors), 2)
 
     def part(self, term: Term, name: str) -> sympy.Expr:
         key = (term, name)

@@ -177,7 +177,7 @@ def test_searches_share_term_analyses_without_changing_any_law():
     import numpy as np
     import pandas as pd
 
-    from exprsearch import identify
+    from exprsearch import shared
     from exprsearch.search import search
 
     def table(law, seed):
@@ -191,12 +191,11 @@ def test_searches_share_term_analyses_without_changing_any_law():
         law = search(frame, "time", "pmnf", resamples=0).law
         return str(law.template), law.constants, law.search
 
-    expansion._SHARED.clear()
-    identify._SHARED.clear()
+    shared.clear()
     cold = record(second)
     record(first)  # warms the shared analyses with another series' terms
     assert record(second) == cold
-    assert expansion._SHARED and identify._SHARED
+    assert {kind for kind, _ in shared._TABLES} == {"terms", "shapes"}
 
 
 class _Alike:
