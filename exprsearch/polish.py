@@ -89,8 +89,7 @@ def polish_lbfgsb(scalar, start: np.ndarray, bounds, energy=None) -> np.ndarray:
         def value_and_gradient(theta: np.ndarray) -> tuple[float, np.ndarray]:
             step = 1e-7 * np.maximum(1.0, np.abs(theta))
             step = np.where(theta + step > high, -step, step)  # stay inside the bounds
-            points = theta[:, None] + np.diag(step) if len(theta) else theta[:, None]
-            values = energy(np.column_stack([theta, points]))
+            values = energy(np.column_stack([theta, theta[:, None] + np.diag(step)]))
             return float(values[0]), (values[1:] - values[0]) / step
 
         result = minimize(value_and_gradient, start, jac=True, method="L-BFGS-B", bounds=bounds)
