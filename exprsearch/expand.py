@@ -44,7 +44,7 @@ class Expander:
         self.kind_of = {s: n for n, s in self.kinds.items()}
         # what a term's analysis finds depends only on its expression and the constant kinds, so
         # the searches of one process (a profile's series) share it
-        self.terms, self._walks, self._made = shared.tables("terms", frozenset(self.kinds), 3)
+        self.terms, self._walks, self._made, self._scalings = shared.tables("terms", frozenset(self.kinds), 4)
         self.generated = 0
         self.truncated = 0
 
@@ -113,9 +113,9 @@ class Expander:
         if len(expansion) != 1:
             return None
         inner = expansion[0].generic
-        if (kind, inner) not in self._made:
-            self._made[(kind, inner)] = None if inner.has(kind) else _product([kind, inner])
-        generic = self._made[(kind, inner)]
+        if (kind, inner) not in self._scalings:
+            self._scalings[(kind, inner)] = None if inner.has(kind) else _product([kind, inner])
+        generic = self._scalings[(kind, inner)]
         if generic is None:
             return None
         if expansion[0].kinds:  # other constants inside (p**k)
