@@ -87,8 +87,13 @@ def alternatives(fits: Sequence[Fit], n_rows: int, count: int = 100) -> tuple[Fi
     """The ``count`` accepted fits of lowest BIC, one per law: the laws besides the front's (which
     keeps one per complexity) that the data may not rule out."""
     ok = [f for f in fits if f.ok and math.isfinite(f.mse)]
-    bic = [n_rows * math.log(max(f.mse, MSE_FLOOR)) + f.candidate.n_constants * math.log(n_rows) for f in ok]
-    return tuple(ok[i] for i in heapq.nsmallest(count, range(len(ok)), key=lambda i: (bic[i], i)))
+    scores = [bic(f, n_rows) for f in ok]
+    return tuple(ok[i] for i in heapq.nsmallest(count, range(len(ok)), key=lambda i: (scores[i], i)))
+
+
+def bic(fit: Fit, n_rows: int) -> float:
+    """n·ln(MSE) + k·ln(n): how :func:`alternatives` (and ``suggest``'s plausible laws) order fits."""
+    return n_rows * math.log(max(fit.mse, MSE_FLOOR)) + fit.candidate.n_constants * math.log(n_rows)
 
 
 def contenders(fits: Sequence[Fit], potential: Sequence[float], margin: float) -> list[int]:

@@ -25,6 +25,7 @@ import sympy
 
 from .configs import ConfigError, check_factors
 from .law import Law
+from .rank import bic
 from .search import Result
 from .vocabulary import to_readable
 
@@ -117,12 +118,6 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     taken = {f: set(np.unique(result.dataset.column(f)).tolist()) for f in law.factors}
     chosen, gains, repeats = [], [], []
     for _ in range(count):
-        solved = np.linalg.solve(precision, features)  # covariance = features.T @ solved, never formed
-        with_target = features[:, :-1].T @ solved[:, -1]
-        total = float(features[:, -1] @ solved[:, -1])
-        with np.errstate(all="ignore"):
-            gain = with_target**2 / (np.einsum("ij,ij->j", features[:, :-1], solved[:, :-1]) + noise) / total \
-                if total > 0 else np.zeros(len(cost))
         open_ = usable[:-1] & (cost > 0) & (cost <= budget if capped else True)
         if not open_.any():
             break
@@ -133,10 +128,11 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         # the configuration the plan spends most on; of equal shares, one not measured yet (it also
         # tests the law's form, which a repeat cannot)
         best = int(np.lexsort((measured, -np.round(spend / max(spend.max(), 1e-300), 6)))[0])
-        if gain[best] < MINIMUM_GAIN and chosen:
+        gain = _gain(features, precision, noise, best)
+        if gain < MINIMUM_GAIN and chosen:
             break
         chosen.append(best)
-        gains.append(float(gain[best]))
+        gains.append(gain)
         repeats.append(bool(measured[best]))
         measured[best] = True  # a second suggestion of it in this answer is a repeat
         taken = {f: taken[f] | {float(grid[f][best])} for f in law.factors}
@@ -177,7 +173,7 @@ def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:
     best = min(math.sqrt(f.mse) for f in pool)
     threshold = max(PLAUSIBLE_ERROR * best, 2 * noise)
     seen, keep = {str(chosen.candidate.template)}, [chosen]
-    for f in sorted(pool, key=lambda f: n * math.log(max(f.mse, 1e-20)) + f.candidate.n_constants * math.log(n)):
+    for f in sorted(pool, key=lambda f: bic(f, n)):
         if math.sqrt(f.mse) > threshold or len(keep) > PLAUSIBLE_COUNT:
             continue
         name = str(f.candidate.template)
@@ -197,12 +193,23 @@ def _features(logs: np.ndarray, weights: np.ndarray, boot: np.ndarray) -> np.nda
     return np.vstack([between, within])
 
 
+def _gain(features: np.ndarray, precision: np.ndarray, noise: float, column: int) -> float:
+    """The share of the target's (last column's) variance that one run at ``column`` removes:
+    cov(x, target)² / ((var(x) + noise²) · var(target)), the covariance never formed whole."""
+    x, target = np.linalg.solve(precision, features[:, [column, -1]]).T
+    total = float(features[:, -1] @ target)
+    if not total > 0:
+        return 0.0
+    return float((features[:, column] @ target) ** 2 / (features[:, column] @ x + noise) / total)
+
+
 def _plan(features: np.ndarray, precision: np.ndarray, noise: float, cost: np.ndarray, budget: float,
           open_: np.ndarray) -> np.ndarray:
     """Cost to spend on each configuration (0 where not ``open_``) so that the target's (last
     column's) variance after measuring them all is least within ``budget``: the posterior variance
     is convex in the number of runs per configuration, so Frank-Wolfe steps towards the single
-    configuration whose runs would lower it fastest per unit of cost."""
+    configuration whose runs would lower it fastest per unit of cost; where spending it all on one
+    configuration leaves less variance than the steps reached, that is the plan."""
     where = np.flatnonzero(open_)
     design, target, price = features[:, where], features[:, -1], cost[where]
     most = budget / price  # runs if all the budget went to one configuration
@@ -215,6 +222,16 @@ def _plan(features: np.ndarray, precision: np.ndarray, noise: float, cost: np.nd
         move = 2.0 / (step + 2)
         runs *= 1 - move
         runs[vertex] += move * most[vertex]
+    # Frank-Wolfe's steps converge slowly to an optimum at a single configuration: keep the best
+    # such allocation where it beats the mixture (its variances in closed form, Sherman-Morrison)
+    used = np.flatnonzero(runs)
+    planned = float(target @ np.linalg.solve(precision + (design[:, used] * runs[used]) @ design[:, used].T / noise,
+                                             target))
+    solved = np.linalg.solve(precision, np.column_stack([target, design]))
+    alone = float(target @ solved[:, 0]) - most * (design.T @ solved[:, 0]) ** 2 / (
+        noise + most * np.einsum("ij,ij->j", design, solved[:, 1:]))
+    if alone.min() < planned:
+        runs = np.where(np.arange(len(runs)) == int(np.argmin(alone)), most, 0.0)
     spend = np.zeros(len(cost))
     spend[where] = runs * price
     return spend
