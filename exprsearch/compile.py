@@ -10,12 +10,14 @@ differential-evolution population over all rows, giving ``(S, n)``.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import sympy
 
+from . import shared
 from .candidates import Candidate, theta
 
 Function = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], np.ndarray]
@@ -81,12 +83,23 @@ class Compiler:
         self.columns = [np.ascontiguousarray(columns[:, i]) for i in range(columns.shape[1])]
         self.n_rows = columns.shape[0]
         self._functions: dict[sympy.Expr, Function] = {}
-        self._values: dict[sympy.Expr, np.ndarray] = {}
+        self._values, self.grids = self._shared()
+
+    def _shared(self) -> tuple[dict, dict]:
+        """The term columns evaluated on these factor columns, kept for the searches of this
+        process on the same columns (a profile's series share their grid, not their times)."""
+        digest = hashlib.sha1(np.ascontiguousarray(np.column_stack(self.columns) if self.columns else
+                                                   np.zeros((self.n_rows, 0))).tobytes()).hexdigest()
+        return shared.tables("values", (self.factors, self.n_rows, digest), 2)
 
     def __getstate__(self) -> dict:
         """Sent to a spawned worker without its caches: compiled functions are closures (they do
-        not pickle) and both caches are rebuilt on demand there."""
-        return {**self.__dict__, "_functions": {}, "_values": {}}
+        not pickle) and the tables of values are the worker's own."""
+        return {**self.__dict__, "_functions": {}, "_values": {}, "grids": {}}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._values, self.grids = self._shared()
 
     def subset(self, rows: np.ndarray) -> Compiler:
         """A compiler of the same terms on ``rows`` only, sharing the compiled functions (the

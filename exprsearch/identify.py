@@ -42,6 +42,11 @@ class ShapeRule:
         # a term's part and shape in a factor depend on the factors' names only, not their
         # values: the searches of one process over the same factors (a profile's series) share them
         self._parts, self._shapes = shared.tables("shapes", tuple(compiler.factors), 2)
+        # what a set of terms is rejected for depends on the factors' values too; with a factor at
+        # two values also on the simplest shapes seen so far, so then it is not kept
+        levels = tuple((name, tuple(v.tolist())) for name, v in self.levels.items())
+        self._reasons = None if any(len(v) == 2 for v in self.levels.values()) else \
+            shared.tables("reasons", levels, 1)[0]
 
     def part(self, term: Term, name: str) -> sympy.Expr:
         key = (term, name)
@@ -92,6 +97,14 @@ class ShapeRule:
 
     def reason(self, terms: Sequence[Term]) -> str | None:
         """Why the data cannot identify the shape of the law made of ``terms``, or None."""
+        if self._reasons is None:
+            return self._reason(terms)
+        key = frozenset(terms)
+        if key not in self._reasons:
+            self._reasons[key] = self._reason(terms)
+        return self._reasons[key]
+
+    def _reason(self, terms: Sequence[Term]) -> str | None:
         for name, levels in self.levels.items():
             # shapes of this factor alone; a part that mixes factors ((m + s - 1)/s) is an
             # interaction, told apart across the other factors' values, not by this factor's

@@ -72,10 +72,13 @@ class DataScreen:
             if not all(np.isfinite(a).all() for a in axes):
                 return np.zeros((len(self.configs), 0)), np.zeros((0, q))
             thetas = np.array(list(itertools.product(*axes)))
-            function = self.compiler.function(term.key, q)
-            with np.errstate(all="ignore"):
-                raw = function(self.compiler.columns, [thetas[:, i, None] for i in range(q)])
-            values = np.broadcast_to(raw, (len(thetas), self.compiler.n_rows)).T
+            key = (term.key, q, tuple(self.kinds[k] for k in kinds))
+            if key not in self.compiler.grids:  # the same on every series measured on this grid
+                function = self.compiler.function(term.key, q)
+                with np.errstate(all="ignore"):
+                    raw = function(self.compiler.columns, [thetas[:, i, None] for i in range(q)])
+                self.compiler.grids[key] = np.broadcast_to(raw, (len(thetas), self.compiler.n_rows)).T
+            values = self.compiler.grids[key]
         with np.errstate(all="ignore"):
             relative = values / self.mean[:, None] * self.weight[:, None]
         keep = np.isfinite(relative).all(axis=0)
@@ -228,7 +231,9 @@ class DataScreen:
         factors = list(self.compiler.factors)
         symbols = [sympy.Symbol(f, positive=True) for f in factors]
         screened = sorted(set(owner.tolist()))
-        parts = {i: {f: factor_parts(items[i][0], sym) for f, sym in zip(factors, symbols)} for i in screened}
+        part = self.shapes.part if self.shapes is not None else \
+            (lambda term, name: factor_parts(term, symbols[factors.index(name)]))
+        parts = {i: {f: part(items[i][0], f) for f in factors} for i in screened}
         top: dict[str, list[sympy.Expr]] = {}
         for f_index, name in enumerate(factors):
             lone = [i for i in screened if all((p == 1) == (g != name) for g, p in parts[i].items())]

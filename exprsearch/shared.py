@@ -1,5 +1,6 @@
-"""Tables that the searches of one process share: what they hold depends on expressions and names
-only (never on measured values), so a profile's series need not work it out again each time."""
+"""Tables that the searches of one process share: what they hold depends on expressions, names and
+the factors' values (never on the measured times), so a profile's series, measured on one grid,
+need not work it out again each time."""
 
 from __future__ import annotations
 

@@ -171,9 +171,10 @@ def test_terms_made_directly_are_the_terms_analyse_makes(monkeypatch, which):
 
 
 def test_searches_share_term_analyses_without_changing_any_law():
-    """Term analyses (and term shapes) are kept per process for the next search over the same
-    constants and factors — a profile's series — and must not change what any search finds,
-    whichever searches ran before."""
+    """Term analyses, term shapes, identifiability verdicts and term columns on the factors'
+    values are kept per process for the next search over the same constants, factors and grid —
+    a profile's series — and must not change what any search finds, whichever searches ran
+    before."""
     import numpy as np
     import pandas as pd
 
@@ -195,7 +196,7 @@ def test_searches_share_term_analyses_without_changing_any_law():
     cold = record(second)
     record(first)  # warms the shared analyses with another series' terms
     assert record(second) == cold
-    assert {kind for kind, _ in shared._TABLES} == {"terms", "shapes"}
+    assert {kind for kind, _ in shared._TABLES} == {"terms", "shapes", "reasons", "values"}
 
 
 class _Alike:

@@ -52,3 +52,25 @@ def test_a_column_is_evaluated_for_many_values_of_its_constant():
     compiler = Compiler(["p"], np.array([[1.0], [2.0], [4.0]]))
     key = candidate('start = "c*p**k"').terms[0].key
     np.testing.assert_allclose(compiler.values(key, np.array([0.0, 1.0])), [[1, 1, 1], [1, 2, 4]])
+
+
+def test_term_columns_are_shared_only_by_compilers_of_the_same_factor_values():
+    """A profile's series share the columns computed on their common grid; a search on other
+    values of the factors must compute its own (and a pickled compiler finds the table again)."""
+    import pickle
+
+    import sympy
+
+    from exprsearch import shared
+
+    shared.clear()
+    p = sympy.Symbol("p", positive=True)
+    first = Compiler(["p"], np.array([[1.0], [2.0], [4.0]]))
+    np.testing.assert_allclose(first.value(p**2), [1, 4, 16])
+    same = Compiler(["p"], np.array([[1.0], [2.0], [4.0]]))
+    assert p**2 in same._values
+    other = Compiler(["p"], np.array([[1.0], [3.0], [4.0]]))
+    np.testing.assert_allclose(other.value(p**2), [1, 9, 16])
+    np.testing.assert_allclose(first.value(p**2), [1, 4, 16])
+    assert p**2 in pickle.loads(pickle.dumps(first))._values
+    shared.clear()
