@@ -34,6 +34,7 @@ PLAUSIBLE_COUNT = 24  # and of those, at most this many besides the chosen one
 PLAN_STEPS = 300  # Frank-Wolfe iterations of the budget plan
 MINIMUM_SPARE = 2  # settled only with at least this many more configurations than constants
 MINIMUM_VALUES = 3  # and with every factor measured at this many values at least
+MAXIMUM_GAP = 4.0  # no two neighbouring measured values of a factor further apart than this ratio
 MINIMUM_GAIN = 0.01  # after the first suggestion, ones that would remove under 1 % are left out
 NOISE_FLOOR = 0.005  # relative noise assumed at least this large (a measurement is never exact)
 
@@ -124,6 +125,10 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         widening = open_ & _widens(grid, taken)
         if widening.any():  # first give every factor the values its form can be told from
             open_ = widening
+        else:
+            filling = open_ & _fills(grid, taken)
+            if filling.any():  # then no stretch of a factor where a wrong form could hide
+                open_ = filling
         spend = _plan(features, precision, noise, cost, max(budget, cost[open_].min()), open_)
         # the configuration the plan spends most on; of equal shares, one not measured yet (it also
         # tests the law's form, which a repeat cannot)
@@ -246,6 +251,24 @@ def _widens(grid: Mapping[str, np.ndarray], taken: Mapping[str, set]) -> np.ndar
     for f in short:
         widens |= ~np.isin(grid[f], list(taken[f]))
     return widens
+
+
+def _fills(grid: Mapping[str, np.ndarray], taken: Mapping[str, set]) -> np.ndarray:
+    """Configurations whose value of a factor lies near the geometric middle of a gap wider than
+    ``MAXIMUM_GAP`` between two measured values: the plausible laws agree on both sides of such
+    a gap, yet a form none of them holds can bend inside it, and only a run there can show it."""
+    fills = np.zeros(len(next(iter(grid.values()))), dtype=bool)
+    for f, values in grid.items():
+        measured = np.array(sorted(taken[f]))
+        for low, high in zip(measured[:-1], measured[1:]):
+            if low <= 0 or high / low <= MAXIMUM_GAP:
+                continue
+            inside = (values > low) & (values < high)
+            if not inside.any():
+                continue
+            distance = np.abs(np.log(np.where(inside, values, 1.0)) - 0.5 * math.log(low * high))
+            fills |= inside & (distance <= distance[inside].min() + 1e-9)
+    return fills
 
 
 def _measured(result: Result, grid: dict) -> np.ndarray:

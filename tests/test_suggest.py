@@ -172,3 +172,19 @@ def test_the_plan_spends_the_budget_and_beats_any_single_configuration(seed, mem
     single = min(_variance_after(features, np.where(np.arange(configs) == j, budget, 0.0), cost, 0.01)
                  for j in np.flatnonzero(open_))
     assert _variance_after(features, spend, cost, 0.01) <= single * (1 + 1e-3) + 1e-12
+
+
+def test_a_wide_gap_between_measured_values_is_filled_near_its_middle():
+    """The plausible laws agree on both sides of a gap; a form none of them holds can bend inside
+    it, so a gap wider than 4x gets a run near its geometric middle before anything else."""
+    from exprsearch.suggest import _fills
+
+    grid = {"p": np.arange(1.0, 65.0)}
+    assert list(grid["p"][_fills(grid, {"p": {1.0, 2.0, 4.0, 64.0}})]) == [16.0]
+    assert not _fills(grid, {"p": {1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0}}).any()
+    both = {"p": np.array([1.0, 1.0, 8.0, 8.0]), "n": np.array([10.0, 90.0, 10.0, 90.0])}
+    assert list(_fills(both, {"p": {1.0, 8.0}, "n": {10.0, 30.0, 90.0}})) == [False, False, False, False]
+    frame = measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 4, 64])
+    result = search(frame, "time", settings=SearchSettings(resamples=50))
+    advice = advise(result, {"p": np.arange(1.0, 65.0)}, {"p": 512}, count=1, devices="p")
+    assert [s.config["p"] for s in advice.suggestions] == [16.0]
