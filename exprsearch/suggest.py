@@ -110,6 +110,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     features = _features(logs, weights, boot)
     noise = noise_sd**2
     measured = _measured(result, grid)
+    nearest = _nearest(grid, at)
+    near_measured = bool(measured[nearest])
     cost = predictions[0, :-1] * (grid[devices] if devices else 1.0) * price
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
@@ -151,14 +153,21 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     # nor one with a factor measured at two values, which cannot show the shape of its term
     spare = len(np.unique(result.dataset.configurations())) - len(law.constants)
     values = min(len(np.unique(result.dataset.column(f))) for f in result.dataset.factors)
-    settled = bool(agree < tolerance and (high - low) / 2 / point < tolerance and spare >= MINIMUM_SPARE
-                   and values >= MINIMUM_VALUES)
+    agreed = bool(agree < tolerance and (high - low) / 2 / point < tolerance and spare >= MINIMUM_SPARE
+                  and values >= MINIMUM_VALUES)
+    # and never before the configuration nearest the target has been measured: there the laws'
+    # disagreement about the target shows first, and agreement elsewhere does not rule it out
+    settled = agreed and near_measured
     plausible = tuple((to_readable(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = tuple(
         Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, again,
                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices, again))
         for i, g, again in zip(chosen, gains, repeats))
     sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
+    if agreed and not near_measured:
+        where = ", ".join(f"{f}={grid[f][nearest]:g}" for f in law.factors)
+        sentences = (sentences[0], f"Not settled: the laws agree, but the configuration nearest the target ({where}) "
+                     "has not been measured yet; measure next, in this order:")
     if capped and not chosen and not settled:
         sentences = (sentences[0], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
                      f"--vary space costs at most the budget of {budget:.4g}: a larger --cost-budget or cheaper "
@@ -269,6 +278,17 @@ def _fills(grid: Mapping[str, np.ndarray], taken: Mapping[str, set]) -> np.ndarr
             distance = np.abs(np.log(np.where(inside, values, 1.0)) - 0.5 * math.log(low * high))
             fills |= inside & (distance <= distance[inside].min() + 1e-9)
     return fills
+
+
+def _nearest(grid: Mapping[str, np.ndarray], at: Mapping[str, float]) -> int:
+    """The configuration whose every factor is the value of the space nearest the target's (by
+    ratio for positive values): the corner of the space closest to the target."""
+    closest = np.ones(len(next(iter(grid.values()))), dtype=bool)
+    for f, values in grid.items():
+        positive = values.min() > 0 and at[f] > 0
+        distance = np.abs(np.log(values / at[f])) if positive else np.abs(values - at[f])
+        closest &= distance <= distance.min() * (1 + 1e-12) + 1e-300
+    return int(np.flatnonzero(closest)[0])
 
 
 def _measured(result: Result, grid: dict) -> np.ndarray:

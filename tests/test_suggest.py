@@ -188,3 +188,21 @@ def test_a_wide_gap_between_measured_values_is_filled_near_its_middle():
     result = search(frame, "time", settings=SearchSettings(resamples=50))
     advice = advise(result, {"p": np.arange(1.0, 65.0)}, {"p": 512}, count=1, devices="p")
     assert [s.config["p"] for s in advice.suggestions] == [16.0]
+
+
+def test_never_settled_before_the_configuration_nearest_the_target_is_measured():
+    """Agreement of the laws on runs away from the target does not rule out a form that shows
+    first at the corner of the space nearest it; there the answer names that configuration."""
+    from exprsearch.suggest import _nearest
+
+    grid = {"p": np.array([1.0, 1.0, 64.0, 64.0]), "n": np.array([10.0, 90.0, 10.0, 90.0])}
+    assert _nearest(grid, {"p": 512, "n": 60}) == 3 and _nearest(grid, {"p": 1, "n": 1}) == 0
+    frame = measured(lambda p: 2 + 40 / p, [1, 2, 4, 8, 16, 32, 64], reps=3)
+    result = search(frame, "time", "data-parallel", settings=SearchSettings(resamples=50))
+    assert advise(result, SPACE, {"p": 16}).settled
+    wider = {"p": np.array([1, 2, 4, 8, 16, 32, 64, 128], float)}  # 128 is in the space, not measured
+    advice = advise(result, wider, {"p": 16})
+    assert advice.settled  # the target itself lies inside the measured range
+    advice = advise(result, wider, {"p": 128}, tolerance=0.5)  # the laws agree within 50 % there
+    assert not advice.settled
+    assert "nearest the target (p=128) has not been measured" in advice.sentences[-1]
