@@ -1,9 +1,11 @@
-"""Shared helpers: synthetic measurements of known laws with multiplicative noise."""
+"""Shared helpers: synthetic measurements of known laws with multiplicative noise; child processes
+that can be interrupted."""
 
 from __future__ import annotations
 
 import itertools
 import re
+import signal
 
 import numpy as np
 import pandas as pd
@@ -11,6 +13,13 @@ import pytest
 import sympy
 
 WORKERS = (1, 2, 4, 8, 16, 32)
+
+
+def interruptible() -> None:
+    """For ``subprocess.Popen(preexec_fn=...)``: Ctrl-C at its default in the child. A shell starts
+    background jobs (``pytest &``, ``nohup``) with SIGINT ignored, their children inherit that, and
+    Python then never raises KeyboardInterrupt, so an interruption test would see the run finish."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def measurements(law, grid: dict[str, tuple], noise: float = 0.02, repeats: int = 3, seed: int = 0) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from exprsearch import __version__, load
 from exprsearch.cli import app
+from tests.conftest import interruptible
 
 runner = CliRunner()
 
@@ -357,7 +358,7 @@ def _slow_run(path, out, *extra):
     robust loss: about 20 s here, where the squared loss now takes under 3 s)."""
     return subprocess.Popen([sys.executable, "-m", "exprsearch.cli", "run", str(path), "-t", "epoch_s", "--strategy",
                              "exhaustive", "--loss", "huber", "--jobs", "1", "--out", str(out), *extra], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ from exprsearch.executor import InProcess, LocalPool
 from exprsearch.profiles import model_profile, ranked, summary_csv
 from exprsearch.readers import load_profile
 from exprsearch.search import SearchSettings
+from tests.conftest import interruptible
 from tests.test_cli_decide import run
 
 LAWS = {"solve": lambda p, n: 2 + 0.01 * n / p, "halo": lambda p, n: 1 + 0.5 * np.log2(p),
@@ -106,7 +107,7 @@ def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     command = [sys.executable, "-c", "from exprsearch.cli import entry; entry()", "profile", str(data),
                "--jobs", "1", "--out", str(tmp_path / "o")]  # the default grammar: about 0.4 s per series
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "COLUMNS": "200"})
+                               env={**os.environ, "COLUMNS": "200"}, preexec_fn=interruptible)
     time.sleep(5)  # imports, then a few of the 43 series
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=60)
