@@ -117,6 +117,18 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     if budget is None:
         data = result.dataset
         budget = float(np.sum(data.y * (data.column(devices) if devices else 1.0) * price))
+    point = float(predictions[0, -1])
+    low, high = np.percentile(samples[:, -1], [2.5, 97.5])
+    agree = max(abs(p / point - 1) for p in predictions[:, -1])
+    # the bootstrap of a law with hardly more configurations than constants is not to be trusted
+    # nor one with a factor measured at two values, which cannot show the shape of its term
+    spare = len(np.unique(result.dataset.configurations())) - len(law.constants)
+    values = min(len(np.unique(result.dataset.column(f))) for f in result.dataset.factors)
+    agreed = bool(agree < tolerance and (high - low) / 2 / point < tolerance and spare >= MINIMUM_SPARE
+                  and values >= MINIMUM_VALUES)
+    # and never before the configuration nearest the target has been measured: there the laws'
+    # disagreement about the target shows first, and agreement elsewhere does not rule it out
+    settled = agreed and near_measured
     precision = np.eye(len(features))
     taken = {f: set(np.unique(result.dataset.column(f)).tolist()) for f in law.factors}
     chosen, gains, repeats = [], [], []
@@ -125,7 +137,9 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         if not open_.any():
             break
         widening = open_ & _widens(grid, taken)
-        if widening.any():  # first give every factor the values its form can be told from
+        if agreed and not measured[nearest] and open_[nearest]:  # what stands between the laws and settled
+            open_ = np.arange(len(open_)) == nearest
+        elif widening.any():  # first give every factor the values its form can be told from
             open_ = widening
         else:
             filling = open_ & _fills(grid, taken)
@@ -146,18 +160,6 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         # as if measured: condition the ensemble on that configuration, and plan the rest
         precision = precision + np.outer(features[:, best], features[:, best]) / noise
         budget = max(budget - cost[best], 0.0)
-    point = float(predictions[0, -1])
-    low, high = np.percentile(samples[:, -1], [2.5, 97.5])
-    agree = max(abs(p / point - 1) for p in predictions[:, -1])
-    # the bootstrap of a law with hardly more configurations than constants is not to be trusted
-    # nor one with a factor measured at two values, which cannot show the shape of its term
-    spare = len(np.unique(result.dataset.configurations())) - len(law.constants)
-    values = min(len(np.unique(result.dataset.column(f))) for f in result.dataset.factors)
-    agreed = bool(agree < tolerance and (high - low) / 2 / point < tolerance and spare >= MINIMUM_SPARE
-                  and values >= MINIMUM_VALUES)
-    # and never before the configuration nearest the target has been measured: there the laws'
-    # disagreement about the target shows first, and agreement elsewhere does not rule it out
-    settled = agreed and near_measured
     plausible = tuple((to_readable(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = tuple(
         Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, again,

@@ -206,3 +206,8 @@ def test_never_settled_before_the_configuration_nearest_the_target_is_measured()
     advice = advise(result, wider, {"p": 128}, tolerance=0.5)  # the laws agree within 50 % there
     assert not advice.settled
     assert "nearest the target (p=128) has not been measured" in advice.sentences[-1]
+    assert advice.suggestions[0].config == {"p": 128.0}  # and it is what the answer asks for first
+    gapped = search(measured(lambda p: 2 + 40 / p, [1, 2, 4, 8, 64], reps=3), "time", "data-parallel",
+                    settings=SearchSettings(resamples=50))  # a gap 8..64 would otherwise come first
+    advice = advise(gapped, {"p": np.arange(1.0, 129.0)}, {"p": 128}, count=2, tolerance=0.5)
+    assert [s.config["p"] for s in advice.suggestions] == [128.0, 23.0]
