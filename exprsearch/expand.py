@@ -44,7 +44,8 @@ class Expander:
         self.kind_of = {s: n for n, s in self.kinds.items()}
         # what a term's analysis finds depends only on its expression and the constant kinds, so
         # the searches of one process (a profile's series) share it
-        self.terms, self._walks, self._made, self._scalings = shared.tables("terms", frozenset(self.kinds), 4)
+        self.terms, self._walks, self._made, self._scalings, self._scaled_made = \
+            shared.tables("terms", frozenset(self.kinds), 5)
         self.generated = 0
         self.truncated = 0
 
@@ -112,6 +113,12 @@ class Expander:
         transforms make thousands of these); None where the general path is needed."""
         if len(expansion) != 1:
             return None
+        key = (kind, expansion)  # terms are one instance each, so this is cheap to look up
+        if key not in self._scaled_made:  # the same for every series: kept
+            self._scaled_made[key] = self._scaled_term(kind, expansion)
+        return self._scaled_made[key]
+
+    def _scaled_term(self, kind: sympy.Symbol, expansion: Expansion) -> Expansion | None:
         inner = expansion[0].generic
         if (kind, inner) not in self._scalings:
             self._scalings[(kind, inner)] = None if inner.has(kind) else _product([kind, inner])
@@ -227,12 +234,11 @@ class Expander:
         if any(len(e) != 1 for e in combo):
             return None
         generics = tuple(e[0].generic for e in combo)
-        if generics not in self._made:
-            self._made[generics] = _product(list(generics))
-        direct = self._made[generics]
-        if direct is None or any(self._holds_kind(a) for a in sympy.Mul.make_args(direct)):
-            return None
-        return (self._product_term(direct),)
+        if generics not in self._made:  # the same for every series: kept, with the term it makes
+            direct = _product(list(generics))
+            self._made[generics] = None if direct is None or \
+                any(self._holds_kind(a) for a in sympy.Mul.make_args(direct)) else (self._product_term(direct),)
+        return self._made[generics]
 
     def _product_term(self, generic: sympy.Expr) -> Term:
         """The :class:`Term` :func:`analyse` makes of a product whose factors cannot combine (made
