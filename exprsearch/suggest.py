@@ -163,8 +163,9 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     plausible = tuple((to_readable(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = tuple(
         Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, again,
-                   _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices, again))
-        for i, g, again in zip(chosen, gains, repeats))
+                   _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices, again)
+                   if i not in chosen[:k] else _again(i, g, cost[i], law.factors, grid, devices, chosen.index(i) + 1))
+        for k, (i, g, again) in enumerate(zip(chosen, gains, repeats)))
     sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
     if agreed and not near_measured:
         where = ", ".join(f"{f}={grid[f][nearest]:g}" for f in law.factors)
@@ -313,6 +314,15 @@ def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, f
             return (f"{where}: separates {to_readable(laws[a][0])} from {to_readable(laws[b][0])}, which differ by "
                     f"{_apart(here[a, b])} here and {_apart(there[a, b])} at the target; expected to remove {100 * gain:.0f} % of the uncertainty there; {paid}")
     return (f"{where}: narrows the spread of the law's constants; expected to remove {100 * gain:.0f} % of the "
+            f"uncertainty at the target; {paid}")
+
+
+def _again(i: int, gain: float, cost: float, factors, grid, devices, first: int) -> str:
+    """The sentence of a configuration this answer already suggested: what the earlier one said
+    holds, so only the further gain and the cost."""
+    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors)
+    paid = f"costs about {cost:.3g}" + (f" ({devices} × predicted time)" if devices else " (its predicted time)")
+    return (f"{where} once more, as in suggestion {first}: expected to remove a further {100 * gain:.0f} % of the "
             f"uncertainty at the target; {paid}")
 
 

@@ -211,3 +211,20 @@ def test_never_settled_before_the_configuration_nearest_the_target_is_measured()
                     settings=SearchSettings(resamples=50))  # a gap 8..64 would otherwise come first
     advice = advise(gapped, {"p": np.arange(1.0, 129.0)}, {"p": 128}, count=2, tolerance=0.5)
     assert [s.config["p"] for s in advice.suggestions] == [128.0, 23.0]
+
+
+def test_a_configuration_suggested_twice_in_one_answer_is_not_explained_twice():
+    from pathlib import Path
+
+    frame = pd.read_csv(Path(__file__).resolve().parent.parent / "datasets" / "numpy_mlp_epochs.csv")
+    result = search(frame, "epoch_s", settings=SearchSettings(resamples=50))
+    space = {"layers": np.array([1, 2, 4, 8, 16.0]), "width": np.array([64, 128, 256, 512.0]),
+             "batch": np.array([16, 32, 64, 128, 256.0])}  # samples has one value: not a factor of the law
+    advice = advise(result, space, {"layers": 16, "width": 512, "batch": 64}, count=3)
+    configs = [s.config for s in advice.suggestions]
+    repeated = [k for k in range(len(configs)) if configs[k] in configs[:k]]
+    assert repeated  # the plan spends this budget on one configuration
+    for k in repeated:
+        first = configs.index(configs[k]) + 1
+        assert f"as in suggestion {first}: expected to remove a further" in advice.suggestions[k].sentence
+        assert "separates" not in advice.suggestions[k].sentence
