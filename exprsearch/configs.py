@@ -49,6 +49,9 @@ def parse_values(spec: str, factor: str) -> np.ndarray:
         ) from None
     if values.size == 0:
         raise ConfigError(f"{factor}={spec}: no values given")
+    twice = values[np.flatnonzero(np.diff(np.sort(values)) == 0)[:1]]
+    if twice.size:
+        raise ConfigError(f"{factor}={spec}: {twice[0]:g} is given twice; give each value once")
     return values
 
 
@@ -57,6 +60,8 @@ def parse_point(spec: str, option: str) -> dict[str, float]:
     point = {}
     for part in spec.split(","):
         name, sep, value = part.partition("=")
+        if name.strip() in point:
+            raise ConfigError(f"{option} {spec}: '{name.strip()}' is given twice; give each factor once")
         try:
             point[name.strip()] = float(value)
         except ValueError:
@@ -73,6 +78,9 @@ def parse_assignments(specs: list[str], option: str) -> dict[str, str]:
         name, sep, value = spec.partition("=")
         if not sep or not name.strip() or not value.strip():
             raise ConfigError(f"{option} takes FACTOR=VALUES, got '{spec}'")
+        if name.strip() in pairs:
+            raise ConfigError(f"{option} gives '{name.strip()}' twice ({name.strip()}={pairs[name.strip()]} and "
+                              f"{spec.strip()}); give each factor once")
         pairs[name.strip()] = value.strip()
     return pairs
 

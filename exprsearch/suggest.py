@@ -96,8 +96,10 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     with np.errstate(all="ignore"):
         predictions = np.array([Law(law.target, law.factors, template, values, 0).predict(columns)
                                 for template, values in laws])
-        # an alternative that predicts no positive time somewhere in the space is no contender there
-        valid = np.all(np.isfinite(predictions) & (predictions > 0), axis=1)
+        # an alternative that predicts no positive time somewhere in the space is no contender there;
+        # where the chosen law predicts none either (p = 0 under a 1/p term) nothing can be run
+        possible = np.isfinite(predictions[0]) & (predictions[0] > 0)
+        valid = np.all((np.isfinite(predictions) & (predictions > 0))[:, possible], axis=1)
         valid[0] = True
         laws, predictions = [w for w, v in zip(laws, valid) if v], predictions[valid]
         weights = np.full(len(laws), 1 / len(laws))
@@ -171,8 +173,13 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         where = ", ".join(f"{f}={grid[f][nearest]:g}" for f in law.factors)
         sentences = (sentences[0], f"Not settled: the laws agree, but the configuration nearest the target ({where}) "
                      "has not been measured yet; measure next, in this order:")
+    if not usable[:-1].all():
+        left = np.flatnonzero(~usable[:-1])
+        where = "; ".join(", ".join(f"{f}={grid[f][i]:g}" for f in law.factors) for i in left[:3])
+        sentences = (sentences[0], f"Left out {len(left)} configuration(s) of the --vary space where the law or its "
+                     f"bootstrap predicts no positive time ({where}{', …' if len(left) > 3 else ''}).", *sentences[1:])
     if capped and not chosen and not settled:
-        sentences = (sentences[0], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
+        sentences = (*sentences[:-1], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
                      f"--vary space costs at most the budget of {budget:.4g}: a larger --cost-budget or cheaper "
                      "configurations are needed.")
     return Advice(suggestions, settled, point, (float(low), float(high)), plausible, sentences)

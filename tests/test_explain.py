@@ -57,6 +57,8 @@ def test_ranges_and_constraints():
         parse_values("8..1", "p")
     with pytest.raises(ConfigError, match="not a list"):
         parse_values("a..b", "p")
+    with pytest.raises(ConfigError, match="2 is given twice"):
+        parse_values("1,2,2", "p")
     columns = grid(("p", "b"), {"p": np.array([1.0, 2.0, 4.0]), "b": np.array([32.0, 64.0])}, {})
     assert len(columns["p"]) == 6
     mask = constraint_mask(["p*b <= 128", "p >= 2"], columns)

@@ -63,10 +63,16 @@ def test_suggest_command_prints_json(tmp_path):
     (["--vary", "p=1..64"], "give the configuration to settle: --at"),
     (["--at", "p=512"], "give the values that could be measured: --vary"),
     (["--vary", "q=1..4", "--at", "p=512"], "--vary names 'q', which is not a factor"),
-    (["--vary", "p=1..64", "--at", "p=512", "--bootstrap", "5"], "--bootstrap at least 20"),
+    (["--vary", "p=1..64", "--at", "p=512", "--bootstrap", "5"], "--bootstrap 5: suggestions need at least 20"),
     (["--vary", "p=1..64", "--at", "p=512", "--devices", "gpus"], "--devices names 'gpus'"),
-    (["--vary", "p=1..64", "--at", "p=512", "--cost-budget", "-5"], "--price and --cost-budget positive"),
-    (["--vary", "p=1..64", "--at", "p=512", "--cost-budget", "inf"], "--price and --cost-budget positive"),
+    (["--vary", "p=1..64", "--at", "p=512", "--cost-budget", "-5"], "--cost-budget -5.0: give a positive cost"),
+    (["--vary", "p=1..64", "--at", "p=512", "--cost-budget", "inf"], "--cost-budget inf: give a positive cost"),
+    (["--vary", "p=1..64", "--at", "p=512", "--count", "0"], "--count 0: give at least 1"),
+    (["--vary", "p=1..64", "--at", "p=512", "--tolerance", "5"], "--tolerance 5: give a fraction between 0 and 1"),
+    (["--vary", "p=1..64", "--at", "p=512", "--price", "0"], "--price 0: give a positive price"),
+    (["--vary", "p=1..64", "--vary", "p=2..8", "--at", "p=512"], "--vary gives 'p' twice (p=1..64 and p=2..8)"),
+    (["--vary", "p=1,1,2", "--at", "p=512"], "p=1,1,2: 1 is given twice"),
+    (["--vary", "p=1..64", "--at", "p=512,p=64"], "'p' is given twice"),
 ])
 def test_bad_suggest_options_exit_2(tmp_path, args, fragment):
     path = tmp_path / "m.csv"
@@ -228,3 +234,15 @@ def test_a_configuration_suggested_twice_in_one_answer_is_not_explained_twice():
         first = configs.index(configs[k]) + 1
         assert f"as in suggestion {first}: expected to remove a further" in advice.suggestions[k].sentence
         assert "separates" not in advice.suggestions[k].sentence
+
+
+def test_configurations_where_the_law_predicts_no_time_are_left_out_and_said():
+    """p = 0 under a 1/p term: no run is possible there, and it must not rule out the plausible
+    laws elsewhere (it did: the ensemble fell to the chosen law alone and reported 0 % spread)."""
+    frame = measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4])
+    result = search(frame, "time", settings=SearchSettings(resamples=50))
+    plain = advise(result, SPACE, {"p": 512}, count=1)
+    with_zero = advise(result, {"p": np.append(0.0, SPACE["p"])}, {"p": 512}, count=1)
+    assert len(with_zero.plausible) == len(plain.plausible) > 1
+    assert any("Left out 1 configuration(s)" in s and "(p=0)" in s for s in with_zero.sentences)
+    assert all(s.config["p"] > 0 for s in with_zero.suggestions)

@@ -43,9 +43,14 @@ def suggest(
             raise ConfigError("give the values that could be measured: --vary p=1..64 (one per factor)")
         if at is None:
             raise ConfigError("give the configuration to settle: --at p=512,n=16000")
-        if count < 1 or bootstrap < 20 or not 0 < tolerance < 1 or not price > 0 or not (budget is None or 0 < budget < float("inf")):
-            raise SettingsError("--count must be at least 1, --bootstrap at least 20, --tolerance between 0 and 1 "
-                                "and --price and --cost-budget positive")
+        for bad, sentence in ((count < 1, f"--count {count}: give at least 1"),
+                              (bootstrap < 20, f"--bootstrap {bootstrap}: suggestions need at least 20 resamples"),
+                              (not 0 < tolerance < 1, f"--tolerance {tolerance:g}: give a fraction between 0 and 1 (0.05 is 5 %)"),
+                              (not 0 < price < float("inf"), f"--price {price:g}: give a positive price per unit of cost"),
+                              (budget is not None and not 0 < budget < float("inf"),
+                               f"--cost-budget {budget}: give a positive cost")):
+            if bad:
+                raise SettingsError(sentence)
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         point = parse_point(at, "--at")
         datasets = _datasets(data, target, None, None, False)
