@@ -10,6 +10,7 @@ simplest members otherwise; either way the whole space is counted.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter
@@ -364,27 +365,35 @@ def _product_count(choices: list[tuple[int, ...]], sizes: list[int]) -> int:
 
 
 def sum_count(items: list[Expansion], ref: Reference, limits: Limits, size,
-               fixed: Expansion = ()) -> tuple[int, Counter[int]]:
+              fixed: Expansion = ()) -> tuple[int, Counter[int]]:
     """How many sums of ``low`` to ``high`` distinct ``items`` (plus ``fixed``) pass the limits
     on terms, nonlinear constants and complexity, and how many of them have each number of
     constants: a count over (terms, nonlinear constants, complexity, constants), one item at a time."""
-    base_terms = len(fixed)
-    base_nonlinear = sum(t.n_nonlinear for t in fixed)
-    base_constants = sum(len(t.kinds) for t in fixed)
-    base_size = sum(t.complexity for t in fixed)
-    most = min(ref.high, max(limits.max_terms - base_terms, 0))
-    room_nl = limits.max_nonlinear - base_nonlinear
-    room_cx = limits.max_complexity
-    if room_nl < 0:
-        return 0, Counter()
-    width = 16 * most + 1
-    table = np.zeros((most + 1, room_nl + 1, room_cx + 1, width), dtype=np.int64)
-    table[0, 0, 0, 0] = 1
     # items alike in (nonlinear constants, complexity, constants) are counted together: j of m
     # of them can be chosen in C(m, j) ways (each item is used at most once)
     alike = Counter((sum(t.n_nonlinear for t in item), sum(t.complexity for t in item),
                      sum(len(t.kinds) for t in item)) for item in items)
-    for (nl, cx, k), m in sorted(alike.items()):
+    base = (len(fixed), sum(t.n_nonlinear for t in fixed), sum(len(t.kinds) for t in fixed),
+            sum(t.complexity for t in fixed))
+    total, by_constants = _counted(tuple(sorted(alike.items())), base, ref.low, ref.high, limits)
+    return total, Counter(dict(by_constants))
+
+
+@functools.lru_cache(maxsize=256)
+def _counted(alike: tuple, base: tuple[int, int, int, int], low: int, high: int,
+             limits: Limits) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """:func:`sum_count` of items summarised by kind: the same for every series of a profile
+    whose screening kept alike items, so it is counted once per process."""
+    base_terms, base_nonlinear, base_constants, base_size = base
+    most = min(high, max(limits.max_terms - base_terms, 0))
+    room_nl = limits.max_nonlinear - base_nonlinear
+    room_cx = limits.max_complexity
+    if room_nl < 0:
+        return 0, ()
+    width = 16 * most + 1
+    table = np.zeros((most + 1, room_nl + 1, room_cx + 1, width), dtype=np.int64)
+    table[0, 0, 0, 0] = 1
+    for (nl, cx, k), m in alike:
         before = table.copy()
         for j in range(1, min(m, most) + 1):
             if j * nl > room_nl or j * cx > room_cx or j * k >= width:
@@ -394,7 +403,7 @@ def sum_count(items: list[Expansion], ref: Reference, limits: Limits, size,
                 table[s, j * nl:, j * cx:, j * k:] += ways * before[s - j, : room_nl + 1 - j * nl,
                                                                     : room_cx + 1 - j * cx, : width - j * k]
     total, by_constants = 0, Counter()
-    for s in range(max(ref.low, 0), most + 1):
+    for s in range(max(low, 0), most + 1):
         terms = base_terms + s
         for cx in range(room_cx + 1):
             # the size of the whole sum (the Add counts one), as Expander.size measures it
@@ -405,4 +414,4 @@ def sum_count(items: list[Expansion], ref: Reference, limits: Limits, size,
                 for k in np.flatnonzero(row):
                     total += int(row[k])
                     by_constants[base_constants + int(k)] += int(row[k])
-    return total, by_constants
+    return total, tuple(by_constants.items())
