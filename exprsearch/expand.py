@@ -371,7 +371,8 @@ def sum_count(items: list[Expansion], ref: Reference, limits: Limits, size,
     constants: a count over (terms, nonlinear constants, complexity, constants), one item at a time."""
     # items alike in (nonlinear constants, complexity, constants) are counted together: j of m
     # of them can be chosen in C(m, j) ways (each item is used at most once)
-    alike = Counter((sum(t.n_nonlinear for t in item), sum(t.complexity for t in item),
+    alike = Counter((item[0].n_nonlinear, item[0].complexity, len(item[0].kinds)) if len(item) == 1 else
+                    (sum(t.n_nonlinear for t in item), sum(t.complexity for t in item),
                      sum(len(t.kinds) for t in item)) for item in items)
     base = (len(fixed), sum(t.n_nonlinear for t in fixed), sum(len(t.kinds) for t in fixed),
             sum(t.complexity for t in fixed))

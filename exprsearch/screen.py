@@ -256,8 +256,9 @@ class DataScreen:
             (lambda term, name: factor_parts(term, symbols[factors.index(name)]))
         parts = {i: {f: part(items[i][0], f) for f in factors} for i in screened}
         top: dict[str, list[sympy.Expr]] = {}
+        one = sympy.S.One  # factor_parts gives this singleton for a term without the factor
         for f_index, name in enumerate(factors):
-            lone = [i for i in screened if all((p == 1) == (g != name) for g, p in parts[i].items())]
+            lone = [i for i in screened if all((p is one) == (g != name) for g, p in parts[i].items())]
             if not lone:
                 continue
             line, usable = self._lines([f_index])
@@ -265,7 +266,7 @@ class DataScreen:
                                   self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
             order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
             top[name] = [parts[lone[j]][name] for j in order[:2]]
-        return {i for i in screened if all(p == 1 or p in top.get(f, ()) for f, p in parts[i].items())}
+        return {i for i in screened if all(p is one or p in top.get(f, ()) for f, p in parts[i].items())}
 
     def _lines(self, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """Each configuration's line (the values of the other factors), and whether its line
