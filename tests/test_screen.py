@@ -58,3 +58,33 @@ def test_a_capped_exhaustive_search_says_what_it_did_not_search():
     count = int(note.split(":")[1].split()[0].replace(",", ""))
     whole = search(data, "time", grammar.parse_text(RULES % 1000, "small.toml"), resamples=0).candidates.size
     assert count == whole - len(result.candidates) > 30_000
+
+
+def test_design_weighs_terms_without_exponents_as_each_term_alone_would():
+    """The design's columns, owners and exponent values equal those of screening each term on its
+    own (terms without exponents are weighted together, those with one by their grid)."""
+    from exprsearch import data as _data
+    from exprsearch.compile import Compiler
+    from exprsearch.expand import Expander
+    from exprsearch.screen import DataScreen
+
+    dataset = _data.from_frame(frame(LAWS["fitted-power"]), "time", None)
+    bound = grammar.bind(grammar.parse_text(RULES % 1000, "small.toml"), dataset.factors, None, ())
+    items = Expander(bound).expand("term", 8)
+    assert any(i[0].n_nonlinear for i in items) and any(not i[0].n_nonlinear for i in items)
+    screen = DataScreen(Compiler(dataset.factors, dataset.X), dataset.y,
+                        {c.name: (c.min, c.max) for c in bound.constants})
+    design, owner, thetas, _, always, _ = screen._design((), items)
+    blocks, owners, values = [], [], []
+    for i, item in enumerate(items):
+        columns, grid = screen._columns(item[0])
+        blocks.append(columns)
+        owners += [i] * columns.shape[1]
+        values += list(map(tuple, grid))
+    expected = np.hstack(blocks)
+    expected = expected / np.sqrt(np.einsum("nc,nc->c", expected, expected))
+    live = np.isfinite(expected).all(axis=0)
+    assert not always
+    assert owner.tolist() == np.array(owners)[live].tolist()
+    assert thetas == [v for v, ok in zip(values, live) if ok]
+    np.testing.assert_allclose(design, expected[:, live], rtol=1e-12)
