@@ -255,7 +255,7 @@ class DataScreen:
         part = self.shapes.part if self.shapes is not None else \
             (lambda term, name: factor_parts(term, symbols[factors.index(name)]))
         parts = {i: {f: part(items[i][0], f) for f in factors} for i in screened}
-        top: dict[str, list[sympy.Expr]] = {}
+        top: dict[str, set[sympy.Expr]] = {}
         one = sympy.S.One  # factor_parts gives this singleton for a term without the factor
         for f_index, name in enumerate(factors):
             lone = [i for i in screened if all((p is one) == (g != name) for g, p in parts[i].items())]
@@ -265,7 +265,7 @@ class DataScreen:
             scores = _line_scores([self._columns(items[i][0])[0][usable] for i in lone],
                                   self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
             order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
-            top[name] = [parts[lone[j]][name] for j in order[:2]]
+            top[name] = {parts[lone[j]][name] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
         return {i for i in screened if all(p is one or p in top.get(f, ()) for f, p in parts[i].items())}
 
     def _lines(self, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
