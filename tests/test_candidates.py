@@ -1,11 +1,8 @@
-import itertools
 
 import pytest
 import sympy
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from exprsearch import candidates, grammar
+from exprsearch import candidates, counting, grammar
 from exprsearch import expand as expansion
 
 BASE = """
@@ -121,7 +118,7 @@ def test_the_counted_space_is_the_enumerated_space(limits):
     items = expander.expand("term", g.limits.max_depth)
     fixed = expander.decompose(sympy.Symbol("c", real=True))
     ref = g.rules["start"][0].references[0]
-    total, by_constants = expansion.sum_count(items, ref, g.limits, expander.size, fixed)
+    total, by_constants = counting.sum_count(items, ref, g.limits, fixed)
     assert total == len(found)
     assert dict(by_constants) == found.space
 
@@ -197,34 +194,3 @@ def test_searches_share_term_analyses_without_changing_any_law():
     record(first)  # warms the shared analyses with another series' terms
     assert record(second) == cold
     assert {kind for kind, _ in shared._TABLES} == {"terms", "shapes", "reasons", "values"}
-
-
-class _Alike:
-    """What sum_count reads of a term: its nonlinear constants, complexity and constant kinds."""
-
-    def __init__(self, nonlinear: int, size: int, constants: int) -> None:
-        self.n_nonlinear, self.complexity, self.kinds = nonlinear, size, ("c",) * constants
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 9), st.integers(1, 3)), max_size=9),
-       st.integers(0, 2), st.integers(1, 3), st.integers(1, 3), st.integers(0, 3), st.integers(5, 30))
-def test_sum_count_counts_what_enumerating_the_sums_finds(signatures, low, high, terms, nonlinear, size):
-    """Items alike are counted together by binomials; the count must be the enumeration's, also
-    when many items share a signature."""
-    items = [(_Alike(*s),) for s in signatures]
-    limits = grammar.Limits(max_terms=terms, max_nonlinear=nonlinear, max_complexity=size)
-    fixed = (_Alike(0, 1, 1),)
-    total, by_constants = expansion.sum_count(items, grammar.Reference("t", low, max(low, high)), limits, None, fixed)
-    expected, by = 0, {}
-    for count in range(low, max(low, high) + 1):
-        if count + 1 > terms:
-            continue
-        for combo in itertools.combinations(items, count):
-            parts = [t for item in combo for t in item]
-            shape = 1 + sum(t.complexity for t in parts) + (1 if count >= 1 else 0)
-            if sum(t.n_nonlinear for t in parts) <= nonlinear and shape <= size:
-                expected += 1
-                k = 1 + sum(len(t.kinds) for t in parts)
-                by[k] = by.get(k, 0) + 1
-    assert total == expected and dict(by_constants) == by

@@ -1,0 +1,67 @@
+"""Counting the sums a rule's expansions make without listing them, so that the space a grammar
+describes is reported whole even where only part of it is searched (see :mod:`exprsearch.expand`)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+
+import numpy as np
+
+from .candidates import Expansion
+from .grammar import Limits, Reference
+
+
+def sum_count(items: list[Expansion], ref: Reference, limits: Limits,
+              fixed: Expansion = ()) -> tuple[int, Counter[int]]:
+    """How many sums of ``low`` to ``high`` distinct ``items`` (plus ``fixed``) pass the limits
+    on terms, nonlinear constants and complexity, and how many of them have each number of
+    constants: a count over (terms, nonlinear constants, complexity, constants), one item at a time."""
+    # items alike in (nonlinear constants, complexity, constants) are counted together: j of m
+    # of them can be chosen in C(m, j) ways (each item is used at most once)
+    alike = Counter((item[0].n_nonlinear, item[0].complexity, len(item[0].kinds)) if len(item) == 1 else
+                    (sum(t.n_nonlinear for t in item), sum(t.complexity for t in item),
+                     sum(len(t.kinds) for t in item)) for item in items)
+    base = (len(fixed), sum(t.n_nonlinear for t in fixed), sum(len(t.kinds) for t in fixed),
+            sum(t.complexity for t in fixed))
+    total, by_constants = _counted(tuple(sorted(alike.items())), base, ref.low, ref.high, limits)
+    return total, Counter(dict(by_constants))
+
+
+@functools.lru_cache(maxsize=256)
+def _counted(alike: tuple, base: tuple[int, int, int, int], low: int, high: int,
+             limits: Limits) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """:func:`sum_count` of items summarised by kind: the same for every series of a profile
+    whose screening kept alike items, so it is counted once per process."""
+    base_terms, base_nonlinear, base_constants, base_size = base
+    most = min(high, max(limits.max_terms - base_terms, 0))
+    room_nl = limits.max_nonlinear - base_nonlinear
+    room_cx = limits.max_complexity
+    if room_nl < 0:
+        return 0, ()
+    width = 16 * most + 1
+    table = np.zeros((most + 1, room_nl + 1, room_cx + 1, width), dtype=np.int64)
+    table[0, 0, 0, 0] = 1
+    for (nl, cx, k), m in alike:
+        before = table.copy()
+        for j in range(1, min(m, most) + 1):
+            if j * nl > room_nl or j * cx > room_cx or j * k >= width:
+                break
+            ways = math.comb(m, j)
+            for s in range(j, most + 1):
+                table[s, j * nl:, j * cx:, j * k:] += ways * before[s - j, : room_nl + 1 - j * nl,
+                                                                    : room_cx + 1 - j * cx, : width - j * k]
+    total, by_constants = 0, Counter()
+    for s in range(max(low, 0), most + 1):
+        terms = base_terms + s
+        for cx in range(room_cx + 1):
+            # the size of the whole sum (the Add counts one), as Expander.size measures it
+            if base_size + cx + (1 if terms > 1 else 0) > limits.max_complexity:
+                continue
+            for nl in range(room_nl + 1):
+                row = table[s, nl, cx]
+                for k in np.flatnonzero(row):
+                    total += int(row[k])
+                    by_constants[base_constants + int(k)] += int(row[k])
+    return total, tuple(by_constants.items())
