@@ -28,6 +28,7 @@ from .candidates import Choice, Expansion, Term
 from .compile import Compiler
 from .grammar import Limits
 from .identify import ShapeRule, factor_parts
+from .lines import line_scores, lines
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
 MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an even spread of them)
@@ -91,10 +92,10 @@ class DataScreen:
     def _best_atoms(self, group: list[Expansion], keep: int) -> list[Expansion]:
         names = sorted({s.name for e in group for t in e for s in t.generic.free_symbols} &
                        set(self.compiler.factors))
-        line, usable = self._lines([self.compiler.factors.index(n) for n in names])
+        line, usable = lines(self.configs, [self.compiler.factors.index(n) for n in names])
         blocks = [self._columns(e[0])[0][usable] if len(e) == 1 else np.zeros((usable.sum(), 0))
                   for e in group]
-        scores = _line_scores(blocks, self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
+        scores = line_scores(blocks, self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
         order = sorted(range(len(group)), key=lambda i: (scores[i], group[i][0].complexity if group[i] else 0, i))
         return [group[i] for i in sorted(order[:keep])]
 
@@ -261,24 +262,12 @@ class DataScreen:
             lone = [i for i in screened if all((p is one) == (g != name) for g, p in parts[i].items())]
             if not lone:
                 continue
-            line, usable = self._lines([f_index])
-            scores = _line_scores([self._columns(items[i][0])[0][usable] for i in lone],
+            line, usable = lines(self.configs, [f_index])
+            scores = line_scores([self._columns(items[i][0])[0][usable] for i in lone],
                                   self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
             order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
             top[name] = {parts[lone[j]][name] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
         return {i for i in screened if all(p is one or p in top.get(f, ()) for f, p in parts[i].items())}
-
-    def _lines(self, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Each configuration's line (the values of the other factors), and whether its line
-        varies ``own`` over three or more values; all one line where none does."""
-        others = [i for i in range(self.configs.shape[1]) if i not in own]
-        _, line = np.unique(self.configs[:, others], axis=0, return_inverse=True)
-        line = line.reshape(-1)
-        distinct = np.array([len(np.unique(self.configs[line == g][:, own], axis=0)) for g in range(line.max() + 1)])
-        usable = distinct[line] >= 3
-        if not usable.any():
-            return np.zeros(len(self.configs), dtype=int), np.ones(len(self.configs), dtype=bool)
-        return line, usable
 
     def _fixed(self, fixed: Expansion) -> tuple[np.ndarray, np.ndarray]:
         """Columns of the fixed terms' coefficients, and the target less the fixed offsets."""
@@ -323,51 +312,3 @@ def _orthonormal(columns: np.ndarray) -> np.ndarray:
     q, r = np.linalg.qr(columns)
     keep = np.abs(np.diag(r)) > 1e-10 * max(float(np.abs(np.diag(r)).max()), 1e-300)
     return q[:, keep]
-
-
-def _line_scores(blocks: list[np.ndarray], intercept: np.ndarray, target: np.ndarray,
-                 line: np.ndarray) -> list[float]:
-    """Each transform's error along its factor's lines, fitted alone (an intercept and a
-    non-negative slope per line) or beside the one other transform that helps it most (an
-    intercept and two non-negative slopes per line): a law falling as 1/p and rising as p, or
-    a sum of two products, needs both to show its shape."""
-    owner = np.concatenate([np.full(b.shape[1], i) for i, b in enumerate(blocks)]) if blocks else np.zeros(0, int)
-    columns = np.hstack(blocks) if blocks else np.zeros((len(target), 0))
-    m = columns.shape[1]
-    alone = np.zeros(m)
-    paired = np.zeros((m, m))
-    testable = 0  # lines with four or more points, where a pair leaves a point to test it
-    for g in np.unique(line):
-        rows = line == g
-        u, x, t = intercept[rows], columns[rows], target[rows]
-        xc = x - np.outer(u, (u @ x) / (u @ u))
-        tc = t - u * (u @ t) / (u @ u)
-        gram, cross, total = xc.T @ xc, xc.T @ tc, float(tc @ tc)
-        a = np.diag(gram)
-        with np.errstate(all="ignore"):
-            slope = np.where(a > 0, np.maximum(cross / a, 0.0), 0.0)
-            single = total - 2 * slope * cross + slope**2 * a
-            det = a[:, None] * a[None, :] - gram**2
-            s1 = (a[None, :] * cross[:, None] - gram * cross[None, :]) / det
-            s2 = (a[:, None] * cross[None, :] - gram * cross[:, None]) / det
-            both = total - s1 * cross[:, None] - s2 * cross[None, :]
-        fallback = np.minimum(single[:, None], single[None, :])  # a slope would be negative: one alone
-        ok = (s1 >= 0) & (s2 >= 0) & (det > 1e-12 * a[:, None] * a[None, :]) & np.isfinite(both)
-        alone += single
-        if rows.sum() >= 4:
-            paired += np.where(ok, both, fallback)
-            testable += 1
-        else:
-            paired += fallback
-    paired[owner[:, None] == owner[None, :]] = np.inf
-    # A pair spends one more slope on every line: compare by BIC, so that noise a second shape
-    # happens to fit does not outrank a shape that fits alone.
-    n, lines = len(target), len(np.unique(line))
-    if not testable:
-        paired[:] = np.inf
-    with np.errstate(divide="ignore"):
-        alone_bic = n * np.log(np.maximum(alone, 1e-300) / n) + 2 * lines * np.log(n)
-        pair_bic = (n * np.log(np.maximum(paired.min(axis=1, initial=np.inf), 1e-300) / n)
-                    + (2 * lines + testable) * np.log(n))
-    best = np.minimum(alone_bic, pair_bic)
-    return [float(best[owner == i].min()) if (owner == i).any() else np.inf for i in range(len(blocks))]

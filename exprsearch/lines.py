@@ -1,0 +1,68 @@
+"""Fits along the lines of a measurement grid, where one factor varies and the others stay put:
+how Extra-P's multi-parameter modeler judges each factor's shapes on its own before it combines
+them, and how :mod:`exprsearch.screen` ranks the transforms of a factor."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each configuration's line (the values of the other factors), and whether its line
+    varies ``own`` over three or more values; all one line where none does."""
+    others = [i for i in range(configs.shape[1]) if i not in own]
+    _, line = np.unique(configs[:, others], axis=0, return_inverse=True)
+    line = line.reshape(-1)
+    distinct = np.array([len(np.unique(configs[line == g][:, own], axis=0)) for g in range(line.max() + 1)])
+    usable = distinct[line] >= 3
+    if not usable.any():
+        return np.zeros(len(configs), dtype=int), np.ones(len(configs), dtype=bool)
+    return line, usable
+
+
+def line_scores(blocks: list[np.ndarray], intercept: np.ndarray, target: np.ndarray,
+                line: np.ndarray) -> list[float]:
+    """Each transform's error along its factor's lines, fitted alone (an intercept and a
+    non-negative slope per line) or beside the one other transform that helps it most (an
+    intercept and two non-negative slopes per line): a law falling as 1/p and rising as p, or
+    a sum of two products, needs both to show its shape."""
+    owner = np.concatenate([np.full(b.shape[1], i) for i, b in enumerate(blocks)]) if blocks else np.zeros(0, int)
+    columns = np.hstack(blocks) if blocks else np.zeros((len(target), 0))
+    m = columns.shape[1]
+    alone = np.zeros(m)
+    paired = np.zeros((m, m))
+    testable = 0  # lines with four or more points, where a pair leaves a point to test it
+    for g in np.unique(line):
+        rows = line == g
+        u, x, t = intercept[rows], columns[rows], target[rows]
+        xc = x - np.outer(u, (u @ x) / (u @ u))
+        tc = t - u * (u @ t) / (u @ u)
+        gram, cross, total = xc.T @ xc, xc.T @ tc, float(tc @ tc)
+        a = np.diag(gram)
+        with np.errstate(all="ignore"):
+            slope = np.where(a > 0, np.maximum(cross / a, 0.0), 0.0)
+            single = total - 2 * slope * cross + slope**2 * a
+            det = a[:, None] * a[None, :] - gram**2
+            s1 = (a[None, :] * cross[:, None] - gram * cross[None, :]) / det
+            s2 = (a[:, None] * cross[None, :] - gram * cross[:, None]) / det
+            both = total - s1 * cross[:, None] - s2 * cross[None, :]
+        fallback = np.minimum(single[:, None], single[None, :])  # a slope would be negative: one alone
+        ok = (s1 >= 0) & (s2 >= 0) & (det > 1e-12 * a[:, None] * a[None, :]) & np.isfinite(both)
+        alone += single
+        if rows.sum() >= 4:
+            paired += np.where(ok, both, fallback)
+            testable += 1
+        else:
+            paired += fallback
+    paired[owner[:, None] == owner[None, :]] = np.inf
+    # A pair spends one more slope on every line: compare by BIC, so that noise a second shape
+    # happens to fit does not outrank a shape that fits alone.
+    n, lines = len(target), len(np.unique(line))
+    if not testable:
+        paired[:] = np.inf
+    with np.errstate(divide="ignore"):
+        alone_bic = n * np.log(np.maximum(alone, 1e-300) / n) + 2 * lines * np.log(n)
+        pair_bic = (n * np.log(np.maximum(paired.min(axis=1, initial=np.inf), 1e-300) / n)
+                    + (2 * lines + testable) * np.log(n))
+    best = np.minimum(alone_bic, pair_bic)
+    return [float(best[owner == i].min()) if (owner == i).any() else np.inf for i in range(len(blocks))]

@@ -1,0 +1,34 @@
+import itertools
+
+import numpy as np
+
+from exprsearch.lines import line_scores, lines
+
+
+def _grid(ps, ns):
+    return np.array(list(itertools.product(ps, ns)), dtype=float)
+
+
+def test_a_line_is_the_set_of_configurations_where_only_one_factor_varies():
+    configs = _grid((1, 2, 4, 8), (10, 20, 40))
+    line, usable = lines(configs, [0])
+    assert usable.all()
+    for g in np.unique(line):  # one value of n per line, every p on it
+        assert len(np.unique(configs[line == g, 1])) == 1 and len(configs[line == g]) == 4
+    assert len(np.unique(line)) == 3
+
+
+def test_a_factor_at_two_values_has_no_line_to_judge_a_shape_on():
+    configs = _grid((1, 2), (10, 20, 40))
+    line, usable = lines(configs, [0])
+    assert usable.all() and (line == 0).all()  # all one line, used whole
+
+
+def test_the_true_shape_scores_best_along_its_lines():
+    configs = _grid((1, 2, 4, 8, 16), (10, 20, 40))
+    p, n = configs.T
+    y = 2 + 3 * p + 0.5 * np.log2(n)  # a straight line in p on every line of constant n
+    line, usable = lines(configs, [0])
+    blocks = [(shape / y)[:, None] for shape in (np.log2(p), p**2, p, np.sqrt(p))]
+    scores = line_scores(blocks, 1 / y, np.ones_like(y), line)
+    assert scores[2] < min(scores[:2] + scores[3:])
