@@ -36,10 +36,12 @@ MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an 
 
 @dataclass(frozen=True)
 class ScreenSettings:
-    """``beam`` models kept per size; at most ``survivors`` terms are combined exhaustively."""
+    """``beam`` models kept per size; at most ``survivors`` terms are combined exhaustively, and
+    of their sums those :func:`near_front` keeps (within ``margin``) are fitted exactly."""
 
     beam: int = 10
     survivors: int = 20
+    margin: float | None = 0.5  # None: fit every sum of the survivors
 
 
 class DataScreen:
@@ -158,12 +160,21 @@ class DataScreen:
         guesses = {items[i][0]: (thetas[c] if nonlinear[i] == 1 else
                                  self._refined(items[i][0], thetas[c], design[:, [m for m in model if m != c]], residual))
                    for i, (_, c, model) in best_column.items() if nonlinear[i] and i in survivors}
+        every = sorted(combos, key=lambda c: (len(c), c))
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
-               f"{len(seeds)} terms of each factor's best shapes) and fitted every sum of up to {most} of the "
-               f"{len(survivors)} terms that took part ({len(combos):,} sums)")
+               f"{len(seeds)} terms of each factor's best shapes) and formed every sum of up to {most} of the "
+               f"{len(survivors)} terms that took part ({len(every):,} sums)")
+        if s.margin is not None:
+            linear = {int(i): int(c) for c, i in enumerate(owner) if not nonlinear[i]}
+            sizes = {i: sum(t.complexity for t in items[i]) for i in linear}
+            kept = near_front(every, linear, sizes, design, residual, s.margin)
+            if len(kept) < len(every):
+                how += (f"; fitted the {len(kept):,} of them that could reach the front of error and complexity "
+                        f"(a fit here within {100 * s.margin:g} % of the best at most as complex, or with a fitted exponent)")
+            every = kept
         if undefined:
             how += f"; {undefined} term(s) undefined (NaN or infinite) on the data were left out"
-        return Choice(sorted(combos, key=lambda c: (len(c), c)), guesses, how, undefined)
+        return Choice(every, guesses, how, undefined)
 
     def _refined(self, term: Term, start: tuple[float, ...], others: np.ndarray, residual: np.ndarray,
                  rounds: int = 4) -> tuple[float, ...]:
@@ -297,6 +308,47 @@ class DataScreen:
         with np.errstate(all="ignore"):
             gain = np.where(rest > 1e-8, corr**2 / rest, 0.0)
         return gain, np.sign(corr)
+
+
+def near_front(combos: list[tuple[int, ...]], columns: dict[int, int], sizes: dict[int, int],
+               design: np.ndarray, residual: np.ndarray, margin: float) -> list[tuple[int, ...]]:
+    """The sums of items worth fitting exactly: every sum with an item that has no single column
+    in ``columns`` (a fitted exponent: its coarse grid cannot bound what refining reaches), and
+    every sum whose least-squares fit to ``residual`` here comes within ``margin`` of the best fit
+    with non-negative coefficients among the sums at most as complex (by the items' ``sizes``).
+
+    Only a sum that beats every simpler one can be on the Pareto front of error and complexity
+    from which the law is chosen; the margin leaves room for the exact fit's other weighting
+    (every row, not the configurations' means) and for its non-negative coefficients.
+    """
+    total = float(residual @ residual)
+    cost = np.full(len(combos), np.nan)  # NaN: not estimated here, kept
+    reachable = np.zeros(len(combos), dtype=bool)  # a fit with non-negative coefficients
+    size = np.zeros(len(combos))
+    by_length: dict[int, list[int]] = {}
+    for j, combo in enumerate(combos):
+        if all(i in columns for i in combo):
+            by_length.setdefault(len(combo), []).append(j)
+            size[j] = sum(sizes[i] for i in combo)
+    for length, rows in by_length.items():
+        if length == 0:
+            cost[rows], reachable[rows] = total, True
+            continue
+        part = design[:, np.array([[columns[i] for i in combos[j]] for j in rows])]  # (n, sums, length)
+        gram = np.einsum("nsk,nsl->skl", part, part)
+        rhs = np.einsum("nsk,n->sk", part, residual)
+        z = np.einsum("skl,sl->sk", np.linalg.pinv(gram), rhs)
+        cost[rows] = total - np.einsum("sk,sk->s", z, rhs)
+        reachable[rows] = (z >= 0).all(axis=1)
+    keep = np.isnan(cost)
+    estimated = np.flatnonzero(~keep)
+    best = np.inf
+    for level in np.unique(size[estimated]):
+        members = estimated[size[estimated] == level]
+        if reachable[members].any():
+            best = min(best, float(cost[members[reachable[members]]].min()))
+        keep[members] = cost[members] <= (1 + margin) * best + 1e-9 * total
+    return [c for c, k in zip(combos, keep) if k]
 
 
 def _best_per_item(owner: np.ndarray, score: np.ndarray) -> np.ndarray:

@@ -88,3 +88,38 @@ def test_design_weighs_terms_without_exponents_as_each_term_alone_would():
     assert owner.tolist() == np.array(owners)[live].tolist()
     assert thetas == [v for v, ok in zip(values, live) if ok]
     np.testing.assert_allclose(design, expected[:, live], rtol=1e-12)
+
+
+def test_near_front_keeps_what_could_reach_the_front_and_drops_what_a_simpler_sum_beats():
+    from exprsearch.screen import near_front
+
+    rng = np.random.default_rng(0)
+    design = rng.standard_normal((40, 4))
+    design /= np.linalg.norm(design, axis=0)
+    residual = design[:, 0] + 0.5 * design[:, 1] + 0.01 * rng.standard_normal(40)
+    combos = [(), (0,), (1,), (2,), (0, 1), (0, 2), (2, 3), (1, 2), (0, 4)]
+    columns = {0: 0, 1: 1, 2: 2, 3: 3}  # item 4 has no single column (a fitted exponent)
+    sizes = {0: 3, 1: 3, 2: 3, 3: 3}
+    kept = near_front(combos, columns, sizes, design, residual, 0.5)
+    # (0,) and (0, 1) are the best of their sizes; (1,), (2,) and the other pairs are far off
+    # them; (0, 4) cannot be judged here (item 4's column is unknown), so it is fitted
+    assert kept == [(), (0,), (0, 1), (0, 4)]
+    assert near_front(combos, columns, sizes, design, residual, 1e6) == combos
+
+
+def test_fitting_only_the_sums_near_the_front_chooses_the_law_fitting_every_sum_chooses(monkeypatch):
+    import functools
+    import importlib
+
+    from exprsearch.screen import DataScreen, ScreenSettings
+
+    data = frame(LAWS["log-communication"])
+    pruned = search(data, "time", "pmnf", resamples=0)
+    search_module = importlib.import_module("exprsearch.search")  # the package exports the function
+    monkeypatch.setattr(search_module, "DataScreen", functools.partial(DataScreen, settings=ScreenSettings(margin=None)))
+    every = search(data, "time", "pmnf", resamples=0)
+    assert len(pruned.candidates) < len(every.candidates) / 3
+    assert any("that could reach the front" in s for s in pruned.candidates.screened)
+    assert not any("that could reach the front" in s for s in every.candidates.screened)
+    assert str(pruned.law.template) == str(every.law.template)
+    assert pruned.law.constants == pytest.approx(every.law.constants, rel=1e-9)
