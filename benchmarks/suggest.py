@@ -108,7 +108,7 @@ def cost_of(case: Case, config: tuple[float, ...]) -> float:
 
 
 def error(case: Case, frame: pd.DataFrame, resamples: int = 0):
-    result = search(frame, "time", settings=SearchSettings(resamples=resamples))
+    result = search(frame, "time", settings=SearchSettings(resamples=resamples, near_front=False))  # as the CLI
     predicted = float(result.law.predict({k: [v] for k, v in case.at.items()})[0])
     truth = case.law(case.at["p"], case.at.get("n", 1000.0))
     return 100 * abs(predicted / truth - 1), result

@@ -28,7 +28,7 @@ from .fit import Fit, FitSettings, number, verify, whole
 from .identify import ShapeRule, identifiable
 from .law import Law
 from .refine import Progress, refine
-from .screen import DataScreen
+from .screen import DataScreen, ScreenSettings
 from .uncertainty import Bootstrap, bootstrap
 
 if TYPE_CHECKING:
@@ -64,7 +64,10 @@ class SearchSettings:
     prefers laws that predict the held-out largest configurations; "kfold" uses 5-fold
     cross-validation over configurations instead. ``time_limit`` (seconds) stops the refinement
     when it runs out and keeps the best fits found so far. ``fit`` says how constants are fitted
-    (seed, loss, pruning; see :class:`exprsearch.fit.FitSettings`).
+    (seed, loss, pruning; see :class:`exprsearch.fit.FitSettings`). ``near_front``: where the data
+    choose what to fit, fit only the sums that could reach the front the law is chosen from (False:
+    every sum the screening formed, so that ``Result.alternatives`` holds the laws off the front
+    that fit nearly as well; ``suggest`` needs them).
     """
 
     fit: FitSettings = field(default_factory=FitSettings)
@@ -74,6 +77,7 @@ class SearchSettings:
     time_limit: float | None = None
     strategy: str = "auto"
     scheduler: str | None = None  # a Dask scheduler for the refinements of a very large search
+    near_front: bool = True
 
     def __post_init__(self) -> None:
         if self.validation not in VALIDATIONS:
@@ -131,7 +135,7 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
     compiler = Compiler(dataset.factors, dataset.X)
     shapes = ShapeRule(compiler)
-    found = _candidates.generate(bound, _strategy(settings.strategy, bound, compiler, dataset.y, shapes))
+    found = _candidates.generate(bound, _strategy(settings, bound, compiler, dataset.y, shapes))
     usable, skipped = identifiable(found.candidates, dataset.configurations(), shapes)
     fitted = _fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
                       found.guesses, settings.scheduler)
@@ -149,11 +153,12 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
                   _rank.alternatives(fits, dataset.n_rows))
 
 
-def _strategy(name: str, bound: _grammar.Grammar, compiler: Compiler, y: np.ndarray,
+def _strategy(settings: SearchSettings, bound: _grammar.Grammar, compiler: Compiler, y: np.ndarray,
               shapes: ShapeRule) -> DataScreen | None:
-    if name == "exhaustive":
+    if settings.strategy == "exhaustive":
         return None
-    return DataScreen(compiler, y, {c.name: (c.min, c.max) for c in bound.constants}, shapes=shapes)
+    screen = ScreenSettings() if settings.near_front else ScreenSettings(margin=None)
+    return DataScreen(compiler, y, {c.name: (c.min, c.max) for c in bound.constants}, screen, shapes)
 
 
 def _space_notes(found: CandidateSet) -> tuple[str, ...]:

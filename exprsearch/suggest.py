@@ -77,7 +77,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
            budget: float | None = None) -> Advice:
     """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``, planned for
     ``budget`` more cost and within it (default: planned for as much as the measurements so far
-    cost, without a limit)."""
+    cost, without a limit). Search with ``near_front=False``, as ``exprsearch suggest`` does, so
+    that the laws off the front that fit nearly as well are among the plausible ones."""
     law = result.law
     check_factors(list(at), law.factors, "--at")
     missing = [f for f in law.factors if f not in at]

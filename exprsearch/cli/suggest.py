@@ -64,7 +64,8 @@ def suggest(
         extra = [f for f in dataset.factors if f not in space]
         if extra:
             raise ConfigError(f"give factor '{extra[0]}' its values to measure: --vary {extra[0]}=…")
-        settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
+        # every sum the screening forms: the plausible laws include those off the front
+        settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap, near_front=False)
         result = search(dataset, grammar=grammar, settings=settings)
         return result, advise(result, space, point, count, devices, price, tolerance, budget)
 
