@@ -41,7 +41,7 @@ class ShapeRule:
         self._direction: dict[tuple[str, sympy.Expr], int] = {}
         # a term's part and shape in a factor depend on the factors' names only, not their
         # values: the searches of one process over the same factors (a profile's series) share them
-        self._parts, self._shapes = shared.tables("shapes", tuple(compiler.factors), 2)
+        self._parts, self._shapes, self._all_parts = shared.tables("shapes", tuple(compiler.factors), 3)
         # what a set of terms is rejected for depends on the factors' values too; with a factor at
         # two values also on the simplest shapes seen so far, so then it is not kept
         levels = tuple((name, tuple(v.tolist())) for name, v in self.levels.items())
@@ -53,6 +53,12 @@ class ShapeRule:
         if key not in self._parts:
             self._parts[key] = factor_parts(term, self.symbols[name])
         return self._parts[key]
+
+    def parts(self, term: Term) -> tuple[sympy.Expr, ...]:
+        """The term's part in each factor, in the factors' order (1 for a factor it does not use)."""
+        if term not in self._all_parts:
+            self._all_parts[term] = tuple(self.part(term, name) for name in self.compiler.factors)
+        return self._all_parts[term]
 
     def _shape(self, term: Term, name: str) -> tuple[sympy.Expr, int] | None:
         """A term's shape of factor ``name`` alone and the exponents fitted in it; None where the

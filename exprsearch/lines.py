@@ -6,10 +6,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import shared
+
 
 def lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Each configuration's line (the values of the other factors), and whether its line
-    varies ``own`` over three or more values; all one line where none does."""
+    varies ``own`` over three or more values; all one line where none does (read-only arrays,
+    kept per grid: a profile's series share their grid)."""
+    known = shared.tables("lines", (configs.shape, configs.tobytes()), 1)[0]
+    if tuple(own) not in known:
+        found = _lines(configs, own)
+        for array in found:
+            array.setflags(write=False)
+        known[tuple(own)] = found
+    return known[tuple(own)]
+
+
+def _lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
     others = [i for i in range(configs.shape[1]) if i not in own]
     _, line = np.unique(configs[:, others], axis=0, return_inverse=True)
     line = line.reshape(-1)

@@ -109,6 +109,7 @@ class DataScreen:
         room = limits.max_nonlinear - sum(t.n_nonlinear for t in fixed)
         most = min(high, limits.max_terms - len(fixed))
         seeds = self._seeds(items, owner, design, nonlinear)
+        owners = owner.tolist()  # plain ints: the beam's bookkeeping looks them up one by one
         best_column: dict[int, tuple] = {}  # item → (sse of the best model using it, its column, the model)
         models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
         levels: list[list[tuple[int, ...]]] = []
@@ -131,8 +132,8 @@ class DataScreen:
                     new = (sse - float(gain[c]), int(sum(nonlinear[i] for i in key)), (*columns, int(c)))
                     if key not in found or new[:2] < found[key][:2]:
                         found[key] = new
-            ranked = sorted(found.values(), key=lambda m: (m[0] * (1 + 1e-9 * m[1]), sorted(owner[list(m[2])])))
-            kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if set(owner[list(m[2])]) <= seeds]
+            ranked = sorted(found.values(), key=lambda m: (m[0] * (1 + 1e-9 * m[1]), sorted(owners[c] for c in m[2])))
+            kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if {owners[c] for c in m[2]} <= seeds]
                                        if level == 0 else [])
             models = [(sse, columns) for sse, _, columns in kept]
             levels.append([tuple(sorted(int(owner[c]) for c in columns)) for _, columns in models])
@@ -264,21 +265,23 @@ class DataScreen:
         factors = list(self.compiler.factors)
         symbols = [sympy.Symbol(f, positive=True) for f in factors]
         screened = sorted(set(owner.tolist()))
-        part = self.shapes.part if self.shapes is not None else \
-            (lambda term, name: factor_parts(term, symbols[factors.index(name)]))
-        parts = {i: {f: part(items[i][0], f) for f in factors} for i in screened}
-        top: dict[str, set[sympy.Expr]] = {}
+        parts_of = self.shapes.parts if self.shapes is not None else \
+            (lambda term: tuple(factor_parts(term, symbol) for symbol in symbols))
+        parts = {i: parts_of(items[i][0]) for i in screened}
         one = sympy.S.One  # factor_parts gives this singleton for a term without the factor
-        for f_index, name in enumerate(factors):
-            lone = [i for i in screened if all((p is one) == (g != name) for g, p in parts[i].items())]
-            if not lone:
-                continue
+        alone: dict[int, list[int]] = {}  # factor → the items that depend on it alone
+        for i in screened:
+            depends = [k for k, p in enumerate(parts[i]) if p is not one]
+            if len(depends) == 1:
+                alone.setdefault(depends[0], []).append(i)
+        top: list[set[sympy.Expr]] = [set() for _ in factors]
+        for f_index, lone in sorted(alone.items()):
             line, usable = lines(self.configs, [f_index])
             scores = line_scores([self._columns(items[i][0])[0][usable] for i in lone],
-                                  self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
+                                 self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
             order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
-            top[name] = {parts[lone[j]][name] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
-        return {i for i in screened if all(p is one or p in top.get(f, ()) for f, p in parts[i].items())}
+            top[f_index] = {parts[lone[j]][f_index] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
+        return {i for i in screened if all(p is one or p in top[k] for k, p in enumerate(parts[i]))}
 
     def _fixed(self, fixed: Expansion) -> tuple[np.ndarray, np.ndarray]:
         """Columns of the fixed terms' coefficients, and the target less the fixed offsets."""
@@ -337,7 +340,8 @@ def near_front(combos: list[tuple[int, ...]], columns: dict[int, int], sizes: di
         part = design[:, np.array([[columns[i] for i in combos[j]] for j in rows])]  # (n, sums, length)
         gram = np.einsum("nsk,nsl->skl", part, part)
         rhs = np.einsum("nsk,n->sk", part, residual)
-        z = np.einsum("skl,sl->sk", np.linalg.pinv(gram), rhs)
+        # unit columns: a tiny ridge keeps a sum of (nearly) collinear columns solvable
+        z = np.linalg.solve(gram + 1e-10 * np.eye(length), rhs[:, :, None])[:, :, 0]
         cost[rows] = total - np.einsum("sk,sk->s", z, rhs)
         reachable[rows] = (z >= 0).all(axis=1)
     keep = np.isnan(cost)

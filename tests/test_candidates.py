@@ -168,8 +168,8 @@ def test_terms_made_directly_are_the_terms_analyse_makes(monkeypatch, which):
 
 
 def test_searches_share_term_analyses_without_changing_any_law():
-    """Term analyses, term shapes, identifiability verdicts and term columns on the factors'
-    values are kept per process for the next search over the same constants, factors and grid —
+    """Term analyses, term shapes, identifiability verdicts, term columns on the factors' values
+    and the grid's lines are kept per process for the next search over the same constants, factors and grid —
     a profile's series — and must not change what any search finds, whichever searches ran
     before."""
     import numpy as np
@@ -193,4 +193,4 @@ def test_searches_share_term_analyses_without_changing_any_law():
     cold = record(second)
     record(first)  # warms the shared analyses with another series' terms
     assert record(second) == cold
-    assert {kind for kind, _ in shared._TABLES} == {"terms", "shapes", "reasons", "values"}
+    assert {kind for kind, _ in shared._TABLES} == {"terms", "shapes", "reasons", "values", "lines"}
