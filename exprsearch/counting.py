@@ -13,20 +13,25 @@ from .candidates import Expansion
 from .grammar import Limits, Reference
 
 
-def sum_count(items: list[Expansion], ref: Reference, limits: Limits,
-              fixed: Expansion = ()) -> tuple[int, Counter[int]]:
+def sum_count(items: list[Expansion], ref: Reference, limits: Limits, fixed: Expansion = (),
+              summary: tuple | None = None) -> tuple[int, Counter[int]]:
     """How many sums of ``low`` to ``high`` distinct ``items`` (plus ``fixed``) pass the limits
     on terms, nonlinear constants and complexity, and how many of them have each number of
-    constants: a count over (terms, nonlinear constants, complexity, constants), one item at a time."""
-    # items alike in (nonlinear constants, complexity, constants) are counted together: j of m
-    # of them can be chosen in C(m, j) ways (each item is used at most once)
-    alike = Counter((item[0].n_nonlinear, item[0].complexity, len(item[0].kinds)) if len(item) == 1 else
-                    (sum(t.n_nonlinear for t in item), sum(t.complexity for t in item),
-                     sum(len(t.kinds) for t in item)) for item in items)
+    constants: a count over (terms, nonlinear constants, complexity, constants), one item at a time.
+    ``summary`` is :func:`alike` of the items where the caller has it already."""
     base = (len(fixed), sum(t.n_nonlinear for t in fixed), sum(len(t.kinds) for t in fixed),
             sum(t.complexity for t in fixed))
-    total, by_constants = _counted(tuple(sorted(alike.items())), base, ref.low, ref.high, limits)
+    total, by_constants = _counted(alike(items) if summary is None else summary, base, ref.low, ref.high, limits)
     return total, Counter(dict(by_constants))
+
+
+def alike(items: list[Expansion]) -> tuple[tuple[tuple[int, int, int], int], ...]:
+    """How many items are alike in (nonlinear constants, complexity, constants): they are counted
+    together, since j of m of them can be chosen in C(m, j) ways (each item is used at most once)."""
+    counts = Counter((item[0].n_nonlinear, item[0].complexity, len(item[0].kinds)) if len(item) == 1 else
+                     (sum(t.n_nonlinear for t in item), sum(t.complexity for t in item),
+                      sum(len(t.kinds) for t in item)) for item in items)
+    return tuple(sorted(counts.items()))
 
 
 @functools.lru_cache(maxsize=256)

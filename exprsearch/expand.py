@@ -20,7 +20,7 @@ from sympy.core.basic import _args_sortkey
 
 from . import shared
 from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, theta
-from .counting import sum_count
+from .counting import alike, sum_count
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Reference
 from .vocabulary import parse
 
@@ -49,6 +49,7 @@ class Expander:
             shared.tables("terms", frozenset(self.kinds), 5)
         self.generated = 0
         self.truncated = 0
+        self._summaries: dict[int, tuple] = {}
 
     def expand(self, rule: str, depth: int) -> list[Expansion]:
         key = (rule, depth)
@@ -142,10 +143,17 @@ class Expander:
             return self._products(ref, items)
         if (ref.low, ref.high) == (1, 1):
             return items
-        if self.strategy is not None and sum_count(items, ref, self.grammar.limits)[0] > \
+        if self.strategy is not None and sum_count(items, ref, self.grammar.limits, summary=self._alike(items))[0] > \
                 self.grammar.limits.max_candidates:
             return None
         return self._capped_sums(ref, depth)
+
+    def _alike(self, items: list[Expansion]) -> tuple:
+        """:func:`~exprsearch.counting.alike` of a rule's expansions (a list the memo keeps, so its
+        identity names it), counted once though both deciding to screen and screening need it."""
+        if id(items) not in self._summaries:
+            self._summaries[id(items)] = alike(items)
+        return self._summaries[id(items)]
 
     def _capped_sums(self, ref: Reference, depth: int) -> list[Expansion]:
         """Sums of ``low`` to ``high`` distinct expansions, the simplest ``max_candidates``."""
@@ -179,7 +187,7 @@ class Expander:
         """``fixed`` plus the sums of distinct expansions of ``ref.rule`` that the strategy chose."""
         items = self.expand(ref.rule, depth)
         limits = self.grammar.limits
-        total, by_constants = sum_count(items, ref, limits, fixed)
+        total, by_constants = sum_count(items, ref, limits, fixed, self._alike(items))
         self.space.update(by_constants)
         choice = self.strategy.sums(fixed, items, ref.low, ref.high, limits)
         self.guesses.update(choice.guesses)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
+import sympy
 
 from .compile import to_function
 from .data import Dataset
@@ -75,11 +76,18 @@ def model_series(job: _Job) -> SeriesLaw:
 
 
 def _dominant(law: Law, configs: list[Mapping[str, float]]) -> list[tuple[float, str]]:
-    """At each configuration, the law's value and its largest term there, as text (each term
-    compiled once and evaluated at all the configurations)."""
+    """At each configuration, the law's value and its largest term there, as text. Each term is
+    compiled with its constants as parameters: the series of a profile share their laws' forms,
+    so one compiled form serves them all."""
     columns = [np.array([c[f] for c in configs], dtype=float) for f in law.factors]
+    templates = sympy.Add.make_args(law.template)
+    values = np.empty((len(templates), len(configs)))
+    for i, template in enumerate(templates):
+        params = sorted((s for s in template.free_symbols if s.name in law.constants), key=lambda s: s.name)
+        function = to_function(template, law.factors, params)
+        values[i] = np.broadcast_to(function(columns, [np.array([law.constants[s.name]]) for s in params]),
+                                    (len(configs),))
     terms = [term for _, term in law.terms()]
-    values = np.array([np.broadcast_to(to_function(t, law.factors)(columns), (len(configs),)) for t in terms])
     out = []
     for j in range(len(configs)):
         largest = int(np.argmax(values[:, j]))

@@ -87,6 +87,21 @@ class DataScreen:
         keep = np.isfinite(relative).all(axis=0)
         return relative[:, keep], thetas[keep]
 
+    def _all_columns(self, terms: list[Term]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`_columns` of every term; those without exponents (most of a product space, one
+        raw column each) weighted in one step rather than one by one."""
+        out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(terms)
+        plain = [j for j, t in enumerate(terms) if t.n_nonlinear == 0]
+        if plain:
+            raw = np.column_stack([self.compiler.value(terms[j].key) for j in plain])
+            with np.errstate(all="ignore"):
+                relative = raw / self.mean[:, None] * self.weight[:, None]
+            finite = np.isfinite(relative).all(axis=0)
+            for k, j in enumerate(plain):
+                out[j] = (relative[:, k:k + 1], np.zeros((1, 0))) if finite[k] else \
+                    (relative[:, :0], np.zeros((0, 0)))
+        return [self._columns(t) if o is None else o for t, o in zip(terms, out)]
+
     # -- products ----------------------------------------------------------------------------
     def atoms(self, groups: list[list[Expansion]], keep: int) -> list[list[Expansion]]:
         return [self._best_atoms(group, keep) for group in groups]
@@ -95,8 +110,10 @@ class DataScreen:
         names = sorted({s.name for e in group for t in e for s in t.generic.free_symbols} &
                        set(self.compiler.factors))
         line, usable = lines(self.configs, [self.compiler.factors.index(n) for n in names])
-        blocks = [self._columns(e[0])[0][usable] if len(e) == 1 else np.zeros((usable.sum(), 0))
-                  for e in group]
+        single = [j for j, e in enumerate(group) if len(e) == 1]
+        blocks = [np.zeros((usable.sum(), 0)) for _ in group]
+        for j, (columns, _) in zip(single, self._all_columns([group[j][0] for j in single])):
+            blocks[j] = columns[usable]
         scores = line_scores(blocks, self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
         order = sorted(range(len(group)), key=lambda i: (scores[i], group[i][0].complexity if group[i] else 0, i))
         return [group[i] for i in sorted(order[:keep])]
@@ -206,15 +223,11 @@ class DataScreen:
     def _design(self, fixed: Expansion, items: list[Expansion]):
         """Unit columns of every screened item, less what the fixed terms explain; the residual
         target; the items kept without screening; how many were undefined on the data."""
-        blocks: list[np.ndarray | None] = []
         block_items: list[int] = []
-        block_thetas: list[list[tuple]] = []
         always: list[int] = []
-        undefined = 0
         base, target = self._fixed(fixed)
         if self.shapes is not None:
             self.shapes.prepare(t for item in items for t in item)
-        plain: list[int] = []  # blocks of terms without exponents, filled below in one step
         for i, item in enumerate(items):
             if len(item) != 1 or item[0].coefficient is None or self.kinds[item[0].kinds[item[0].coefficient]][0] < 0:
                 always.append(i)  # not a single non-negative term: kept without screening
@@ -222,27 +235,10 @@ class DataScreen:
             if self.shapes is not None and self.shapes.reason((*fixed, *item)):
                 continue  # a shape the data cannot identify: rejected later in any sum
             block_items.append(i)
-            if item[0].n_nonlinear == 0:
-                plain.append(len(blocks))
-                blocks.append(None)
-                block_thetas.append([()])
-                continue
-            columns, values = self._columns(item[0])
-            undefined += columns.shape[1] == 0
-            blocks.append(columns)
-            block_thetas.append(list(map(tuple, values)))
-        if plain:
-            # Terms without exponents (most of a product space) are one raw column each: weighted
-            # in one step rather than one by one (the same numbers as _columns gives).
-            raw = np.column_stack([self.compiler.value(items[block_items[b]][0].key) for b in plain])
-            with np.errstate(all="ignore"):
-                relative = raw / self.mean[:, None] * self.weight[:, None]
-            finite = np.isfinite(relative).all(axis=0)
-            for j, b in enumerate(plain):
-                blocks[b] = relative[:, j:j + 1] if finite[j] else relative[:, :0]
-                if not finite[j]:
-                    undefined += 1
-                    block_thetas[b] = []
+        columns = self._all_columns([items[i][0] for i in block_items])
+        blocks = [c for c, _ in columns]
+        block_thetas = [list(map(tuple, values)) for _, values in columns]
+        undefined = sum(c.shape[1] == 0 for c in blocks)
         design = np.hstack(blocks) if blocks else np.zeros((len(self.configs), 0))
         owner = np.repeat(np.array(block_items, dtype=np.intp), [b.shape[1] for b in blocks])
         thetas = [t for ts in block_thetas for t in ts]
@@ -277,7 +273,7 @@ class DataScreen:
         top: list[set[sympy.Expr]] = [set() for _ in factors]
         for f_index, lone in sorted(alone.items()):
             line, usable = lines(self.configs, [f_index])
-            scores = line_scores([self._columns(items[i][0])[0][usable] for i in lone],
+            scores = line_scores([c[usable] for c, _ in self._all_columns([items[i][0] for i in lone])],
                                  self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
             order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
             top[f_index] = {parts[lone[j]][f_index] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
