@@ -159,7 +159,7 @@ class Expander:
         """Sums of ``low`` to ``high`` distinct expansions, the simplest ``max_candidates``."""
         items = self.expand(ref.rule, depth)
         limits = self.grammar.limits
-        total = sum_count(items, ref, limits)[0]
+        total = sum_count(items, ref, limits, summary=self._alike(items))[0]
         if math.comb(len(items), ref.high) > 50 * limits.max_candidates:
             # Too many to list: the simplest sums are made of the simplest items, so list the sums
             # of just enough of those (the rest count as cut by max_candidates).

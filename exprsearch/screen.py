@@ -62,34 +62,11 @@ class DataScreen:
         self.compiler = compiler.subset(first[keep])  # one row per configuration looked at
 
     # -- columns -----------------------------------------------------------------------------
-    def _columns(self, term: Term) -> tuple[np.ndarray, np.ndarray]:
-        """Relative weighted columns ``(configs, G)`` of a term without its coefficient, and the
-        values of its nonlinear constants ``(G, q)`` (a grid across their bounds)."""
-        q = term.n_nonlinear
-        if q == 0:
-            values = self.compiler.value(term.key)[:, None]
-            thetas = np.zeros((1, 0))
-        else:
-            kinds = [k for i, k in enumerate(term.kinds) if i != term.coefficient]
-            axes = [np.linspace(*self.kinds[k], GRID.get(q, 4)) for k in kinds]
-            if not all(np.isfinite(a).all() for a in axes):
-                return np.zeros((len(self.configs), 0)), np.zeros((0, q))
-            thetas = np.array(list(itertools.product(*axes)))
-            key = (term.key, q, tuple(self.kinds[k] for k in kinds))
-            if key not in self.compiler.grids:  # the same on every series measured on this grid
-                function = self.compiler.function(term.key, q)
-                with np.errstate(all="ignore"):
-                    raw = function(self.compiler.columns, [thetas[:, i, None] for i in range(q)])
-                self.compiler.grids[key] = np.broadcast_to(raw, (len(thetas), self.compiler.n_rows)).T
-            values = self.compiler.grids[key]
-        with np.errstate(all="ignore"):
-            relative = values / self.mean[:, None] * self.weight[:, None]
-        keep = np.isfinite(relative).all(axis=0)
-        return relative[:, keep], thetas[keep]
-
-    def _all_columns(self, terms: list[Term]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """:meth:`_columns` of every term; those without exponents (most of a product space, one
-        raw column each) weighted in one step rather than one by one."""
+    def _columns(self, terms: list[Term]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each term's relative weighted columns ``(configs, G)`` without its coefficient, and the
+        values of its nonlinear constants ``(G, q)`` (a grid across their bounds); columns that are
+        not finite on the data are left out. Terms without exponents (most of a product space,
+        one raw column each) are weighted in one step rather than one by one."""
         out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(terms)
         plain = [j for j, t in enumerate(terms) if t.n_nonlinear == 0]
         if plain:
@@ -100,7 +77,26 @@ class DataScreen:
             for k, j in enumerate(plain):
                 out[j] = (relative[:, k:k + 1], np.zeros((1, 0))) if finite[k] else \
                     (relative[:, :0], np.zeros((0, 0)))
-        return [self._columns(t) if o is None else o for t, o in zip(terms, out)]
+        return [self._grid_columns(t) if o is None else o for t, o in zip(terms, out)]
+
+    def _grid_columns(self, term: Term) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_columns` of a term with nonlinear constants: one column per value of the grid."""
+        q = term.n_nonlinear
+        kinds = [k for i, k in enumerate(term.kinds) if i != term.coefficient]
+        axes = [np.linspace(*self.kinds[k], GRID.get(q, 4)) for k in kinds]
+        if not all(np.isfinite(a).all() for a in axes):
+            return np.zeros((len(self.configs), 0)), np.zeros((0, q))
+        thetas = np.array(list(itertools.product(*axes)))
+        key = (term.key, q, tuple(self.kinds[k] for k in kinds))
+        if key not in self.compiler.grids:  # the same on every series measured on this grid
+            function = self.compiler.function(term.key, q)
+            with np.errstate(all="ignore"):
+                raw = function(self.compiler.columns, [thetas[:, i, None] for i in range(q)])
+            self.compiler.grids[key] = np.broadcast_to(raw, (len(thetas), self.compiler.n_rows)).T
+        with np.errstate(all="ignore"):
+            relative = self.compiler.grids[key] / self.mean[:, None] * self.weight[:, None]
+        keep = np.isfinite(relative).all(axis=0)
+        return relative[:, keep], thetas[keep]
 
     # -- products ----------------------------------------------------------------------------
     def atoms(self, groups: list[list[Expansion]], keep: int) -> list[list[Expansion]]:
@@ -112,7 +108,7 @@ class DataScreen:
         line, usable = lines(self.configs, [self.compiler.factors.index(n) for n in names])
         single = [j for j, e in enumerate(group) if len(e) == 1]
         blocks = [np.zeros((usable.sum(), 0)) for _ in group]
-        for j, (columns, _) in zip(single, self._all_columns([group[j][0] for j in single])):
+        for j, (columns, _) in zip(single, self._columns([group[j][0] for j in single])):
             blocks[j] = columns[usable]
         scores = line_scores(blocks, self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
         order = sorted(range(len(group)), key=lambda i: (scores[i], group[i][0].complexity if group[i] else 0, i))
@@ -182,14 +178,17 @@ class DataScreen:
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
                f"{len(seeds)} terms of each factor's best shapes) and formed every sum of up to {most} of the "
                f"{len(survivors)} terms that took part ({len(every):,} sums)")
+        fitted = "; fitted all of them"
         if s.margin is not None:
             linear = {int(i): int(c) for c, i in enumerate(owner) if not nonlinear[i]}
             sizes = {i: sum(t.complexity for t in items[i]) for i in linear}
             kept = near_front(every, linear, sizes, design, residual, s.margin)
             if len(kept) < len(every):
-                how += (f"; fitted the {len(kept):,} of them that could reach the front of error and complexity "
-                        f"(a fit here within {100 * s.margin:g} % of the best at most as complex, or with a fitted exponent)")
+                fitted = (f"; fitted the {len(kept):,} of them that could reach the front of error and complexity "
+                          f"(a fit here within {100 * s.margin:g} % of the best at most as complex, or with a fitted "
+                          "exponent)")
             every = kept
+        how += fitted
         if undefined:
             how += f"; {undefined} term(s) undefined (NaN or infinite) on the data were left out"
         return Choice(every, guesses, how, undefined)
@@ -235,7 +234,7 @@ class DataScreen:
             if self.shapes is not None and self.shapes.reason((*fixed, *item)):
                 continue  # a shape the data cannot identify: rejected later in any sum
             block_items.append(i)
-        columns = self._all_columns([items[i][0] for i in block_items])
+        columns = self._columns([items[i][0] for i in block_items])
         blocks = [c for c, _ in columns]
         block_thetas = [list(map(tuple, values)) for _, values in columns]
         undefined = sum(c.shape[1] == 0 for c in blocks)
@@ -273,7 +272,7 @@ class DataScreen:
         top: list[set[sympy.Expr]] = [set() for _ in factors]
         for f_index, lone in sorted(alone.items()):
             line, usable = lines(self.configs, [f_index])
-            scores = line_scores([c[usable] for c, _ in self._all_columns([items[i][0] for i in lone])],
+            scores = line_scores([c[usable] for c, _ in self._columns([items[i][0] for i in lone])],
                                  self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
             order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
             top[f_index] = {parts[lone[j]][f_index] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
