@@ -22,6 +22,7 @@ from . import shared
 from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, theta
 from .counting import alike, sum_count
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Reference
+from .memo import Memo
 from .vocabulary import parse
 
 
@@ -41,7 +42,6 @@ class Expander:
         self.kinds = {c.name: sympy.Symbol(c.name, real=True) for c in grammar.constants}
         self.kind_symbols = frozenset(self.kinds.values())
         self.symbols = grammar.symbols()
-        self.memo: dict[tuple[str, int], list[Expansion]] = {}
         self.kind_of = {s: n for n, s in self.kinds.items()}
         # what a term's analysis finds depends only on its expression and the constant kinds, so
         # the searches of one process (a profile's series) share it
@@ -50,23 +50,33 @@ class Expander:
         self.generated = 0
         self.truncated = 0
         self._summaries: dict[int, tuple] = {}
+        self.memo = Memo(_fingerprint(grammar, strategy is not None), self._account)
 
     def expand(self, rule: str, depth: int) -> list[Expansion]:
         key = (rule, depth)
-        if key not in self.memo:
-            self.memo[key] = []  # guards against re-entry while expanding
-            unique: dict[Expansion, None] = {}
-            for alt in self.grammar.rules[rule]:
-                for terms in self._alternative(alt, depth):
-                    self.generated += 1
-                    if self.size(terms) <= self.grammar.limits.max_complexity:
-                        unique.setdefault(terms, None)
-            self.memo[key] = list(unique)
-            if rule != "start" and rule not in PROVIDED_RULES:
-                for terms in self.memo[key]:
-                    if len(terms) == 1:
-                        self.producers.setdefault(terms[0].generic, set()).add(rule)
-        return self.memo[key]
+        known = self.memo.get(key)
+        if known is not None:
+            return known
+        cuts = (len(self.screened), self.truncated, self.unmade)
+        self.memo.start(key)
+        unique: dict[Expansion, None] = {}
+        made = 0
+        for alt in self.grammar.rules[rule]:
+            for terms in self._alternative(alt, depth):
+                made += 1
+                if self.size(terms) <= self.grammar.limits.max_complexity:
+                    unique.setdefault(terms, None)
+        self.memo.finish(key, list(unique), made, cuts != (len(self.screened), self.truncated, self.unmade))
+        return self.memo.own[key]
+
+    def _account(self, key: tuple[str, int], expansions: list[Expansion], made: int) -> None:
+        """Count an expansion's alternatives as generated and note the rule that made each term."""
+        self.generated += made
+        rule = key[0]
+        if rule != "start" and rule not in PROVIDED_RULES:
+            for terms in expansions:
+                if len(terms) == 1:
+                    self.producers.setdefault(terms[0].generic, set()).add(rule)
 
     def size(self, terms: Expansion) -> int:
         """:func:`complexity` of the sum of ``terms``."""
@@ -338,6 +348,12 @@ class Expander:
             return sympy.Mul(*(a for a in node.args if not (a.is_Number and a.is_positive)))
 
         return expr.replace(is_redundant, simplify) if expr.has(*kinds) else expr
+
+
+def _fingerprint(grammar: Grammar, chooses: bool) -> tuple:
+    """What a grammar's expansions depend on besides the data (and whether a strategy chooses)."""
+    return (grammar.factors, grammar.constants, tuple(grammar.rules.items()), grammar.limits,
+            tuple(sorted(grammar.fixed.items())), chooses)
 
 
 def _product(factors: list[sympy.Expr]) -> sympy.Expr | None:

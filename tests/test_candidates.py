@@ -2,7 +2,7 @@
 import pytest
 import sympy
 
-from exprsearch import candidates, counting, grammar
+from exprsearch import candidates, counting, grammar, shared
 from exprsearch import expand as expansion
 
 BASE = """
@@ -164,7 +164,36 @@ def test_terms_made_directly_are_the_terms_analyse_makes(monkeypatch, which):
     monkeypatch.setattr(expansion.Expander, "_scaled", lambda self, kind, e: None)
     monkeypatch.setattr(expansion.Expander, "_multiplied", lambda self, combo: None)
     assert sum(made) > (500 if which == "default" else 5)
+    shared.clear()  # else the general path would find the fast path's terms and expansions kept
     assert fast == _described(candidates.generate(bound))
+
+
+RECURSIVE = BASE + """
+start = "c + <term>{1,2}"
+term = ["c * <t>", "c * <t> * <term>"]
+t = ["<factor>", "log2(<factor>)"]
+[limits]
+max_depth = 5
+max_candidates = 50
+"""
+
+
+@pytest.mark.parametrize("which", ["default", "pmnf", "generic-dl", "recursive"])
+def test_a_second_expansion_of_a_grammar_is_the_first(which):
+    """Expansions no choice or cut went into are kept for the next search of the same grammar (a
+    profile's series); replayed, they give the same candidates, counts and producers, also where
+    a rule refers to itself or the sums are cut to the simplest."""
+    chosen = grammar.parse_text(RECURSIVE, "r.toml") if which == "recursive" else grammar.load(which)
+    bound = grammar.bind(chosen, ("p", "n", "L"), intrinsic=("L",))
+
+    def everything(found: candidates.CandidateSet) -> tuple:
+        return (_described(found), found.generated, found.dropped, found.space, found.screened,
+                {str(g): rule for g, rule in found.producers.items()})
+
+    shared.clear()
+    cold = everything(candidates.generate(bound))
+    assert shared._TABLES[next(k for k in shared._TABLES if k[0] == "expansions")][0]  # something was kept
+    assert everything(candidates.generate(bound)) == cold
 
 
 def test_searches_share_term_analyses_without_changing_any_law():
@@ -175,7 +204,6 @@ def test_searches_share_term_analyses_without_changing_any_law():
     import numpy as np
     import pandas as pd
 
-    from exprsearch import shared
     from exprsearch.search import search
 
     def table(law, seed):
@@ -193,4 +221,5 @@ def test_searches_share_term_analyses_without_changing_any_law():
     cold = record(second)
     record(first)  # warms the shared analyses with another series' terms
     assert record(second) == cold
-    assert {kind for kind, _ in shared._TABLES} == {"terms", "shapes", "reasons", "values", "lines"}
+    assert {kind for kind, _ in shared._TABLES} == {"terms", "expansions", "shapes", "reasons", "values",
+                                                          "lines"}
