@@ -33,14 +33,13 @@ def _lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]
     return line, usable
 
 
-def line_scores(blocks: list[np.ndarray], intercept: np.ndarray, target: np.ndarray,
-                line: np.ndarray) -> list[float]:
-    """Each transform's error along its factor's lines, fitted alone (an intercept and a
-    non-negative slope per line) or beside the one other transform that helps it most (an
-    intercept and two non-negative slopes per line): a law falling as 1/p and rising as p, or
-    a sum of two products, needs both to show its shape."""
-    owner = np.concatenate([np.full(b.shape[1], i) for i, b in enumerate(blocks)]) if blocks else np.zeros(0, int)
-    columns = np.hstack(blocks) if blocks else np.zeros((len(target), 0))
+def line_scores(columns: np.ndarray, owner: np.ndarray, count: int, intercept: np.ndarray, target: np.ndarray,
+                line: np.ndarray) -> np.ndarray:
+    """Each of ``count`` transforms' error along its factor's lines (its columns: those whose
+    ``owner`` is its index), fitted alone (an intercept and a non-negative slope per line) or
+    beside the one other transform that helps it most (an intercept and two non-negative slopes
+    per line): a law falling as 1/p and rising as p, or a sum of two products, needs both to show
+    its shape. A transform without a column scores infinity."""
     m = columns.shape[1]
     alone = np.zeros(m)
     paired = np.zeros((m, m))
@@ -77,5 +76,6 @@ def line_scores(blocks: list[np.ndarray], intercept: np.ndarray, target: np.ndar
         alone_bic = n * np.log(np.maximum(alone, 1e-300) / n) + 2 * lines * np.log(n)
         pair_bic = (n * np.log(np.maximum(paired.min(axis=1, initial=np.inf), 1e-300) / n)
                     + (2 * lines + testable) * np.log(n))
-    best = np.minimum(alone_bic, pair_bic)
-    return [float(best[owner == i].min()) if (owner == i).any() else np.inf for i in range(len(blocks))]
+    scores = np.full(count, np.inf)
+    np.minimum.at(scores, owner, np.minimum(alone_bic, pair_bic))
+    return scores

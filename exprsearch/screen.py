@@ -62,25 +62,38 @@ class DataScreen:
         self.compiler = compiler.subset(first[keep])  # one row per configuration looked at
 
     # -- columns -----------------------------------------------------------------------------
-    def _columns(self, terms: list[Term]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Each term's relative weighted columns ``(configs, G)`` without its coefficient, and the
-        values of its nonlinear constants ``(G, q)`` (a grid across their bounds); columns that are
-        not finite on the data are left out. Terms without exponents (most of a product space,
-        one raw column each) are weighted in one step rather than one by one."""
-        out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(terms)
-        plain = [j for j, t in enumerate(terms) if t.n_nonlinear == 0]
-        if plain:
+    def _stacked(self, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, list[tuple[float, ...]]]:
+        """The relative weighted columns of ``terms`` without their coefficients, side by side
+        ``(configs, C)``; the term (its index in ``terms``) of each column; and the values of its
+        nonlinear constants (a term with some has one column per value of a grid across their
+        bounds). Columns not finite on the data are left out. Terms without exponents (most of a
+        product space, one column each) are weighted in one step rather than one by one."""
+        plain = np.flatnonzero([t.n_nonlinear == 0 for t in terms])
+        relative, finite = np.zeros((len(self.configs), 0)), np.zeros(0, dtype=bool)
+        if len(plain):
             raw = np.column_stack([self.compiler.value(terms[j].key) for j in plain])
             with np.errstate(all="ignore"):
                 relative = raw / self.mean[:, None] * self.weight[:, None]
             finite = np.isfinite(relative).all(axis=0)
-            for k, j in enumerate(plain):
-                out[j] = (relative[:, k:k + 1], np.zeros((1, 0))) if finite[k] else \
-                    (relative[:, :0], np.zeros((0, 0)))
-        return [self._grid_columns(t) if o is None else o for t, o in zip(terms, out)]
+        if len(plain) == len(terms):
+            return relative[:, finite], plain[finite], [()] * int(finite.sum())
+        blocks, owner, thetas = [], [], []
+        at = dict(zip(plain.tolist(), range(len(plain))))
+        for j, term in enumerate(terms):
+            if j in at:
+                if finite[at[j]]:
+                    blocks.append(relative[:, at[j]:at[j] + 1])
+                    owner.append(j)
+                    thetas.append(())
+                continue
+            columns, values = self._grid_columns(term)
+            blocks.append(columns)
+            owner += [j] * columns.shape[1]
+            thetas += list(map(tuple, values))
+        return np.hstack(blocks), np.array(owner, dtype=np.intp), thetas
 
     def _grid_columns(self, term: Term) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_columns` of a term with nonlinear constants: one column per value of the grid."""
+        """The columns of a term with nonlinear constants, one per value of the grid, and the values."""
         q = term.n_nonlinear
         kinds = [k for i, k in enumerate(term.kinds) if i != term.coefficient]
         axes = [np.linspace(*self.kinds[k], GRID.get(q, 4)) for k in kinds]
@@ -106,11 +119,10 @@ class DataScreen:
         names = sorted({s.name for e in group for t in e for s in t.generic.free_symbols} &
                        set(self.compiler.factors))
         line, usable = lines(self.configs, [self.compiler.factors.index(n) for n in names])
-        single = [j for j, e in enumerate(group) if len(e) == 1]
-        blocks = [np.zeros((usable.sum(), 0)) for _ in group]
-        for j, (columns, _) in zip(single, self._columns([group[j][0] for j in single])):
-            blocks[j] = columns[usable]
-        scores = line_scores(blocks, self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
+        single = np.array([j for j, e in enumerate(group) if len(e) == 1], dtype=np.intp)
+        columns, owner, _ = self._stacked([group[j][0] for j in single])
+        scores = line_scores(columns[usable], single[owner], len(group), self.weight[usable] / self.mean[usable],
+                             self.weight[usable], line[usable]).tolist()
         order = sorted(range(len(group)), key=lambda i: (scores[i], group[i][0].complexity if group[i] else 0, i))
         return [group[i] for i in sorted(order[:keep])]
 
@@ -234,13 +246,9 @@ class DataScreen:
             if self.shapes is not None and self.shapes.reason((*fixed, *item)):
                 continue  # a shape the data cannot identify: rejected later in any sum
             block_items.append(i)
-        columns = self._columns([items[i][0] for i in block_items])
-        blocks = [c for c, _ in columns]
-        block_thetas = [list(map(tuple, values)) for _, values in columns]
-        undefined = sum(c.shape[1] == 0 for c in blocks)
-        design = np.hstack(blocks) if blocks else np.zeros((len(self.configs), 0))
-        owner = np.repeat(np.array(block_items, dtype=np.intp), [b.shape[1] for b in blocks])
-        thetas = [t for ts in block_thetas for t in ts]
+        design, owner, thetas = self._stacked([items[i][0] for i in block_items])
+        undefined = len(block_items) - len(np.unique(owner))
+        owner = np.array(block_items, dtype=np.intp)[owner]
         # A column the fixed terms (nearly) explain themselves can add nothing.
         with np.errstate(all="ignore"):
             design = design / np.sqrt(np.einsum("nc,nc->c", design, design))
@@ -272,8 +280,9 @@ class DataScreen:
         top: list[set[sympy.Expr]] = [set() for _ in factors]
         for f_index, lone in sorted(alone.items()):
             line, usable = lines(self.configs, [f_index])
-            scores = line_scores([c[usable] for c, _ in self._columns([items[i][0] for i in lone])],
-                                 self.weight[usable] / self.mean[usable], self.weight[usable], line[usable])
+            columns, owner_of, _ = self._stacked([items[i][0] for i in lone])
+            scores = line_scores(columns[usable], owner_of, len(lone), self.weight[usable] / self.mean[usable],
+                                 self.weight[usable], line[usable]).tolist()
             order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
             top[f_index] = {parts[lone[j]][f_index] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
         return {i for i in screened if all(p is one or p in top[k] for k, p in enumerate(parts[i]))}

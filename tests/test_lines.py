@@ -29,6 +29,7 @@ def test_the_true_shape_scores_best_along_its_lines():
     p, n = configs.T
     y = 2 + 3 * p + 0.5 * np.log2(n)  # a straight line in p on every line of constant n
     line, usable = lines(configs, [0])
-    blocks = [(shape / y)[:, None] for shape in (np.log2(p), p**2, p, np.sqrt(p))]
-    scores = line_scores(blocks, 1 / y, np.ones_like(y), line)
-    assert scores[2] < min(scores[:2] + scores[3:])
+    columns = np.column_stack([shape / y for shape in (np.log2(p), p**2, p, np.sqrt(p))])
+    scores = line_scores(columns, np.arange(4), 5, 1 / y, np.ones_like(y), line)
+    assert scores[2] < min(*scores[:2], scores[3])
+    assert scores[4] == np.inf  # a transform without a column

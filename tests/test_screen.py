@@ -77,10 +77,10 @@ def test_design_weighs_terms_without_exponents_as_each_term_alone_would():
     design, owner, thetas, _, always, _ = screen._design((), items)
     blocks, owners, values = [], [], []
     for i, item in enumerate(items):
-        ((columns, grid),) = screen._columns([item[0]])
+        columns, _, grid = screen._stacked([item[0]])
         blocks.append(columns)
         owners += [i] * columns.shape[1]
-        values += list(map(tuple, grid))
+        values += grid
     expected = np.hstack(blocks)
     expected = expected / np.sqrt(np.einsum("nc,nc->c", expected, expected))
     live = np.isfinite(expected).all(axis=0)
