@@ -134,37 +134,40 @@ class DataScreen:
         room = limits.max_nonlinear - sum(t.n_nonlinear for t in fixed)
         most = min(high, limits.max_terms - len(fixed))
         seeds = self._seeds(items, owner, design, nonlinear)
+        seed_items = np.array(sorted(seeds), dtype=np.intp)
         owners = owner.tolist()  # plain ints: the beam's bookkeeping looks them up one by one
+        costs = nonlinear.tolist()
         best_column: dict[int, tuple] = {}  # item → (sse of the best model using it, its column, the model)
         models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
         levels: list[list[tuple[int, ...]]] = []
         for level in range(most):
-            found: dict[frozenset, tuple[float, int, tuple[int, ...]]] = {}
+            # a model's items → (its sse, the exponents it fits, its columns, its items in order)
+            found: dict[frozenset, tuple[float, int, tuple[int, ...], tuple[int, ...]]] = {}
             for sse, columns in models:
-                used = set(owner[list(columns)].tolist())
+                used = {owners[c] for c in columns}
                 gain, sign = self._gains(design, residual, columns)
-                spent = sum(nonlinear[i] for i in used)
+                spent = sum(costs[i] for i in used)
                 allowed = (sign >= 0) & (nonlinear[owner] + spent <= room) & ~np.isin(owner, list(used))
                 score = np.where(allowed, gain, -1.0)
                 best = _best_per_item(owner, score)
                 best = best[score[best] >= 0]  # items with no allowed column are out
                 best = best[np.argsort(-score[best], kind="stable")]
-                picked = list(best[: 4 * s.beam])
+                picked = best[: 4 * s.beam].tolist()
                 if level == 0:  # the terms made of each factor's best shapes (see _seeds)
-                    picked += [c for c in best if int(owner[c]) in seeds and c not in picked]
-                for c in picked:
-                    key = frozenset(used | {int(owner[c])})
-                    new = (sse - float(gain[c]), int(sum(nonlinear[i] for i in key)), (*columns, int(c)))
+                    chosen = set(picked)
+                    picked += [c for c in best[np.isin(owner[best], seed_items)].tolist() if c not in chosen]
+                for c, g in zip(picked, gain[picked].tolist()):
+                    key = frozenset(used | {owners[c]})
+                    new = (sse - g, sum(costs[i] for i in key), (*columns, c))
                     if key not in found or new[:2] < found[key][:2]:
-                        found[key] = new
-            ranked = sorted(found.values(), key=lambda m: (m[0] * (1 + 1e-9 * m[1]), sorted(owners[c] for c in m[2])))
-            kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if {owners[c] for c in m[2]} <= seeds]
-                                       if level == 0 else [])
-            models = [(sse, columns) for sse, _, columns in kept]
-            levels.append([tuple(sorted(int(owner[c]) for c in columns)) for _, columns in models])
+                        found[key] = (*new, tuple(sorted(key)))
+            ranked = sorted(found.values(), key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))
+            kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if seeds.issuperset(m[3])] if level == 0 else [])
+            models = [(sse, columns) for sse, _, columns, _ in kept]
+            levels.append([model for *_, model in kept])
             for sse, columns in models:
                 for c in columns:
-                    i = int(owner[c])
+                    i = owners[c]
                     if i not in best_column or sse < best_column[i][0]:
                         best_column[i] = (sse, c, columns)
             if not models:
@@ -332,16 +335,22 @@ def near_front(combos: list[tuple[int, ...]], columns: dict[int, int], sizes: di
     cost = np.full(len(combos), np.nan)  # NaN: not estimated here, kept
     reachable = np.zeros(len(combos), dtype=bool)  # a fit with non-negative coefficients
     size = np.zeros(len(combos))
-    by_length: dict[int, list[int]] = {}
-    for j, combo in enumerate(combos):
-        if all(i in columns for i in combo):
-            by_length.setdefault(len(combo), []).append(j)
-            size[j] = sum(sizes[i] for i in combo)
-    for length, rows in by_length.items():
+    column_of = np.full(max(max((i for c in combos for i in c), default=-1), max(columns, default=-1)) + 1, -1)
+    column_of[list(columns)] = list(columns.values())
+    size_of = np.zeros(len(column_of))
+    size_of[list(sizes)] = list(sizes.values())
+    lengths = np.fromiter(map(len, combos), dtype=np.intp, count=len(combos))
+    for length in np.unique(lengths).tolist():
+        rows = np.flatnonzero(lengths == length)
         if length == 0:
             cost[rows], reachable[rows] = total, True
             continue
-        part = design[:, np.array([[columns[i] for i in combos[j]] for j in rows])]  # (n, sums, length)
+        members = np.array([combos[j] for j in rows.tolist()], dtype=np.intp).reshape(len(rows), length)
+        which = column_of[members]
+        known = (which >= 0).all(axis=1)
+        rows, which = rows[known], which[known]
+        size[rows] = size_of[members[known]].sum(axis=1)
+        part = design[:, which]  # (n, sums, length)
         gram = np.einsum("nsk,nsl->skl", part, part)
         rhs = np.einsum("nsk,n->sk", part, residual)
         # unit columns: a tiny ridge keeps a sum of (nearly) collinear columns solvable
@@ -361,6 +370,8 @@ def near_front(combos: list[tuple[int, ...]], columns: dict[int, int], sizes: di
 
 def _best_per_item(owner: np.ndarray, score: np.ndarray) -> np.ndarray:
     """The column with the highest score of each item (columns are grouped by item)."""
+    if len(owner) < 2 or bool((owner[1:] > owner[:-1]).all()):
+        return np.arange(len(owner))  # one column per item
     order = np.lexsort((-score, owner))
     first = np.r_[True, owner[order][1:] != owner[order][:-1]]
     return order[first]
