@@ -237,10 +237,8 @@ def generate(grammar: Grammar, strategy: Strategy | None = None) -> CandidateSet
         dropped[f"beyond max_candidates = {cap} (the most complex)"] = len(ordered) - cap
         ordered = ordered[:cap]
     space = expander.space if expander.screened else dict(Counter(c.n_constants for c in ordered))
-    order = {rule: i for i, rule in enumerate(grammar.rules)}
-    producers = {g: min(rules, key=order.__getitem__) for g, rules in expander.producers.items()}
     return CandidateSet(tuple(ordered), expander.generated, dropped, dict(sorted(space.items())),
-                        tuple(expander.screened), expander.guesses, rejected, producers)
+                        tuple(expander.screened), expander.guesses, rejected, expander.producers())
 
 
 def analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:

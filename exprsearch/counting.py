@@ -57,16 +57,10 @@ def _counted(alike: tuple, base: tuple[int, int, int, int], low: int, high: int,
             for s in range(j, most + 1):
                 table[s, j * nl:, j * cx:, j * k:] += ways * before[s - j, : room_nl + 1 - j * nl,
                                                                     : room_cx + 1 - j * cx, : width - j * k]
-    total, by_constants = 0, Counter()
+    counts = np.zeros(width, dtype=np.int64)  # sums by their constants beyond the fixed terms'
     for s in range(max(low, 0), most + 1):
-        terms = base_terms + s
-        for cx in range(room_cx + 1):
-            # the size of the whole sum (the Add counts one), as Expander.size measures it
-            if base_size + cx + (1 if terms > 1 else 0) > limits.max_complexity:
-                continue
-            for nl in range(room_nl + 1):
-                row = table[s, nl, cx]
-                for k in np.flatnonzero(row):
-                    total += int(row[k])
-                    by_constants[base_constants + int(k)] += int(row[k])
-    return total, tuple(by_constants.items())
+        # the size of the whole sum (the Add counts one), as Expander.size measures it
+        room = limits.max_complexity - base_size - (1 if base_terms + s > 1 else 0)
+        if room >= 0:
+            counts += table[s, :, : min(room, room_cx) + 1].sum(axis=(0, 1))
+    return int(counts.sum()), tuple((base_constants + k, int(counts[k])) for k in np.flatnonzero(counts).tolist())

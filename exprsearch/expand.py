@@ -38,15 +38,15 @@ class Expander:
         self.guesses: dict[Term, tuple[float, ...]] = {}
         self.unmade = 0
         self.undefined = 0
-        self.producers: dict[sympy.Expr, set[str]] = {}
+        self._made_by: dict[str, dict[sympy.Expr, None]] = {}  # rule → the single terms it made
         self.kinds = {c.name: sympy.Symbol(c.name, real=True) for c in grammar.constants}
         self.kind_symbols = frozenset(self.kinds.values())
         self.symbols = grammar.symbols()
         self.kind_of = {s: n for n, s in self.kinds.items()}
         # what a term's analysis finds depends only on its expression and the constant kinds, so
         # the searches of one process (a profile's series) share it
-        self.terms, self._walks, self._made, self._scalings, self._scaled_made = \
-            shared.tables("terms", frozenset(self.kinds), 5)
+        self.terms, self._walks, self._made, self._scalings, self._scaled_made, self._symbols_of = \
+            shared.tables("terms", frozenset(self.kinds), 6)
         self.generated = 0
         self.truncated = 0
         self._summaries: dict[int, tuple] = {}
@@ -74,9 +74,16 @@ class Expander:
         self.generated += made
         rule = key[0]
         if rule != "start" and rule not in PROVIDED_RULES:
-            for terms in expansions:
-                if len(terms) == 1:
-                    self.producers.setdefault(terms[0].generic, set()).add(rule)
+            self._made_by.setdefault(rule, {}).update({terms[0].generic: None for terms in expansions
+                                                       if len(terms) == 1})
+
+    def producers(self) -> dict[sympy.Expr, str]:
+        """Each single term made by a rule of the grammar's own, with the first such rule in the
+        grammar's order."""
+        found: dict[sympy.Expr, str] = {}
+        for rule in reversed(self.grammar.rules):  # earlier rules overwrite later ones
+            found.update(dict.fromkeys(self._made_by.get(rule, ()), rule))
+        return found
 
     def size(self, terms: Expansion) -> int:
         """:func:`complexity` of the sum of ``terms``."""
@@ -206,7 +213,9 @@ class Expander:
         return [self.merge((fixed, *(items[i] for i in combo))) for combo in choice.combos]
 
     def dependencies(self, expansion: Expansion) -> frozenset[sympy.Symbol]:
-        return frozenset().union(*(t.generic.free_symbols for t in expansion)) & self.factor_symbols
+        if expansion not in self._symbols_of:  # the same expansion recurs in every series
+            self._symbols_of[expansion] = frozenset().union(*(t.generic.free_symbols for t in expansion))
+        return self._symbols_of[expansion] & self.factor_symbols
 
     def _products(self, ref: Reference, items: list[Expansion]) -> list[Expansion]:
         """Products of ``low`` to ``high`` expansions that each depend on one factor, a different

@@ -223,3 +223,10 @@ def test_searches_share_term_analyses_without_changing_any_law():
     assert record(second) == cold
     assert {kind for kind, _ in shared._TABLES} == {"terms", "expansions", "shapes", "reasons", "values",
                                                           "lines"}
+
+
+def test_a_term_two_rules_make_is_labelled_by_the_first_in_the_grammar():
+    found = expand('start = "c + <later>{0,1}"\nfirst = ["c*p", "c*n"]\nlater = ["c*p", "<first>"]')
+    c, p, n = sympy.Symbol("c", real=True), sympy.Symbol("p", positive=True), sympy.Symbol("n", positive=True)
+    assert found.producers[c * p] == "first" and found.producers[c * n] == "first"
+    assert set(found.producers) == {c * p, c * n}
