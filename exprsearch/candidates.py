@@ -50,6 +50,11 @@ class Term:
     def n_nonlinear(self) -> int:
         return len(self.kinds) - (self.coefficient is not None)
 
+    @cached_property
+    def varies(self) -> bool:
+        """Whether the term's column changes with the factors (its key holds a factor)."""
+        return any(not s.name.startswith("_theta") for s in self.key.free_symbols)
+
 
 Expansion = tuple[Term, ...]  # the additive terms of an expression, in Term.order
 

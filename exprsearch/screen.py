@@ -182,7 +182,7 @@ class DataScreen:
         combos = {m for level in levels for m in level}
         for size in range(max(low, 1), most + 1):
             for combo in itertools.combinations(survivors, size):
-                if sum(nonlinear[i] for i in combo) <= room:
+                if sum(costs[i] for i in combo) <= room:
                     combos.add(combo)
         if low == 0:
             combos.add(())
@@ -195,7 +195,7 @@ class DataScreen:
                f"{len(survivors)} terms that took part ({len(every):,} sums)")
         fitted = "; fitted all of them"
         if s.margin is not None:
-            linear = {int(i): int(c) for c, i in enumerate(owner) if not nonlinear[i]}
+            linear = {i: c for c, i in enumerate(owners) if not costs[i]}
             sizes = {i: sum(t.complexity for t in items[i]) for i in linear}
             kept = near_front(every, linear, sizes, design, residual, s.margin)
             if len(kept) < len(every):

@@ -306,7 +306,7 @@ def _rank_front(
 
 def _weakest(compiled, y: np.ndarray, f: Fit, settings: FitSettings) -> float | None:
     """The smallest |t| of the coefficients of the terms that vary with the factors."""
-    varying = [i for i, b in enumerate(f.candidate.basis) if b.free_symbols - set(f.candidate.constants)]
+    varying = [i for i, t in enumerate(t for t in f.candidate.terms if t.coefficient is not None) if t.varies]
     if not varying:
         return None
     return float(np.min(t_values(compiled, y, f, settings)[varying]))

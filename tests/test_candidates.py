@@ -230,3 +230,11 @@ def test_a_term_two_rules_make_is_labelled_by_the_first_in_the_grammar():
     c, p, n = sympy.Symbol("c", real=True), sympy.Symbol("p", positive=True), sympy.Symbol("n", positive=True)
     assert found.producers[c * p] == "first" and found.producers[c * n] == "first"
     assert set(found.producers) == {c * p, c * n}
+
+
+def test_a_term_varies_only_where_its_column_holds_a_factor():
+    c, k, p = sympy.Symbol("c", real=True), sympy.Symbol("k", real=True), sympy.Symbol("p", positive=True)
+    kinds = {c: "c", k: "k"}
+    assert candidates.analyse(c * p**k, kinds).varies
+    assert not candidates.analyse(c, kinds).varies
+    assert not candidates.analyse(c * 2**k, kinds).varies  # a fitted constant, but no factor
