@@ -157,8 +157,8 @@ class DataScreen:
                     chosen = set(picked)
                     picked += [c for c in best[np.isin(owner[best], seed_items)].tolist() if c not in chosen]
                 for c, g in zip(picked, gain[picked].tolist()):
-                    key = frozenset(used | {owners[c]})
-                    new = (sse - g, sum(costs[i] for i in key), (*columns, c))
+                    key = frozenset(used | {owners[c]})  # owners[c] is not used yet (see allowed)
+                    new = (sse - g, spent + costs[owners[c]], (*columns, c))
                     if key not in found or new[:2] < found[key][:2]:
                         found[key] = (*new, tuple(sorted(key)))
             ranked = sorted(found.values(), key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))
