@@ -4,7 +4,8 @@ The file has ``--regions`` regions × ``--metrics`` metrics over two parameters 
 n ∈ 10..160: 25 points, 5 repetitions, 2 % noise), each series following a law of Extra-P's
 kind, ``c0 + c1·p^a·log2(n)^b + c2·n^d/p`` with random exponents. Both tools model every series
 from process start; the laws are judged at twice the largest measured p and n against the
-noise-free law. Issue 11's profile is ``--regions 1000 --metrics 2``.
+noise-free law, and by their form (the same terms as the true law's, whatever the coefficients).
+Issue 11's profile is ``--regions 1000 --metrics 2``.
 
     python benchmarks/profile.py [--regions 200] [--metrics 1] [--jobs 0] [--grammar default,pmnf]
 """
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import sympy
 
 HERE = Path(__file__).resolve().parent
 EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "extrap"
@@ -47,6 +49,26 @@ def truth(law: tuple, p: float, n: float) -> float:
     return c0 + c1 * p**a * np.log2(n) ** b + c2 * n**d / p
 
 
+def form(text: str) -> frozenset:
+    """The law's terms that vary, each as the exponents of p, n, log2 p and log2 n it multiplies
+    (coefficients and the constant term left out): two laws have the same form when these agree."""
+    p, n = sympy.Symbol("p", positive=True), sympy.Symbol("n", positive=True)
+    expression = sympy.sympify(text.split("=", 1)[-1].replace("^", "**"),
+                               locals={"p": p, "n": n, "log2": lambda x: sympy.log(x, 2)})
+    terms = set()
+    for term in sympy.Add.make_args(sympy.expand(expression)):
+        powers = term.as_powers_dict()
+        signature = tuple(sympy.nsimplify(powers.get(b, 0)) for b in (p, n, sympy.log(p), sympy.log(n)))
+        if any(signature):
+            terms.add(signature)
+    return frozenset(terms)
+
+
+def true_form(law: tuple) -> frozenset:
+    c0, c1, c2, a, b, d = law
+    return form(f"{c0} + {c1}*p**({sympy.nsimplify(a)})*log2(n)**{b} + {c2}*n**({sympy.nsimplify(d)})/p")
+
+
 def write(path: Path, regions: dict[tuple[str, str], tuple], seed: int = 2) -> None:
     rng = np.random.default_rng(seed)
     points = list(itertools.product(PS, NS))
@@ -63,14 +85,14 @@ def write(path: Path, regions: dict[tuple[str, str], tuple], seed: int = 2) -> N
     path.write_text("\n".join(lines) + "\n")
 
 
-def extrap(path: Path) -> tuple[float, dict[tuple[str, str], float]]:
-    """Wall time of Extra-P's command line on the whole file, and each series' value at AT."""
+def extrap(path: Path) -> tuple[float, dict[tuple[str, str], float], dict[tuple[str, str], frozenset]]:
+    """Wall time of Extra-P's command line on the whole file, and each series' value at AT and form."""
     command = [str(EXTRAP), "--text", str(path), "--modeler", "multi-parameter", "--options", "#spm=Basic",
                "#spo=allow_negative_exponents=True"]
     start = time.perf_counter()
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     seconds = time.perf_counter() - start
-    values, region, metric = {}, None, None
+    values, forms, region, metric = {}, {}, None, None
     for line in output.splitlines():
         if line.startswith("Callpath:"):
             region = line.split(":", 1)[1].strip()
@@ -79,11 +101,13 @@ def extrap(path: Path) -> tuple[float, dict[tuple[str, str], float]]:
         elif "Model:" in line and region is not None and metric is not None:
             model = line.split("Model:", 1)[1].strip().replace("^", "**")
             values[(region, metric)] = float(eval(model, {"__builtins__": {}}, {"log2": np.log2, **AT}))  # noqa: S307
-    return seconds, values
+            forms[(region, metric)] = form(model)
+    return seconds, values, forms
 
 
-def ours(path: Path, grammar: str, jobs: int, folder: Path) -> tuple[float, dict[tuple[str, str], float]]:
-    """Wall time of ``exprsearch profile`` from process start, and each series' value at AT."""
+def ours(path: Path, grammar: str, jobs: int,
+         folder: Path) -> tuple[float, dict[tuple[str, str], float], dict[tuple[str, str], frozenset]]:
+    """Wall time of ``exprsearch profile`` from process start, and each series' value at AT and form."""
     out = folder / f"out-{grammar}"
     command = [sys.executable, "-m", "exprsearch.cli", "profile", str(path), "--grammar", grammar, "--jobs",
                str(jobs), "--at", ",".join(f"{k}={v:g}" for k, v in AT.items()), "--out", str(out), "--force"]
@@ -91,7 +115,9 @@ def ours(path: Path, grammar: str, jobs: int, folder: Path) -> tuple[float, dict
     subprocess.run(command, capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - start
     rows = json.loads((out / "laws.json").read_text())["series"]
-    return seconds, {tuple(r["series"].split(":", 1)): r["predicted_at"] for r in rows if r["predicted_at"] is not None}
+    modelled = [r for r in rows if r["predicted_at"] is not None]
+    return (seconds, {tuple(r["series"].split(":", 1)): r["predicted_at"] for r in modelled},
+            {tuple(r["series"].split(":", 1)): form(r["law"]) for r in modelled})
 
 
 def main() -> None:
@@ -111,12 +137,16 @@ def main() -> None:
     count = len(regions)
     print(f"\n### A profile of {args.regions} regions × {args.metrics} metric(s) (2 parameters, 25 points × 5 "
           "repetitions, 2 % noise)\n")
-    print("| tool | wall s | ms per series | series modelled | median error at 2× % | within 5 % at 2× |")
-    print("|---|---|---|---|---|---|")
-    for tool, (seconds, values) in results.items():
-        errors = [100 * abs(values[r] / truth(law, **AT) - 1) for r, law in regions.items() if r in values]
+    print("| tool | wall s | ms per series | series modelled | median error at 2× % | within 5 % at 2× "
+          "| true form | true form and within 5 % |")
+    print("|---|---|---|---|---|---|---|---|")
+    for tool, (seconds, values, forms) in results.items():
+        modelled = [r for r in regions if r in values]
+        errors = {r: 100 * abs(values[r] / truth(regions[r], **AT) - 1) for r in modelled}
+        right = {r for r in modelled if forms[r] == true_form(regions[r])}
         print(f"| {tool} | {seconds:.1f} | {1000 * seconds / count:.0f} | {len(errors)}/{count} | "
-              f"{statistics.median(errors):.2f} | {sum(e < 5 for e in errors)}/{len(errors)} |")
+              f"{statistics.median(errors.values()):.2f} | {sum(e < 5 for e in errors.values())}/{len(errors)} | "
+              f"{len(right)}/{len(errors)} | {sum(errors[r] < 5 for r in right)}/{len(errors)} |")
 
 
 if __name__ == "__main__":
