@@ -55,8 +55,8 @@ class Memo:
             self._open[-1][1].append(key)
         if data_bound:
             self._data_bound.add(key)
-        else:
-            self._kept[key] = (expansions, made, tuple(inner))
+        else:  # the first search to finish it keeps it (searches in threads may race here)
+            self._kept.setdefault(key, (expansions, made, tuple(inner)))
 
     def _take(self, key: Key) -> None:
         if key in self.own:
