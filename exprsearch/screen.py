@@ -118,13 +118,21 @@ class DataScreen:
     def _best_atoms(self, group: list[Expansion], keep: int) -> list[Expansion]:
         names = sorted({s.name for e in group for t in e for s in t.generic.free_symbols} &
                        set(self.compiler.factors))
-        line, usable = lines(self.configs, [self.compiler.factors.index(n) for n in names])
-        single = np.array([j for j, e in enumerate(group) if len(e) == 1], dtype=np.intp)
-        columns, owner, _ = self._stacked([group[j][0] for j in single])
-        scores = line_scores(columns[usable], single[owner], len(group), self.weight[usable] / self.mean[usable],
-                             self.weight[usable], line[usable]).tolist()
+        single = [j for j, e in enumerate(group) if len(e) == 1]
+        scores = [np.inf] * len(group)  # an expansion of several terms is no transform
+        for j, score in zip(single, self._shape_scores([group[j][0] for j in single],
+                                                       [self.compiler.factors.index(n) for n in names])):
+            scores[j] = score
         order = sorted(range(len(group)), key=lambda i: (scores[i], group[i][0].complexity if group[i] else 0, i))
         return [group[i] for i in sorted(order[:keep])]
+
+    def _shape_scores(self, terms: list[Term], own: list[int]) -> list[float]:
+        """Each term's :func:`~exprsearch.lines.line_scores` along the grid's lines where the
+        factors ``own`` vary."""
+        line, usable = lines(self.configs, own)
+        columns, owner, _ = self._stacked(terms)
+        return line_scores(columns[usable], owner, len(terms), self.weight[usable] / self.mean[usable],
+                           self.weight[usable], line[usable]).tolist()
 
     # -- sums --------------------------------------------------------------------------------
     def sums(self, fixed: Expansion, items: list[Expansion], low: int, high: int, limits: Limits) -> Choice:
@@ -133,7 +141,7 @@ class DataScreen:
         nonlinear = np.array([sum(t.n_nonlinear for t in item) for item in items])
         room = limits.max_nonlinear - sum(t.n_nonlinear for t in fixed)
         most = min(high, limits.max_terms - len(fixed))
-        seeds = self._seeds(items, owner, design, nonlinear)
+        seeds = self._seeds(items, owner, nonlinear)
         seed_items = np.array(sorted(seeds), dtype=np.intp)
         owners = owner.tolist()  # plain ints: the beam's bookkeeping looks them up one by one
         costs = nonlinear.tolist()
@@ -263,7 +271,7 @@ class DataScreen:
         thetas = [t for t, ok in zip(thetas, live) if ok]
         return design[:, live] / norms[live], owner[live], thetas, residual, always, undefined
 
-    def _seeds(self, items: list[Expansion], owner: np.ndarray, design: np.ndarray, nonlinear: np.ndarray) -> set[int]:
+    def _seeds(self, items: list[Expansion], owner: np.ndarray, nonlinear: np.ndarray) -> set[int]:
         """Items made only of each factor's two best shapes, as Extra-P's multi-parameter modeler
         combines the best single-parameter functions: a shape is ranked by how well it fits alone
         along the lines of the grid where only its factor varies. Greedy selection alone misses an
@@ -282,10 +290,7 @@ class DataScreen:
                 alone.setdefault(depends[0], []).append(i)
         top: list[set[sympy.Expr]] = [set() for _ in factors]
         for f_index, lone in sorted(alone.items()):
-            line, usable = lines(self.configs, [f_index])
-            columns, owner_of, _ = self._stacked([items[i][0] for i in lone])
-            scores = line_scores(columns[usable], owner_of, len(lone), self.weight[usable] / self.mean[usable],
-                                 self.weight[usable], line[usable]).tolist()
+            scores = self._shape_scores([items[i][0] for i in lone], [f_index])
             order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
             top[f_index] = {parts[lone[j]][f_index] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
         return {i for i in screened if all(p is one or p in top[k] for k, p in enumerate(parts[i]))}
