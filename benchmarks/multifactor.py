@@ -14,7 +14,10 @@ Three parts, each printed as a Markdown table (docs/accuracy.md holds a run):
 2. **Extra-P-format inputs with known laws** (../shared/extrap-format, and two files this script
    writes in Extra-P's text format): largest error at 2× the largest measured value.
 3. **Public multi-factor tables** (../shared/datasets): fitted on the smaller worker counts,
-   judged on the larger ones; against Extra-P and a per-level Amdahl fit a + b/p.
+   judged on the larger ones; against Extra-P and a per-level Amdahl fit a + b/p. Where the
+   other factor describes the model (FLOPs, parameters) it is searched as intrinsic, and the
+   held-out rows are predicted as ``exprsearch run --intrinsic`` advises: by the law with its
+   coefficients per value of that factor where those explain the training rows better.
 4. **Agreement**: the screened search against the exhaustive one, on the suite's two-factor laws
    and a grammar whose whole space can be enumerated.
 
@@ -45,6 +48,7 @@ sys.path.insert(0, str(HERE))
 from speed import extrap_model, extrap_predict, timed  # noqa: E402
 
 from exprsearch import grammar, search  # noqa: E402
+from exprsearch.levels import check_levels  # noqa: E402
 
 SHARED = HERE.parents[1] / "shared"
 EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
@@ -401,15 +405,16 @@ class Table:
     other: str
     throughput: str
     amount: float  # time = amount / throughput
+    intrinsic: bool  # the other factor describes the model (FLOPs, parameters): exprsearch run --intrinsic x
 
 
 TABLES = [
     Table("CM-DARE workers x model FLOPs", "datasets/cmdare_cluster_scaling.csv", ("gpu", "num_ps"), "workers",
-          "model_flops", "images_per_sec_mean", 1e5),
+          "model_flops", "images_per_sec_mean", 1e5, True),
     Table("DLPerf gpus x batch per device", "datasets/dlperf_throughput.csv", ("framework", "model", "precision", "xla"),
-          "gpus", "batch_size_per_device", "throughput_samples_per_s", 1e5),
+          "gpus", "batch_size_per_device", "throughput_samples_per_s", 1e5, False),
     Table("LLM Foundry gpus x parameters", "datasets/mpt_llmfoundry_throughput.csv", ("gpu", "seq_len", "precision",
-          "table"), "gpus", "num_params", "throughput_tokens_per_s", 1e9),
+          "table"), "gpus", "num_params", "throughput_tokens_per_s", 1e9, True),
 ]
 
 
@@ -451,8 +456,14 @@ def public(args, folder: Path) -> list[dict]:
             test = test.reset_index(drop=True)
             actual = test["time"].to_numpy()
             row = {"table": table.name, "series": name}
-            law = search(train, "time", "default", resamples=0).law
-            row["ours"] = float(100 * np.mean(np.abs(law.predict(test) / actual - 1)))
+            found = search(train, "time", "default", resamples=0, intrinsic=("x",) if table.intrinsic else ())
+            row["law"] = float(100 * np.mean(np.abs(found.law.predict(test) / actual - 1)))
+            # as `exprsearch run --intrinsic x` advises: where the law's coefficients fitted per value
+            # of x explain the training rows better, predict each held-out row by its value's law
+            levels = check_levels(found, "x") if table.intrinsic else None
+            row["levels"] = bool(levels is not None and levels.preferred)
+            predicted = levels.predict(test) if row["levels"] else found.law.predict(test)
+            row["ours"] = float(100 * np.mean(np.abs(predicted / actual - 1)))
             row["amdahl"] = float(100 * np.mean(np.abs(amdahl_per_level(train, test) / actual - 1)))
             if args.extrap:
                 try:
@@ -470,7 +481,7 @@ def public(args, folder: Path) -> list[dict]:
 def report_public(rows: list[dict]) -> None:
     print("\n### Public multi-factor series (fitted on the smaller worker counts, judged on the largest third)\n")
     extrap = rows and "extrap" in rows[0]
-    header = ["table", "series", "median error exprsearch %", "median Amdahl per level %"]
+    header = ["table", "series", "median error exprsearch %", "law alone %", "x as levels", "median Amdahl per level %"]
     header += ["median Extra-P %", "Extra-P gave no model"] if extrap else []
     header += ["exprsearch better than Amdahl"] + (["than Extra-P"] if extrap else [])
     print("| " + " | ".join(header) + " |")
@@ -480,6 +491,8 @@ def report_public(rows: list[dict]) -> None:
         if not mine:
             continue
         cells = [table.name, str(len(mine)), f"{statistics.median(r['ours'] for r in mine):.1f}",
+                 f"{statistics.median(r['law'] for r in mine):.1f}",
+                 f"{sum(r['levels'] for r in mine)}/{len(mine)}" if table.intrinsic else "not intrinsic",
                  f"{statistics.median(r['amdahl'] for r in mine):.1f}"]
         if extrap:
             modelled = [r for r in mine if np.isfinite(r["extrap"])]

@@ -16,6 +16,7 @@ from rich.text import Text
 from .. import export
 from ..fit import FitSettings
 from ..search import Result, SearchSettings, search
+from ..vocabulary import to_readable
 from .common import _folder, _guard, _pairs, _progress, _split, app, err, out
 
 
@@ -38,6 +39,7 @@ def run(
     scheduler: Annotated[str | None, typer.Option(help="Refine on a Dask cluster: a scheduler address (tcp://host:8786) or local:N (the 'dask' extra); the law is the same.")] = None,
     by: Annotated[str | None, typer.Option(help="Fit one law per value of this column (framework, gpu, model).")] = None,
     shared_form: Annotated[bool, typer.Option(help="With --by: also fit one form shared by all groups, constants per group.")] = False,
+    levels: Annotated[bool, typer.Option(help="With --intrinsic: test whether each intrinsic factor's values order the times, against one form with constants per value (levels.json).")] = True,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.")] = False,
@@ -49,6 +51,8 @@ def run(
     directory = out_dir or Path("exprsearch-out") / data.stem
     mapping = _pairs(map_, "--map")
     names = export.FILES + (export.FIGURES if plot or report else ()) + ((export.REPORT,) if report else ())
+    intrinsic_factors = tuple(_split(intrinsic) or ())
+    names += (LEVELS_FILE,) if levels and intrinsic_factors else ()
 
     def work() -> list[Result]:
         if plot:
@@ -70,16 +74,19 @@ def run(
             with _progress(quiet=json_) as bar:
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 result = search(
-                    dataset, grammar=grammar, mapping=mapping, intrinsic=tuple(_split(intrinsic) or ()),
+                    dataset, grammar=grammar, mapping=mapping, intrinsic=intrinsic_factors,
                     settings=settings, progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                 )
             export.write(result.law, result.ranking, where[name], overwrite=force)
+            if levels and intrinsic_factors:
+                checked[name] = _levels(result, intrinsic_factors, settings.fit, where[name])
             if plot or report:
                 _figures_and_report(result, where[name], plot, report)
             results.append((name, where[name], result))
         shared = _shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
         return results, shared
 
+    checked: dict[str, list] = {}
     results, shared = _guard(work)
     if json_:
         if len(results) == 1:
@@ -94,6 +101,7 @@ def run(
         if len(results) > 1:
             out.rule(name)
         _report(result, folder)
+        _print_levels(checked.get(name, []), folder)
     if len(results) > 1:
         table = Table("series", Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
                       title_justify="left")
@@ -134,6 +142,33 @@ def _print_shared(shared) -> None:
         table.add_row(name, rounded(fitted), f"{fitted.mse:.3g}")
     out.print(table)
 
+
+
+LEVELS_FILE = "levels.json"
+
+
+def _levels(result: Result, intrinsic: tuple[str, ...], settings: FitSettings, directory: Path) -> list:
+    """Test each intrinsic factor with few values as levels (exprsearch.levels) and write what
+    was found to levels.json."""
+    from ..levels import check_levels
+
+    checked = [found for factor in intrinsic if (found := check_levels(result, factor, settings)) is not None]
+    if checked:
+        export.write_all({directory / LEVELS_FILE: json.dumps([c.to_dict() for c in checked], indent=2) + "\n"})
+    return checked
+
+
+def _print_levels(checked: list, directory: Path) -> None:
+    for found in checked:
+        err.print(Text("note: ", style="yellow") + Text(found.sentence()), highlight=False)
+        if found.preferred:
+            table = Table(found.factor, Column("law with its coefficients fitted per value", overflow="fold"),
+                          title=f"Constants per value of {found.factor}", title_justify="left")
+            for value in found.fits:
+                table.add_row(f"{value:g}", to_readable(found.at_level(value)))
+            out.print(table)
+    if checked:
+        out.print(f"wrote {LEVELS_FILE} to {directory}", highlight=False)
 
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,

@@ -1,0 +1,123 @@
+"""Whether an intrinsic factor's values order the times as the law says: the law with its
+coefficients fitted per level of the factor, set against the law itself.
+
+An intrinsic factor often stands for a model (its FLOPs, its parameters), and a model's time
+need not follow its FLOPs: two networks of equal FLOPs can differ by their memory traffic. The
+law over the factor's values then misplaces whole levels, and the same law with its coefficients
+per level (its exponents and the rest of its form kept) explains the measurements better; it
+cannot predict a level not measured. The two are compared by BIC over the same rows, every
+level's coefficients counted, and the per-level law is preferred only by more than ``EBIC_TIE``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from .compile import Compiler, factor_symbol
+from .errors import LawError
+from .fit import Fit, FitSettings, fit
+from .law import Law
+from .rank import EBIC_TIE, MSE_FLOOR
+from .search import Result
+from .vocabulary import to_text
+
+MAX_LEVELS = 12  # a factor with more values is a scale, not a set of models
+MIN_CONFIGURATIONS = 3  # each level needs this many configurations of the other factors
+
+
+@dataclass(frozen=True)
+class Levels:
+    """The law of ``factor``'s levels: the chosen law's coefficients fitted per level (``fits``),
+    and the BIC of both explanations; ``preferred`` when the per-level law is the better."""
+
+    factor: str
+    law: Law
+    fits: dict[float, Fit]
+    bic_levels: float
+    bic_law: float
+
+    @property
+    def preferred(self) -> bool:
+        return self.bic_levels + EBIC_TIE < self.bic_law
+
+    @property
+    def laws(self) -> dict[float, Law]:
+        """Each level's law: the chosen law's template with that level's constants."""
+        return {value: Law(self.law.target, self.law.factors, self.law.template, f.values, self.law.complexity)
+                for value, f in self.fits.items()}
+
+    def at_level(self, value: float, digits: int = 4) -> sympy.Expr:
+        """The law of one level as an expression of the other factors, constants rounded."""
+        constants = {sympy.Symbol(k, real=True): v for k, v in self.fits[value].values.items()}
+        expr = self.law.template.xreplace(constants).xreplace({factor_symbol(self.factor): value})
+        return expr.xreplace({n: sympy.Float(n, digits) for n in expr.atoms(sympy.Float)})
+
+    def predict(self, data: Mapping[str, object]) -> np.ndarray:
+        """Each row predicted by the law of its level; a level not measured has no law."""
+        level = np.asarray(data[self.factor], dtype=float)
+        unknown = sorted(set(level.tolist()) - set(self.fits))
+        if unknown:
+            raise LawError(f"{self.factor}={unknown[0]:g} was not measured, so it has no per-level law; "
+                           f"the measured values are {', '.join(f'{v:g}' for v in sorted(self.fits))}")
+        predicted = np.empty(len(level))
+        for value, law in self.laws.items():
+            rows = level == value
+            if rows.any():
+                predicted[rows] = law.predict({f: np.asarray(data[f], dtype=float)[rows] for f in law.factors})
+        return predicted
+
+    def sentence(self) -> str:
+        if self.preferred:
+            return (f"the values of '{self.factor}' do not order the times as the law says: its coefficients "
+                    f"fitted per value of '{self.factor}' explain them better (BIC {self.bic_levels:.1f} against "
+                    f"{self.bic_law:.1f}), though they predict only at the measured values")
+        return (f"the law's dependence on '{self.factor}' explains the times as well as coefficients per value "
+                f"(BIC {self.bic_law:.1f} against {self.bic_levels:.1f})")
+
+    def to_dict(self) -> dict:
+        return {"factor": self.factor, "preferred": self.preferred, "bic_levels": self.bic_levels,
+                "bic_law": self.bic_law, "template": to_text(self.law.template),
+                "levels": {f"{value:g}": f.values for value, f in self.fits.items()}}
+
+
+def checkable(result: Result, factor: str) -> bool:
+    """Whether ``factor`` has 2 to ``MAX_LEVELS`` values, another factor varies, and every level
+    holds ``MIN_CONFIGURATIONS`` configurations of the others (more than a constant to fit)."""
+    dataset = result.dataset
+    if factor not in dataset.factors or len(dataset.factors) < 2:
+        return False
+    column = dataset.column(factor)
+    values = np.unique(column)
+    if not 2 <= len(values) <= MAX_LEVELS:
+        return False
+    others = [i for i, f in enumerate(dataset.factors) if f != factor]
+    return all(len(np.unique(dataset.X[column == v][:, others], axis=0)) >= MIN_CONFIGURATIONS for v in values)
+
+
+def check_levels(result: Result, factor: str, settings: FitSettings = FitSettings()) -> Levels | None:
+    """Refit the linear coefficients of ``result``'s law on each level of ``factor`` (its nonlinear
+    constants kept) and compare by BIC; None where the factor is not :func:`checkable` or a level
+    cannot be fitted."""
+    if not checkable(result, factor):
+        return None
+    dataset, chosen = result.dataset, result.ranking.law.fit
+    column = dataset.column(factor)
+    fits = {}
+    for value in np.unique(column):
+        rows = column == value
+        fitted = fit(Compiler(dataset.factors, dataset.X[rows]).compile(chosen.candidate), dataset.y[rows], settings,
+                     start=chosen, refine=False)
+        if not fitted.ok:
+            return None
+        fits[float(value)] = fitted
+    n = dataset.n_rows
+    pooled = sum(int(np.sum(column == v)) * f.mse for v, f in fits.items()) / n
+    linear, nonlinear = len(chosen.candidate.linear), chosen.candidate.n_nonlinear
+    bic_levels = n * math.log(max(pooled, MSE_FLOOR)) + (len(fits) * linear + nonlinear) * math.log(n)
+    bic_law = n * math.log(max(chosen.mse, MSE_FLOOR)) + chosen.candidate.n_constants * math.log(n)
+    return Levels(factor, result.law, fits, bic_levels, bic_law)

@@ -1,0 +1,85 @@
+"""An intrinsic factor whose values do not order the times: the law with its coefficients per value."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from exprsearch import search
+from exprsearch.cli import app
+from exprsearch.errors import LawError
+from exprsearch.levels import check_levels, checkable
+
+P = (1, 2, 4, 8, 16)
+FLOPS = (1.0, 2.0, 4.0, 8.0)
+
+
+def models(work, noise=0.02, seed=0) -> pd.DataFrame:
+    """time = 1 + work(flops)/p on every (p, flops), three repetitions with relative noise."""
+    rng = np.random.default_rng(seed)
+    rows = [{"p": p, "flops": f, "time": (1 + work[f] / p) * (1 + noise * rng.standard_normal())}
+            for p in P for f in FLOPS for _ in range(3)]
+    return pd.DataFrame(rows)
+
+
+UNORDERED = {1.0: 20.0, 2.0: 80.0, 4.0: 30.0, 8.0: 60.0}  # models whose FLOPs do not order their work
+ORDERED = {f: 10.0 * f for f in FLOPS}
+
+
+def test_unordered_levels_prefer_coefficients_per_value_and_predict_each_level():
+    frame = models(UNORDERED)
+    result = search(frame, "time", resamples=0, intrinsic=("flops",))
+    levels = check_levels(result, "flops")
+    assert levels is not None and levels.preferred
+    assert levels.bic_levels < levels.bic_law
+    held = pd.DataFrame({"p": [64.0] * 4, "flops": list(FLOPS)})
+    truth = np.array([1 + UNORDERED[f] / 64 for f in FLOPS])
+    assert np.max(np.abs(levels.predict(held) / truth - 1)) < 0.05
+    assert np.max(np.abs(levels.predict(held) / truth - 1)) < np.max(np.abs(result.law.predict(held) / truth - 1))
+    assert "do not order the times" in levels.sentence()
+    record = levels.to_dict()
+    assert record["preferred"] and sorted(record["levels"]) == ["1", "2", "4", "8"]
+
+
+def test_a_law_that_orders_the_levels_keeps_them():
+    result = search(models(ORDERED), "time", resamples=0, intrinsic=("flops",))
+    levels = check_levels(result, "flops")
+    assert levels is not None and not levels.preferred
+    assert "explains the times as well" in levels.sentence()
+
+
+def test_a_level_not_measured_has_no_law():
+    levels = check_levels(search(models(UNORDERED), "time", resamples=0), "flops")
+    with pytest.raises(LawError, match="flops=3 was not measured"):
+        levels.predict(pd.DataFrame({"p": [4.0], "flops": [3.0]}))
+
+
+def test_only_a_factor_with_few_values_and_enough_configurations_per_value_is_checked():
+    frame = models(ORDERED)
+    assert checkable(search(frame, "time", resamples=0), "flops")
+    sparse = frame[(frame.flops != 8.0) | (frame.p <= 2)]  # flops=8 measured at two worker counts
+    assert not checkable(search(sparse, "time", resamples=0), "flops")
+    assert check_levels(search(sparse, "time", resamples=0), "flops") is None
+    assert not checkable(search(frame, "time", resamples=0), "missing")
+
+
+def test_cli_writes_levels_json_for_intrinsic_factors_and_refuses_to_overwrite_it(tmp_path):
+    data = tmp_path / "models.csv"
+    models(UNORDERED).to_csv(data, index=False)
+    out = tmp_path / "out"
+    runner = CliRunner()
+    args = ["run", str(data), "--target", "time", "--intrinsic", "flops", "--bootstrap", "0", "--out", str(out)]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "do not order the times" in first.output and "Constants per value of flops" in first.output
+    record = json.loads((out / "levels.json").read_text())
+    assert record[0]["factor"] == "flops" and record[0]["preferred"]
+    (out / "law.json").unlink()  # only levels.json is left: a second run must still refuse
+    again = runner.invoke(app, args)
+    assert again.exit_code == 2 and "levels.json" in again.output
+    assert not (out / "law.json").exists()
+    plain = tmp_path / "plain"
+    without = runner.invoke(app, [*args[:-1], str(plain), "--no-levels"])
+    assert without.exit_code == 0 and not (plain / "levels.json").exists()
