@@ -20,7 +20,7 @@ import sympy
 
 from .compile import Compiler, factor_symbol
 from .errors import LawError
-from .fit import Fit, FitSettings, fit
+from .fit import FitSettings, fit
 from .law import Law
 from .rank import EBIC_TIE, MSE_FLOOR
 from .search import Result
@@ -32,12 +32,13 @@ MIN_CONFIGURATIONS = 3  # each level needs this many configurations of the other
 
 @dataclass(frozen=True)
 class Levels:
-    """The law of ``factor``'s levels: the chosen law's coefficients fitted per level (``fits``),
-    and the BIC of both explanations; ``preferred`` when the per-level law is the better."""
+    """The law of ``factor``'s levels: the chosen law's constants fitted per level
+    (``constants``), and the BIC of both explanations; ``preferred`` when the per-level law is
+    the better."""
 
     factor: str
     law: Law
-    fits: dict[float, Fit]
+    constants: dict[float, dict[str, float]]
     bic_levels: float
     bic_law: float
 
@@ -48,22 +49,22 @@ class Levels:
     @property
     def laws(self) -> dict[float, Law]:
         """Each level's law: the chosen law's template with that level's constants."""
-        return {value: Law(self.law.target, self.law.factors, self.law.template, f.values, self.law.complexity)
-                for value, f in self.fits.items()}
+        return {value: Law(self.law.target, self.law.factors, self.law.template, c, self.law.complexity)
+                for value, c in self.constants.items()}
 
     def at_level(self, value: float, digits: int = 4) -> sympy.Expr:
         """The law of one level as an expression of the other factors, constants rounded."""
-        constants = {sympy.Symbol(k, real=True): v for k, v in self.fits[value].values.items()}
+        constants = {sympy.Symbol(k, real=True): v for k, v in self.constants[value].items()}
         expr = self.law.template.xreplace(constants).xreplace({factor_symbol(self.factor): value})
         return expr.xreplace({n: sympy.Float(n, digits) for n in expr.atoms(sympy.Float)})
 
     def predict(self, data: Mapping[str, object]) -> np.ndarray:
         """Each row predicted by the law of its level; a level not measured has no law."""
         level = np.asarray(data[self.factor], dtype=float)
-        unknown = sorted(set(level.tolist()) - set(self.fits))
+        unknown = sorted(set(level.tolist()) - set(self.constants))
         if unknown:
             raise LawError(f"{self.factor}={unknown[0]:g} was not measured, so it has no per-level law; "
-                           f"the measured values are {', '.join(f'{v:g}' for v in sorted(self.fits))}")
+                           f"the measured values are {', '.join(f'{v:g}' for v in sorted(self.constants))}")
         predicted = np.empty(len(level))
         for value, law in self.laws.items():
             rows = level == value
@@ -82,7 +83,20 @@ class Levels:
     def to_dict(self) -> dict:
         return {"factor": self.factor, "preferred": self.preferred, "bic_levels": self.bic_levels,
                 "bic_law": self.bic_law, "template": to_text(self.law.template),
-                "levels": {f"{value:g}": f.values for value, f in self.fits.items()}}
+                "levels": {repr(value): c for value, c in self.constants.items()}}
+
+    @classmethod
+    def from_dict(cls, law: Law, record: Mapping) -> Levels:
+        """Levels read back from one entry of levels.json, with the law.json it was written beside."""
+        if record.get("template") != to_text(law.template):
+            raise LawError(f"the levels of '{record.get('factor')}' were fitted for the law "
+                           f"{record.get('template')}, not for this law.json's; use the two files one run wrote")
+        try:
+            constants = {float(value): {k: float(v) for k, v in c.items()} for value, c in record["levels"].items()}
+            return cls(str(record["factor"]), law, constants, float(record["bic_levels"]), float(record["bic_law"]))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise LawError(f"the levels of '{record.get('factor')}' lack their constants or BICs; "
+                           "run again to write levels.json afresh") from None
 
 
 def checkable(result: Result, factor: str) -> bool:
@@ -120,4 +134,4 @@ def check_levels(result: Result, factor: str, settings: FitSettings = FitSetting
     linear, nonlinear = len(chosen.candidate.linear), chosen.candidate.n_nonlinear
     bic_levels = n * math.log(max(pooled, MSE_FLOOR)) + (len(fits) * linear + nonlinear) * math.log(n)
     bic_law = n * math.log(max(chosen.mse, MSE_FLOOR)) + chosen.candidate.n_constants * math.log(n)
-    return Levels(factor, result.law, fits, bic_levels, bic_law)
+    return Levels(factor, result.law, {v: f.values for v, f in fits.items()}, bic_levels, bic_law)

@@ -40,7 +40,7 @@ def test_unordered_levels_prefer_coefficients_per_value_and_predict_each_level()
     assert np.max(np.abs(levels.predict(held) / truth - 1)) < np.max(np.abs(result.law.predict(held) / truth - 1))
     assert "do not order the times" in levels.sentence()
     record = levels.to_dict()
-    assert record["preferred"] and sorted(record["levels"]) == ["1", "2", "4", "8"]
+    assert record["preferred"] and sorted(record["levels"]) == ["1.0", "2.0", "4.0", "8.0"]
 
 
 def test_a_law_that_orders_the_levels_keeps_them():
@@ -83,3 +83,32 @@ def test_cli_writes_levels_json_for_intrinsic_factors_and_refuses_to_overwrite_i
     plain = tmp_path / "plain"
     without = runner.invoke(app, [*args[:-1], str(plain), "--no-levels"])
     assert without.exit_code == 0 and not (plain / "levels.json").exists()
+
+
+def test_predict_with_levels_uses_each_values_constants_and_refuses_what_it_cannot(tmp_path):
+    data = tmp_path / "models.csv"
+    models(UNORDERED).to_csv(data, index=False)
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", str(data), "--target", "time", "--intrinsic", "flops", "--bootstrap", "0",
+                               "--out", str(out)]).exit_code == 0
+    law = out / "law.json"
+    result = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--json", "--at", "p=64,flops=2",
+                                 "--at", "p=64,flops=4"])
+    assert result.exit_code == 0, result.output
+    predicted = [row["time"] for row in json.loads(result.stdout)["predictions"]]
+    assert np.allclose(predicted, [1 + UNORDERED[2.0] / 64, 1 + UNORDERED[4.0] / 64], rtol=0.05)
+    unmeasured = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--at", "p=64,flops=3"])
+    assert unmeasured.exit_code == 2 and "flops=3 was not measured" in unmeasured.output
+    other = runner.invoke(app, ["predict", str(law), "--levels", "p", "--at", "p=64,flops=2"])
+    assert other.exit_code == 2 and "no levels of 'p'" in other.output
+    (out / "levels.json").write_text('[{"factor": "flops", "template": "c0"}]')
+    stale = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--at", "p=64,flops=2"])
+    assert stale.exit_code == 2 and "not for this law.json" in stale.output
+    template = json.loads(law.read_text())["template"]
+    (out / "levels.json").write_text(json.dumps([{"factor": "flops", "template": template, "levels": {"2.0": 5}}]))
+    broken = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--at", "p=64,flops=2"])
+    assert broken.exit_code == 2 and "lack their constants" in broken.output
+    (out / "levels.json").unlink()
+    missing = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--at", "p=64,flops=2"])
+    assert missing.exit_code == 2 and "--intrinsic flops" in missing.output

@@ -23,6 +23,25 @@ def _law(path: Path):
     return load(path)
 
 
+def _levels(law_file: Path, law, factor: str):
+    """The per-value law of ``factor`` from the levels.json that run wrote beside ``law_file``."""
+    from ..errors import LawError
+    from ..levels import Levels
+
+    path = law_file.parent / "levels.json"
+    if not path.is_file():
+        raise LawError(f"no levels.json beside '{law_file}': run with --intrinsic {factor} to test its values as levels")
+    try:
+        records = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise LawError(f"{path}: not valid JSON ({exc})") from None
+    found = [r for r in records if isinstance(r, dict) and r.get("factor") == factor]
+    if not found:
+        tested = ", ".join(str(r.get("factor")) for r in records if isinstance(r, dict)) or "none"
+        raise LawError(f"{path} has no levels of '{factor}'; the factors tested as levels: {tested}")
+    return Levels.from_dict(law, found[0])
+
+
 def _fixed(specs: list[str]) -> dict[str, float]:
     from ..configs import ConfigError, parse_assignments
 
@@ -59,6 +78,7 @@ def predict(
     at: Annotated[list[str], typer.Option("--at", help="A configuration: p=128,n=16000 (repeatable).")] = [],  # noqa: B006
     data: Annotated[Path | None, typer.Option(help="A table of configurations (columns named as the factors).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    levels: Annotated[str | None, typer.Option(help="Predict with the law's constants per value of this intrinsic factor (levels.json beside LAW.json; measured values only).")] = None,
 ) -> None:
     """Predict the target at configurations, warning when far outside the measured range."""
 
@@ -83,8 +103,15 @@ def predict(
             raise ConfigError(f"give factor '{missing[0]}' a value in every configuration")
         frame = frame.copy()
         columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors}
-        frame[law.target] = law.predict(columns)
         warnings = [w for f in law.factors if (w := _far_outside(law, f, columns[f]))]
+        if levels is not None:
+            per_value = _levels(law_file, law, levels)
+            frame[law.target] = per_value.predict(columns)
+            if not per_value.preferred:
+                warnings.append(f"the law over the values of '{levels}' explained the measurements as well as "
+                                "these per-value constants; without --levels it predicts unmeasured values too")
+            return law, frame, warnings
+        frame[law.target] = law.predict(columns)
         if law.bootstrap:
             frame["low_95"], frame["high_95"] = law.predict_interval(columns)
             width = (frame["high_95"] - frame["low_95"]) / frame[law.target]

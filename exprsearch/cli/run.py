@@ -164,7 +164,7 @@ def _print_levels(checked: list, directory: Path) -> None:
         if found.preferred:
             table = Table(found.factor, Column("law with its coefficients fitted per value", overflow="fold"),
                           title=f"Constants per value of {found.factor}", title_justify="left")
-            for value in found.fits:
+            for value in found.constants:
                 table.add_row(f"{value:g}", to_readable(found.at_level(value)))
             out.print(table)
     if checked:
