@@ -99,25 +99,33 @@ class Levels:
                            "run again to write levels.json afresh") from None
 
 
-def checkable(result: Result, factor: str) -> bool:
-    """Whether ``factor`` has 2 to ``MAX_LEVELS`` values, another factor varies, and every level
-    holds ``MIN_CONFIGURATIONS`` configurations of the others (more than a constant to fit)."""
+def untestable(result: Result, factor: str) -> str:
+    """Why ``factor`` cannot be tested as levels ("" when it can): it needs 2 to ``MAX_LEVELS``
+    values, another factor, and ``MIN_CONFIGURATIONS`` configurations of the others at every value
+    (more than a constant to fit per value)."""
     dataset = result.dataset
-    if factor not in dataset.factors or len(dataset.factors) < 2:
-        return False
+    if factor not in dataset.factors:
+        return "it does not vary in the data"
+    if len(dataset.factors) < 2:
+        return "no other factor varies"
     column = dataset.column(factor)
     values = np.unique(column)
-    if not 2 <= len(values) <= MAX_LEVELS:
-        return False
+    if len(values) > MAX_LEVELS:
+        return f"it has {len(values)} values, more than the {MAX_LEVELS} that can be models rather than a scale"
     others = [i for i, f in enumerate(dataset.factors) if f != factor]
-    return all(len(np.unique(dataset.X[column == v][:, others], axis=0)) >= MIN_CONFIGURATIONS for v in values)
+    for v in values:
+        count = len(np.unique(dataset.X[column == v][:, others], axis=0))
+        if count < MIN_CONFIGURATIONS:
+            return (f"{factor}={v:g} was measured at {count} configuration(s) of the other factors; each value "
+                    f"needs {MIN_CONFIGURATIONS}")
+    return ""
 
 
 def check_levels(result: Result, factor: str, settings: FitSettings = FitSettings()) -> Levels | None:
     """Refit the linear coefficients of ``result``'s law on each level of ``factor`` (its nonlinear
-    constants kept) and compare by BIC; None where the factor is not :func:`checkable` or a level
+    constants kept) and compare by BIC; None where the factor is :func:`untestable` or a level
     cannot be fitted."""
-    if not checkable(result, factor):
+    if untestable(result, factor):
         return None
     dataset, chosen = result.dataset, result.ranking.law.fit
     column = dataset.column(factor)

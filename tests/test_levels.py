@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from exprsearch import search
 from exprsearch.cli import app
 from exprsearch.errors import LawError
-from exprsearch.levels import check_levels, checkable
+from exprsearch.levels import check_levels, untestable
 
 P = (1, 2, 4, 8, 16)
 FLOPS = (1.0, 2.0, 4.0, 8.0)
@@ -58,11 +58,14 @@ def test_a_level_not_measured_has_no_law():
 
 def test_only_a_factor_with_few_values_and_enough_configurations_per_value_is_checked():
     frame = models(ORDERED)
-    assert checkable(search(frame, "time", resamples=0), "flops")
+    assert untestable(search(frame, "time", resamples=0), "flops") == ""
     sparse = frame[(frame.flops != 8.0) | (frame.p <= 2)]  # flops=8 measured at two worker counts
-    assert not checkable(search(sparse, "time", resamples=0), "flops")
+    assert "flops=8 was measured at 2 configuration(s)" in untestable(search(sparse, "time", resamples=0), "flops")
     assert check_levels(search(sparse, "time", resamples=0), "flops") is None
-    assert not checkable(search(frame, "time", resamples=0), "missing")
+    assert "does not vary" in untestable(search(frame, "time", resamples=0), "missing")
+    many = pd.DataFrame({"p": np.repeat([1.0, 2.0, 4.0], 13), "flops": np.tile(np.arange(1.0, 14.0), 3)})
+    many["time"] = 1 + many.flops / many.p
+    assert "13 values" in untestable(search(many, "time", resamples=0), "flops")
 
 
 def test_cli_writes_levels_json_for_intrinsic_factors_and_refuses_to_overwrite_it(tmp_path):
@@ -112,3 +115,19 @@ def test_predict_with_levels_uses_each_values_constants_and_refuses_what_it_cann
     (out / "levels.json").unlink()
     missing = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--at", "p=64,flops=2"])
     assert missing.exit_code == 2 and "--intrinsic flops" in missing.output
+
+
+def test_cli_says_why_a_factor_was_not_tested_and_leaves_no_stale_levels(tmp_path):
+    frame = models(UNORDERED)
+    data, sparse = tmp_path / "models.csv", tmp_path / "sparse.csv"
+    frame.to_csv(data, index=False)
+    frame[(frame.flops != 8.0) | (frame.p <= 2)].to_csv(sparse, index=False)
+    out = tmp_path / "out"
+    runner = CliRunner()
+    common = ["--target", "time", "--intrinsic", "flops", "--bootstrap", "0", "--out", str(out)]
+    assert runner.invoke(app, ["run", str(data), *common]).exit_code == 0
+    assert json.loads((out / "levels.json").read_text())
+    again = runner.invoke(app, ["run", str(sparse), *common, "--force"])
+    assert again.exit_code == 0, again.output
+    assert "'flops' was not tested as levels: flops=8 was measured at 2" in " ".join(again.output.split())
+    assert json.loads((out / "levels.json").read_text()) == []

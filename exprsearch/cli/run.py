@@ -39,7 +39,7 @@ def run(
     scheduler: Annotated[str | None, typer.Option(help="Refine on a Dask cluster: a scheduler address (tcp://host:8786) or local:N (the 'dask' extra); the law is the same.")] = None,
     by: Annotated[str | None, typer.Option(help="Fit one law per value of this column (framework, gpu, model).")] = None,
     shared_form: Annotated[bool, typer.Option(help="With --by: also fit one form shared by all groups, constants per group.")] = False,
-    levels: Annotated[bool, typer.Option(help="With --intrinsic: test whether each intrinsic factor's values order the times, against one form with constants per value (levels.json).")] = True,
+    levels: Annotated[bool, typer.Option(help="With --intrinsic: test whether each intrinsic factor's values order the times: the law against its coefficients refitted per value (levels.json).")] = True,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.")] = False,
@@ -150,16 +150,28 @@ LEVELS_FILE = "levels.json"
 def _levels(result: Result, intrinsic: tuple[str, ...], settings: FitSettings, directory: Path) -> list:
     """Test each intrinsic factor with few values as levels (exprsearch.levels) and write what
     was found to levels.json."""
-    from ..levels import check_levels
+    from ..levels import check_levels, untestable
 
-    checked = [found for factor in intrinsic if (found := check_levels(result, factor, settings)) is not None]
-    if checked:
-        export.write_all({directory / LEVELS_FILE: json.dumps([c.to_dict() for c in checked], indent=2) + "\n"})
+    checked: list = []
+    for factor in intrinsic:
+        reason = untestable(result, factor)
+        found = None if reason else check_levels(result, factor, settings)
+        if found is None:
+            checked.append(f"'{factor}' was not tested as levels: "
+                           + (reason or "the law could not be refitted on each of its values alone"))
+        else:
+            checked.append(found)
+    # written even when nothing could be tested, so no earlier run's levels stay beside this law
+    tested = [c.to_dict() for c in checked if not isinstance(c, str)]
+    export.write_all({directory / LEVELS_FILE: json.dumps(tested, indent=2) + "\n"})
     return checked
 
 
 def _print_levels(checked: list, directory: Path) -> None:
     for found in checked:
+        if isinstance(found, str):
+            err.print(Text("note: ", style="yellow") + Text(found), highlight=False)
+            continue
         err.print(Text("note: ", style="yellow") + Text(found.sentence()), highlight=False)
         if found.preferred:
             table = Table(found.factor, Column("law with its coefficients fitted per value", overflow="fold"),
