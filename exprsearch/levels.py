@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import sympy
@@ -48,8 +48,9 @@ class Levels:
 
     @property
     def laws(self) -> dict[float, Law]:
-        """Each level's law: the chosen law's template with that level's constants."""
-        return {value: Law(self.law.target, self.law.factors, self.law.template, c, self.law.complexity)
+        """Each level's law: the chosen law with that level's constants (its measured domain kept;
+        its figures, intervals and bootstrap, which are the whole law's, left out)."""
+        return {value: replace(self.law, constants=c, metrics={}, intervals={}, bootstrap=(), residual_sd=0.0)
                 for value, c in self.constants.items()}
 
     def at_level(self, value: float, digits: int = 4) -> sympy.Expr:

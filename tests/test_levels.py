@@ -131,3 +131,28 @@ def test_cli_says_why_a_factor_was_not_tested_and_leaves_no_stale_levels(tmp_pat
     assert again.exit_code == 0, again.output
     assert "'flops' was not tested as levels: flops=8 was measured at 2" in " ".join(again.output.split())
     assert json.loads((out / "levels.json").read_text()) == []
+
+
+def test_explain_and_optimize_with_levels_use_the_fixed_values_constants(tmp_path):
+    data = tmp_path / "models.csv"
+    models(UNORDERED).to_csv(data, index=False)
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", str(data), "--target", "time", "--intrinsic", "flops", "--bootstrap", "0",
+                               "--out", str(out)]).exit_code == 0
+    law = str(out / "law.json")
+    for flops in (2.0, 4.0):
+        result = runner.invoke(app, ["explain", law, "--levels", "flops", "--vary", "p=1..64", "--fix", f"flops={flops:g}",
+                                     "--json"])
+        assert result.exit_code == 0, result.output
+        record = json.loads(result.stdout)
+        truth = 1 + UNORDERED[flops] / np.array(record["values"])
+        assert np.allclose(record["time"], truth, rtol=0.05)
+    best = runner.invoke(app, ["optimize", law, "--levels", "flops", "--vary", "p=1..64", "--fix", "flops=2", "--json",
+                               "--where", "p <= 32"])
+    assert best.exit_code == 0, best.output
+    assert json.loads(best.stdout)["best"]["config"]["p"] == 32
+    unfixed = runner.invoke(app, ["explain", law, "--levels", "flops", "--vary", "p=1..64"])
+    assert unfixed.exit_code == 2 and "--fix flops=VALUE" in unfixed.output
+    unmeasured = runner.invoke(app, ["optimize", law, "--levels", "flops", "--vary", "p=1..64", "--fix", "flops=3"])
+    assert unmeasured.exit_code == 2 and "flops=3 was not measured" in unmeasured.output

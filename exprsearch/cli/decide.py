@@ -42,6 +42,21 @@ def _levels(law_file: Path, law, factor: str):
     return Levels.from_dict(law, found[0])
 
 
+def _law_at_level(law_file: Path, levels: str | None, fixed: dict[str, float]):
+    """The law of law.json, or with ``levels``, its law for the value of that factor in ``fixed``."""
+    from ..configs import ConfigError
+
+    law = _law(law_file)
+    if levels is None:
+        return law
+    if levels not in fixed:
+        raise ConfigError(f"--levels {levels} needs --fix {levels}=VALUE, one of its measured values")
+    per_value = _levels(law_file, law, levels)
+    if fixed[levels] not in per_value.constants:
+        per_value.predict({levels: [fixed[levels]]})  # raises the sentence naming the measured values
+    return per_value.laws[fixed[levels]]
+
+
 def _fixed(specs: list[str]) -> dict[str, float]:
     from ..configs import ConfigError, parse_assignments
 
@@ -140,15 +155,17 @@ def explain_command(
     fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
     threshold: Annotated[float, typer.Option(help="Doubling the factor must save at least this share of time.")] = 0.05,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).")] = None,
 ) -> None:
     """Each term's contribution along a factor, speedup, efficiency and the scalability limit."""
 
     from ..explain import explain
 
     def work():
-        law = _law(law_file)
+        fixed = _fixed(fix)
+        law = _law_at_level(law_file, levels, fixed)
         (factor, values), = _varied([vary]).items()
-        return law, explain(law, factor, values, _fixed(fix), threshold)
+        return law, explain(law, factor, values, fixed, threshold)
 
     law, e = _guard(work)
     if json_:
@@ -201,6 +218,7 @@ def optimize_command(
     time_unit: Annotated[str, typer.Option(help="Unit of the target: s, min or h (for cost).")] = "s",
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).")] = None,
+    levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).")] = None,
 ) -> None:
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
 
@@ -210,7 +228,7 @@ def optimize_command(
     from ..optimize import Pricing, optimize
 
     def work():
-        law = _law(law_file)
+        law = _law_at_level(law_file, levels, _fixed(fix))
         table = None
         if price_table is not None:
             if not price_table.is_file():
