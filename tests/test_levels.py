@@ -1,6 +1,7 @@
 """An intrinsic factor whose values do not order the times: the law with its coefficients per value."""
 
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -28,9 +29,24 @@ UNORDERED = {1.0: 20.0, 2.0: 80.0, 4.0: 30.0, 8.0: 60.0}  # models whose FLOPs d
 ORDERED = {f: 10.0 * f for f in FLOPS}
 
 
-def test_unordered_levels_prefer_coefficients_per_value_and_predict_each_level():
-    frame = models(UNORDERED)
-    result = search(frame, "time", resamples=0, intrinsic=("flops",))
+@pytest.fixture(scope="module")
+def unordered():
+    return search(models(UNORDERED), "time", resamples=0, intrinsic=("flops",))
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """What `run --intrinsic flops` writes for the unordered models (tests copy it to change it)."""
+    folder = tmp_path_factory.mktemp("levels")
+    models(UNORDERED).to_csv(folder / "models.csv", index=False)
+    result = CliRunner().invoke(app, ["run", str(folder / "models.csv"), "--target", "time", "--intrinsic", "flops",
+                                      "--bootstrap", "0", "--out", str(folder / "out")])
+    assert result.exit_code == 0, result.output
+    return folder, result.output
+
+
+def test_unordered_levels_prefer_coefficients_per_value_and_predict_each_level(unordered):
+    result = unordered
     levels = check_levels(result, "flops")
     assert levels is not None and levels.preferred
     assert levels.bic_levels < levels.bic_law
@@ -50,51 +66,46 @@ def test_a_law_that_orders_the_levels_keeps_them():
     assert "explains the times as well" in levels.sentence()
 
 
-def test_a_level_not_measured_has_no_law():
-    levels = check_levels(search(models(UNORDERED), "time", resamples=0), "flops")
+def test_a_level_not_measured_has_no_law(unordered):
+    levels = check_levels(unordered, "flops")
     with pytest.raises(LawError, match="flops=3 was not measured"):
         levels.predict(pd.DataFrame({"p": [4.0], "flops": [3.0]}))
 
 
 def test_only_a_factor_with_few_values_and_enough_configurations_per_value_is_checked():
     frame = models(ORDERED)
-    assert untestable(search(frame, "time", resamples=0), "flops") == ""
-    sparse = frame[(frame.flops != 8.0) | (frame.p <= 2)]  # flops=8 measured at two worker counts
-    assert "flops=8 was measured at 2 configuration(s)" in untestable(search(sparse, "time", resamples=0), "flops")
-    assert check_levels(search(sparse, "time", resamples=0), "flops") is None
-    assert "does not vary" in untestable(search(frame, "time", resamples=0), "missing")
+    found = search(frame, "time", resamples=0)
+    assert untestable(found, "flops") == ""
+    assert "does not vary" in untestable(found, "missing")
+    sparse = search(frame[(frame.flops != 8.0) | (frame.p <= 2)], "time", resamples=0)  # flops=8 at two p
+    assert "flops=8 was measured at 2 configuration(s)" in untestable(sparse, "flops")
+    assert check_levels(sparse, "flops") is None
     many = pd.DataFrame({"p": np.repeat([1.0, 2.0, 4.0], 13), "flops": np.tile(np.arange(1.0, 14.0), 3)})
     many["time"] = 1 + many.flops / many.p
     assert "13 values" in untestable(search(many, "time", resamples=0), "flops")
 
 
-def test_cli_writes_levels_json_for_intrinsic_factors_and_refuses_to_overwrite_it(tmp_path):
-    data = tmp_path / "models.csv"
-    models(UNORDERED).to_csv(data, index=False)
-    out = tmp_path / "out"
-    runner = CliRunner()
-    args = ["run", str(data), "--target", "time", "--intrinsic", "flops", "--bootstrap", "0", "--out", str(out)]
-    first = runner.invoke(app, args)
-    assert first.exit_code == 0, first.output
-    assert "do not order the times" in first.output and "Constants per value of flops" in first.output
-    record = json.loads((out / "levels.json").read_text())
+def test_cli_writes_levels_json_for_intrinsic_factors_and_refuses_to_overwrite_it(written, tmp_path):
+    folder, output = written
+    assert "do not order the times" in output and "Constants per value of flops" in output
+    record = json.loads((folder / "out" / "levels.json").read_text())
     assert record[0]["factor"] == "flops" and record[0]["preferred"]
-    (out / "law.json").unlink()  # only levels.json is left: a second run must still refuse
-    again = runner.invoke(app, args)
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copy(folder / "out" / "levels.json", out)  # only levels.json is there: a run must still refuse
+    runner = CliRunner()
+    args = ["run", str(folder / "models.csv"), "--target", "time", "--intrinsic", "flops", "--bootstrap", "0"]
+    again = runner.invoke(app, [*args, "--out", str(out)])
     assert again.exit_code == 2 and "levels.json" in again.output
     assert not (out / "law.json").exists()
     plain = tmp_path / "plain"
-    without = runner.invoke(app, [*args[:-1], str(plain), "--no-levels"])
+    without = runner.invoke(app, [*args, "--out", str(plain), "--no-levels"])
     assert without.exit_code == 0 and not (plain / "levels.json").exists()
 
 
-def test_predict_with_levels_uses_each_values_constants_and_refuses_what_it_cannot(tmp_path):
-    data = tmp_path / "models.csv"
-    models(UNORDERED).to_csv(data, index=False)
-    out = tmp_path / "out"
+def test_predict_with_levels_uses_each_values_constants_and_refuses_what_it_cannot(written, tmp_path):
+    out = shutil.copytree(written[0] / "out", tmp_path / "out")
     runner = CliRunner()
-    assert runner.invoke(app, ["run", str(data), "--target", "time", "--intrinsic", "flops", "--bootstrap", "0",
-                               "--out", str(out)]).exit_code == 0
     law = out / "law.json"
     result = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--json", "--at", "p=64,flops=2",
                                  "--at", "p=64,flops=4"])
@@ -117,30 +128,22 @@ def test_predict_with_levels_uses_each_values_constants_and_refuses_what_it_cann
     assert missing.exit_code == 2 and "--intrinsic flops" in missing.output
 
 
-def test_cli_says_why_a_factor_was_not_tested_and_leaves_no_stale_levels(tmp_path):
-    frame = models(UNORDERED)
-    data, sparse = tmp_path / "models.csv", tmp_path / "sparse.csv"
-    frame.to_csv(data, index=False)
-    frame[(frame.flops != 8.0) | (frame.p <= 2)].to_csv(sparse, index=False)
-    out = tmp_path / "out"
-    runner = CliRunner()
-    common = ["--target", "time", "--intrinsic", "flops", "--bootstrap", "0", "--out", str(out)]
-    assert runner.invoke(app, ["run", str(data), *common]).exit_code == 0
+def test_cli_says_why_a_factor_was_not_tested_and_leaves_no_stale_levels(written, tmp_path):
+    out = shutil.copytree(written[0] / "out", tmp_path / "out")
     assert json.loads((out / "levels.json").read_text())
-    again = runner.invoke(app, ["run", str(sparse), *common, "--force"])
+    frame = models(UNORDERED)
+    sparse = tmp_path / "sparse.csv"
+    frame[(frame.flops != 8.0) | (frame.p <= 2)].to_csv(sparse, index=False)
+    again = CliRunner().invoke(app, ["run", str(sparse), "--target", "time", "--intrinsic", "flops", "--bootstrap", "0",
+                                     "--out", str(out), "--force"])
     assert again.exit_code == 0, again.output
     assert "'flops' was not tested as levels: flops=8 was measured at 2" in " ".join(again.output.split())
     assert json.loads((out / "levels.json").read_text()) == []
 
 
-def test_explain_and_optimize_with_levels_use_the_fixed_values_constants(tmp_path):
-    data = tmp_path / "models.csv"
-    models(UNORDERED).to_csv(data, index=False)
-    out = tmp_path / "out"
+def test_explain_and_optimize_with_levels_use_the_fixed_values_constants(written):
     runner = CliRunner()
-    assert runner.invoke(app, ["run", str(data), "--target", "time", "--intrinsic", "flops", "--bootstrap", "0",
-                               "--out", str(out)]).exit_code == 0
-    law = str(out / "law.json")
+    law = str(written[0] / "out" / "law.json")
     for flops in (2.0, 4.0):
         result = runner.invoke(app, ["explain", law, "--levels", "flops", "--vary", "p=1..64", "--fix", f"flops={flops:g}",
                                      "--json"])
