@@ -159,3 +159,11 @@ def test_explain_and_optimize_with_levels_use_the_fixed_values_constants(written
     assert unfixed.exit_code == 2 and "--fix flops=VALUE" in unfixed.output
     unmeasured = runner.invoke(app, ["optimize", law, "--levels", "flops", "--vary", "p=1..64", "--fix", "flops=3"])
     assert unmeasured.exit_code == 2 and "flops=3 was not measured" in unmeasured.output
+
+
+def test_run_json_keeps_stdout_to_the_law_and_says_the_verdict_on_stderr(written, tmp_path):
+    result = CliRunner().invoke(app, ["run", str(written[0] / "models.csv"), "--target", "time", "--intrinsic", "flops",
+                                      "--bootstrap", "0", "--out", str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["factors"] == ["p", "flops"]
+    assert "do not order the times" in result.stderr and (tmp_path / "out" / "levels.json").is_file()

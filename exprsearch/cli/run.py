@@ -89,6 +89,8 @@ def run(
     checked: dict[str, list] = {}
     results, shared = _guard(work)
     if json_:
+        for name, folder, _ in results:  # stdout carries the JSON alone; the verdicts go to stderr
+            _print_levels(checked.get(name, []), folder, tables=False)
         if len(results) == 1:
             sys.stdout.write(results[0][2].law.to_json())
         else:
@@ -167,19 +169,19 @@ def _levels(result: Result, intrinsic: tuple[str, ...], settings: FitSettings, d
     return checked
 
 
-def _print_levels(checked: list, directory: Path) -> None:
+def _print_levels(checked: list, directory: Path, tables: bool = True) -> None:
     for found in checked:
         if isinstance(found, str):
             err.print(Text("note: ", style="yellow") + Text(found), highlight=False)
             continue
         err.print(Text("note: ", style="yellow") + Text(found.sentence()), highlight=False)
-        if found.preferred:
+        if found.preferred and tables:
             table = Table(found.factor, Column("law with its coefficients fitted per value", overflow="fold"),
                           title=f"Constants per value of {found.factor}", title_justify="left")
             for value in found.constants:
                 table.add_row(f"{value:g}", to_readable(found.at_level(value)))
             out.print(table)
-    if checked:
+    if checked and tables:
         out.print(f"wrote {LEVELS_FILE} to {directory}", highlight=False)
 
 
