@@ -167,3 +167,12 @@ def test_run_json_keeps_stdout_to_the_law_and_says_the_verdict_on_stderr(written
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["factors"] == ["p", "flops"]
     assert "do not order the times" in result.stderr and (tmp_path / "out" / "levels.json").is_file()
+
+
+def test_report_states_the_levels_verdict(written, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(written[0] / "models.csv"), "--target", "time", "--intrinsic", "flops",
+                                      "--bootstrap", "0", "--out", str(out), "--report"])
+    assert result.exit_code == 0, result.output
+    assert "do not order the times" in (out / "report.html").read_text()

@@ -81,7 +81,8 @@ def run(
             if levels and intrinsic_factors:
                 checked[name] = _levels(result, intrinsic_factors, settings.fit, where[name])
             if plot or report:
-                _figures_and_report(result, where[name], plot, report)
+                verdicts = [c if isinstance(c, str) else c.sentence() for c in checked.get(name, [])]
+                _figures_and_report(result, where[name], plot, report, verdicts)
             results.append((name, where[name], result))
         shared = _shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
         return results, shared
@@ -204,7 +205,7 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
     return load_series(data, fmt, target)
 
 
-def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool) -> None:
+def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool, verdicts: list[str]) -> None:
     from .. import plot as plots
     from ..explain import explain
     from ..report import html_page
@@ -212,7 +213,7 @@ def _figures_and_report(result: Result, directory: Path, plot: bool, report: boo
     front_csv = export.front_csv(result.ranking)
     rows = list(csv.DictReader(io.StringIO(front_csv)))
     figures: list[Path] = []
-    notes = []
+    notes = list(verdicts)
     try:
         figures = plots.all_figures(result.law, directory, result.dataset, rows)
     except plots.PlotError as exc:
