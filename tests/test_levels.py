@@ -123,6 +123,9 @@ def test_predict_with_levels_uses_each_values_constants_and_refuses_what_it_cann
     (out / "levels.json").write_text(json.dumps([{"factor": "flops", "template": template, "levels": {"2.0": 5}}]))
     broken = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--at", "p=64,flops=2"])
     assert broken.exit_code == 2 and "lack their constants" in broken.output
+    (out / "levels.json").write_text("5")
+    odd = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--at", "p=64,flops=2"])
+    assert odd.exit_code == 2 and "not a list of levels" in odd.output
     (out / "levels.json").unlink()
     missing = runner.invoke(app, ["predict", str(law), "--levels", "flops", "--at", "p=64,flops=2"])
     assert missing.exit_code == 2 and "--intrinsic flops" in missing.output

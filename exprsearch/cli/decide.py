@@ -35,6 +35,8 @@ def _levels(law_file: Path, law, factor: str):
         records = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise LawError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(records, list):
+        raise LawError(f"{path} is not a list of levels as run writes it; run again to write it afresh")
     found = [r for r in records if isinstance(r, dict) and r.get("factor") == factor]
     if not found:
         tested = ", ".join(str(r.get("factor")) for r in records if isinstance(r, dict)) or "none"
