@@ -11,7 +11,6 @@ level's coefficients counted, and the per-level law is preferred only by more th
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -22,7 +21,7 @@ from .compile import Compiler, factor_symbol
 from .errors import LawError
 from .fit import FitSettings, fit
 from .law import Law
-from .rank import EBIC_TIE, MSE_FLOOR
+from .rank import EBIC_TIE, bic, bic_of
 from .search import Result
 from .vocabulary import to_text
 
@@ -59,13 +58,21 @@ class Levels:
         expr = self.law.template.xreplace(constants).xreplace({factor_symbol(self.factor): value})
         return expr.xreplace({n: sympy.Float(n, digits) for n in expr.atoms(sympy.Float)})
 
-    def predict(self, data: Mapping[str, object]) -> np.ndarray:
-        """Each row predicted by the law of its level; a level not measured has no law."""
-        level = np.asarray(data[self.factor], dtype=float)
-        unknown = sorted(set(level.tolist()) - set(self.constants))
+    def law_at(self, value: float) -> Law:
+        """The law of one measured value of the factor (a value not measured has none)."""
+        self._check_measured([value])
+        return self.laws[value]
+
+    def _check_measured(self, values) -> None:
+        unknown = sorted(set(values) - set(self.constants))
         if unknown:
             raise LawError(f"{self.factor}={unknown[0]:g} was not measured, so it has no per-level law; "
                            f"the measured values are {', '.join(f'{v:g}' for v in sorted(self.constants))}")
+
+    def predict(self, data: Mapping[str, object]) -> np.ndarray:
+        """Each row predicted by the law of its level; a level not measured has no law."""
+        level = np.asarray(data[self.factor], dtype=float)
+        self._check_measured(level.tolist())
         predicted = np.empty(len(level))
         for value, law in self.laws.items():
             rows = level == value
@@ -140,7 +147,6 @@ def check_levels(result: Result, factor: str, settings: FitSettings = FitSetting
         fits[float(value)] = fitted
     n = dataset.n_rows
     pooled = sum(int(np.sum(column == v)) * f.mse for v, f in fits.items()) / n
-    linear, nonlinear = len(chosen.candidate.linear), chosen.candidate.n_nonlinear
-    bic_levels = n * math.log(max(pooled, MSE_FLOOR)) + (len(fits) * linear + nonlinear) * math.log(n)
-    bic_law = n * math.log(max(chosen.mse, MSE_FLOOR)) + chosen.candidate.n_constants * math.log(n)
-    return Levels(factor, result.law, {v: f.values for v, f in fits.items()}, bic_levels, bic_law)
+    constants = len(fits) * len(chosen.candidate.linear) + chosen.candidate.n_nonlinear
+    return Levels(factor, result.law, {v: f.values for v, f in fits.items()}, bic_of(pooled, n, constants),
+                  bic(chosen, n))

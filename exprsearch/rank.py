@@ -93,7 +93,12 @@ def alternatives(fits: Sequence[Fit], n_rows: int, count: int = 100) -> tuple[Fi
 
 def bic(fit: Fit, n_rows: int) -> float:
     """n·ln(MSE) + k·ln(n): how :func:`alternatives` (and ``suggest``'s plausible laws) order fits."""
-    return n_rows * math.log(max(fit.mse, MSE_FLOOR)) + fit.candidate.n_constants * math.log(n_rows)
+    return bic_of(fit.mse, n_rows, fit.candidate.n_constants)
+
+
+def bic_of(mse: float, n_rows: int, constants: int) -> float:
+    """:func:`bic` from a relative MSE and a count of constants (a law fitted in parts, per level)."""
+    return n_rows * math.log(max(mse, MSE_FLOOR)) + constants * math.log(n_rows)
 
 
 def contenders(fits: Sequence[Fit], potential: Sequence[float], margin: float) -> list[int]:

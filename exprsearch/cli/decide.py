@@ -23,7 +23,7 @@ def _law(path: Path):
     return load(path)
 
 
-def _levels(law_file: Path, law, factor: str):
+def _read_levels(law_file: Path, law, factor: str):
     """The per-value law of ``factor`` from the levels.json that run wrote beside ``law_file``."""
     from ..errors import LawError
     from ..levels import Levels
@@ -53,10 +53,7 @@ def _law_at_level(law_file: Path, levels: str | None, fixed: dict[str, float]):
         return law
     if levels not in fixed:
         raise ConfigError(f"--levels {levels} needs --fix {levels}=VALUE, one of its measured values")
-    per_value = _levels(law_file, law, levels)
-    if fixed[levels] not in per_value.constants:
-        per_value.predict({levels: [fixed[levels]]})  # raises the sentence naming the measured values
-    return per_value.laws[fixed[levels]]
+    return _read_levels(law_file, law, levels).law_at(fixed[levels])
 
 
 def _fixed(specs: list[str]) -> dict[str, float]:
@@ -122,7 +119,7 @@ def predict(
         columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors}
         warnings = [w for f in law.factors if (w := _far_outside(law, f, columns[f]))]
         if levels is not None:
-            per_value = _levels(law_file, law, levels)
+            per_value = _read_levels(law_file, law, levels)
             frame[law.target] = per_value.predict(columns)
             if not per_value.preferred:
                 warnings.append(f"the law over the values of '{levels}' explained the measurements as well as "

@@ -81,7 +81,7 @@ def run(
             if levels and intrinsic_factors:
                 checked[name] = _levels(result, intrinsic_factors, settings.fit, where[name])
             if plot or report:
-                verdicts = [c if isinstance(c, str) else c.sentence() for c in checked.get(name, [])]
+                verdicts = [sentence for sentence, _ in checked.get(name, [])]
                 _figures_and_report(result, where[name], plot, report, verdicts)
             results.append((name, where[name], result))
         shared = _shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
@@ -151,32 +151,28 @@ LEVELS_FILE = "levels.json"
 
 
 def _levels(result: Result, intrinsic: tuple[str, ...], settings: FitSettings, directory: Path) -> list:
-    """Test each intrinsic factor with few values as levels (exprsearch.levels) and write what
-    was found to levels.json."""
+    """Test each intrinsic factor with few values as levels (exprsearch.levels), write what was
+    found to levels.json, and return per factor its sentence and its levels (None: not tested)."""
     from ..levels import check_levels, untestable
 
-    checked: list = []
+    checked = []
     for factor in intrinsic:
-        reason = untestable(result, factor)
-        found = None if reason else check_levels(result, factor, settings)
+        found = check_levels(result, factor, settings)
         if found is None:
-            checked.append(f"'{factor}' was not tested as levels: "
-                           + (reason or "the law could not be refitted on each of its values alone"))
+            reason = untestable(result, factor) or "the law could not be refitted on each of its values alone"
+            checked.append((f"'{factor}' was not tested as levels: {reason}", None))
         else:
-            checked.append(found)
+            checked.append((found.sentence(), found))
     # written even when nothing could be tested, so no earlier run's levels stay beside this law
-    tested = [c.to_dict() for c in checked if not isinstance(c, str)]
+    tested = [found.to_dict() for _, found in checked if found is not None]
     export.write_all({directory / LEVELS_FILE: json.dumps(tested, indent=2) + "\n"})
     return checked
 
 
 def _print_levels(checked: list, directory: Path, tables: bool = True) -> None:
-    for found in checked:
-        if isinstance(found, str):
-            err.print(Text("note: ", style="yellow") + Text(found), highlight=False)
-            continue
-        err.print(Text("note: ", style="yellow") + Text(found.sentence()), highlight=False)
-        if found.preferred and tables:
+    for sentence, found in checked:
+        err.print(Text("note: ", style="yellow") + Text(sentence), highlight=False)
+        if found is not None and found.preferred and tables:
             table = Table(found.factor, Column("law with its coefficients fitted per value", overflow="fold"),
                           title=f"Constants per value of {found.factor}", title_justify="left")
             for value in found.constants:
