@@ -1,7 +1,9 @@
-"""Refining candidates one by one, in this process or a pool of them: the search's executor.
+"""Fitting the candidates: the batched fits, then the refinement of those with nonlinear
+constants, in this process or a pool of them (the search's executor).
 
-Each job is a candidate and the batched fit it starts from; each candidate's DE seed depends
-only on it, so the outcome does not depend on how many processes ran the jobs.
+Each refinement job is a candidate and the batched fit it starts from; each candidate's DE seed
+depends only on it, and lone exponents polished together get the costs they would get alone, so
+the outcome does not depend on how many processes ran the jobs.
 """
 
 from __future__ import annotations
@@ -9,23 +11,28 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .candidates import Candidate
+from . import rank as _rank
+from .batch import batchable, fit_separable
+from .candidates import Candidate, Term
 from .compile import Compiler
 from .fit import Fit, FitSettings, fit
+from .lockstep import polish_together, stacked
 
 Progress = Callable[[int, int], None]
 # Seconds of serial work (as estimated below) under which starting processes costs more than it
 # saves. Measured here with forked workers: a pool adds about 0.2 s to a run with 0.1 s of
 # refinement, breaks even near 0.5 s and saves 0.13 s of 0.75 s (a DE search takes about 10-20 ms,
-# a local polish from a grid start 1.5-2.5 ms).
+# an L-BFGS-B polish from a grid start 1.5-2.5 ms, a lone exponent's polish among others 0.5 ms).
 POOL_MINIMUM = 0.8
-DE_SECONDS, LOCAL_SECONDS = 0.015, 0.002
+DE_SECONDS, LOCAL_SECONDS, TOGETHER_SECONDS = 0.015, 0.002, 0.0005
+CHUNK_SECONDS = 0.03
 
 _WORKER: dict = {}  # what each process fits, set once per process
 
@@ -55,21 +62,37 @@ def _fit_task(task: tuple) -> list[tuple]:
 
 
 def _fit_jobs(compiler: Compiler, y: np.ndarray, settings: FitSettings, jobs: list) -> list[tuple]:
-    out = []
-    for candidate, start in jobs:
-        # exponents with a start from a grid (the screening's, or the batched profile of a lone
-        # exponent) are in the right basin already and are polished locally; those without a
-        # start are searched by DE
-        local = start is not None
-        f = fit(compiler.compile(candidate), y, settings, start=start, local=local)
-        out.append((f.values, f.cost, f.mse, f.ok, f.reason))
-    return out
+    # Exponents with a start from a grid (the screening's, or the batched profile of a lone
+    # exponent) are in the right basin already and are polished locally, lone ones all together;
+    # those without a start are searched by DE.
+    out: list[tuple | None] = [None] * len(jobs)
+    local = [k for k, (candidate, start) in enumerate(jobs) if start is not None and stacked(settings, candidate)]
+    polished = polish_together([compiler.compile(jobs[k][0]) for k in local], y, settings, [jobs[k][1] for k in local])
+    for k, f in zip(local, polished):
+        out[k] = (f.values, f.cost, f.mse, f.ok, f.reason)
+    for k, (candidate, start) in enumerate(jobs):
+        if out[k] is None:
+            f = fit(compiler.compile(candidate), y, settings, start=start, local=start is not None)
+            out[k] = (f.values, f.cost, f.mse, f.ok, f.reason)
+    return out  # type: ignore[return-value]
 
 
-def _serial_seconds(todo: list[tuple[Candidate, Fit | None]]) -> float:
-    """A rough estimate of the time the jobs take in one process."""
-    searched = sum(1 for _, start in todo if start is None)
-    return searched * DE_SECONDS + (len(todo) - searched) * LOCAL_SECONDS
+def _seconds(job: tuple[Candidate, Fit | None], settings: FitSettings) -> float:
+    """A rough estimate of the time one job takes in one process."""
+    candidate, start = job
+    return DE_SECONDS if start is None else TOGETHER_SECONDS if stacked(settings, candidate) else LOCAL_SECONDS
+
+
+def _chunks(todo: list[tuple[Candidate, Fit | None]], settings: FitSettings) -> list[tuple[int, int]]:
+    """Consecutive jobs of about CHUNK_SECONDS each: enough polishes for their rounds to be
+    costed together, few enough DE searches for progress and the deadline to be seen often."""
+    chunks, first, work = [], 0, 0.0
+    for i, job in enumerate(todo):
+        work += _seconds(job, settings)
+        if work >= CHUNK_SECONDS or i == len(todo) - 1:
+            chunks.append((first, i + 1))
+            first, work = i + 1, 0.0
+    return chunks
 
 
 def refine(
@@ -78,15 +101,14 @@ def refine(
     scheduler: str | None = None,
 ) -> list[Fit | None]:
     """Fit each job, in ``jobs`` processes or on a Dask ``scheduler``; each candidate's DE seed
-    depends only on it, so the outcome does not depend on what runs it. Jobs not reached by
-    ``deadline`` come back None."""
+    depends only on it and polishes costed together do not depend on their neighbours, so the
+    outcome does not depend on what runs it. Jobs not reached by ``deadline`` come back None."""
     if scheduler is not None and todo:
         return _on_cluster(todo, compiler, y, settings, progress, deadline, done, total, scheduler)
-    size = 8 if jobs > 1 else 4
-    chunks = [(i, min(i + size, len(todo))) for i in range(0, len(todo), size)]
+    chunks = _chunks(todo, settings)
     rows: list[tuple] = []
     _start_worker(compiler, y, settings, todo)
-    if jobs > 1 and _serial_seconds(todo) >= POOL_MINIMUM:
+    if jobs > 1 and sum(_seconds(j, settings) for j in todo) >= POOL_MINIMUM:
         # Forked workers inherit the jobs; elsewhere they are sent once per worker.
         forking = "fork" in multiprocessing.get_all_start_methods()
         options = ({"mp_context": multiprocessing.get_context("fork"), "initializer": _quiet_worker} if forking else
@@ -140,3 +162,44 @@ def _on_cluster(todo, compiler: Compiler, y: np.ndarray, settings: FitSettings, 
         rows = parts.get(index)
         fitted += [Fit(c, *row) for (c, _), row in zip(chunk, rows)] if rows else [None] * len(chunk)
     return fitted
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """Every usable candidate's fit (in candidate order), and how far the refinement got."""
+
+    fits: list[Fit]
+    refined: int
+    unfinished: int
+    unfitted: int
+
+
+def fit_all(
+    usable: list[Candidate], compiler: Compiler, y: np.ndarray, settings: FitSettings,
+    progress: Progress | None, jobs: int = 1, deadline: float | None = None,
+    guesses: Mapping[Term, tuple[float, ...]] | None = None, scheduler: str | None = None,
+) -> Fitted:
+    """Fit separable candidates (and those with guessed exponents) in batches, then refine those
+    with nonlinear constants that may reach the front, and fit the rest one by one."""
+    guesses = guesses or {}
+    separable = [i for i, c in enumerate(usable) if batchable(c, guesses)]
+    screened = fit_separable([usable[i] for i in separable], compiler, y, settings, guesses)
+    fits: list[Fit | None] = [None] * len(usable)
+    for i, f in zip(separable, screened.fits):
+        fits[i] = f
+    nonlinear = [k for k, i in enumerate(separable) if usable[i].nonlinear]
+    if settings.prune_margin is not None:
+        keep = set(_rank.contenders(screened.fits, screened.potential, settings.prune_margin))
+        nonlinear = [k for k in nonlinear if k in keep]
+    todo = [separable[k] for k in nonlinear] + [i for i in range(len(usable)) if fits[i] is None]
+    if progress is not None:
+        progress(len(usable) - len(todo), len(usable))
+    done = refine([(usable[i], fits[i]) for i in todo], compiler, y, settings, progress, jobs, deadline,
+                  len(usable) - len(todo), len(usable), scheduler)
+    for i, f in zip(todo, done):
+        if f is not None:
+            fits[i] = f
+    stopped = [i for i, f in zip(todo, done) if f is None]
+    finished = [f for f in fits if f is not None]
+    unfitted = sum(1 for i in stopped if fits[i] is None)
+    return Fitted(finished, len(todo) - len(stopped), len(stopped) - unfitted, unfitted)

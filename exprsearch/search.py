@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,15 +18,14 @@ from . import data as _data
 from . import grammar as _grammar
 from . import rank as _rank
 from .assess import cross_validate, holdout, predictions, t_values
-from .batch import batchable, fit_separable
-from .candidates import Candidate, CandidateSet, Term
+from .candidates import CandidateSet
 from .compile import Compiler
 from .errors import SearchError, SettingsError
 from .executor import check_scheduler
 from .fit import Fit, FitSettings, number, verify, whole
 from .identify import ShapeRule, identifiable
 from .law import Law
-from .refine import Progress, refine
+from .refine import Fitted, Progress, fit_all
 from .screen import DataScreen, ScreenSettings
 from .uncertainty import Bootstrap, bootstrap
 
@@ -137,7 +135,7 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     shapes = ShapeRule(compiler)
     found = _candidates.generate(bound, _strategy(settings, bound, compiler, dataset.y, shapes))
     usable, skipped = identifiable(found.candidates, dataset.configurations(), shapes)
-    fitted = _fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
+    fitted = fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
                       found.guesses, settings.scheduler)
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
     ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation)
@@ -188,48 +186,6 @@ def _as_grammar(grammar: str | Path | _grammar.Grammar) -> _grammar.Grammar:
     return grammar if isinstance(grammar, _grammar.Grammar) else _grammar.load(grammar)
 
 
-@dataclass(frozen=True)
-class _Fitted:
-    """Every usable candidate's fit (in candidate order), and how far the refinement got."""
-
-    fits: list[Fit]
-    refined: int
-    unfinished: int
-    unfitted: int
-
-
-def _fit_all(
-    usable: list[Candidate], compiler: Compiler, y: np.ndarray, settings: FitSettings,
-    progress: Progress | None, jobs: int = 1, deadline: float | None = None,
-    guesses: Mapping[Term, tuple[float, ...]] | None = None, scheduler: str | None = None,
-) -> _Fitted:
-    """Fit separable candidates (and those with guessed exponents) in batches, then refine by
-    differential evolution the ones with a nonlinear constant that may reach the front, and fit
-    the rest one by one."""
-    guesses = guesses or {}
-    separable = [i for i, c in enumerate(usable) if batchable(c, guesses)]
-    screened = fit_separable([usable[i] for i in separable], compiler, y, settings, guesses)
-    fits: list[Fit | None] = [None] * len(usable)
-    for i, f in zip(separable, screened.fits):
-        fits[i] = f
-    nonlinear = [k for k, i in enumerate(separable) if usable[i].nonlinear]
-    if settings.prune_margin is not None:
-        keep = set(_rank.contenders(screened.fits, screened.potential, settings.prune_margin))
-        nonlinear = [k for k in nonlinear if k in keep]
-    todo = [separable[k] for k in nonlinear] + [i for i in range(len(usable)) if fits[i] is None]
-    if progress is not None:
-        progress(len(usable) - len(todo), len(usable))
-    done = refine([(usable[i], fits[i]) for i in todo], compiler, y, settings, progress, jobs, deadline,
-                   len(usable) - len(todo), len(usable), scheduler)
-    for i, f in zip(todo, done):
-        if f is not None:
-            fits[i] = f
-    finished = [f for f in fits if f is not None]
-    stopped = [i for i, f in zip(todo, done) if f is None]
-    unfitted = sum(1 for i in stopped if fits[i] is None)
-    return _Fitted(finished, len(todo) - len(stopped), len(stopped) - unfitted, unfitted)
-
-
 def _some_accepted(fits: list[Fit]) -> list[Fit]:
     if not any(f.ok for f in fits):
         reasons = Counter(_reason_kind(f.reason) for f in fits).most_common(2)
@@ -258,7 +214,7 @@ def _verify_front(fits: list[Fit], compiler: Compiler, y: np.ndarray, settings: 
             checked.add(id(again))
 
 
-def _time_notes(fitted: _Fitted, time_limit: float | None) -> tuple[str, ...]:
+def _time_notes(fitted: Fitted, time_limit: float | None) -> tuple[str, ...]:
     if not (fitted.unfinished or fitted.unfitted):
         return ()
     return (f"stopped at the time limit of {time_limit:g} s: {fitted.unfinished} candidate(s) kept their "
@@ -328,7 +284,7 @@ def _bootstrap(chosen: Fit, compiler: Compiler, dataset: _data.Dataset, resample
                      resamples, settings)
 
 
-def _searched(found: CandidateSet, fitted: _Fitted, skipped: list[str]) -> dict:
+def _searched(found: CandidateSet, fitted: Fitted, skipped: list[str]) -> dict:
     """What law.json records of the search: the space, what was fitted, how the data chose what
     to fit, and everything a limit or the time limit left unsearched."""
     not_searched = dict(found.dropped)

@@ -1,0 +1,88 @@
+"""Polishing the lone exponents of many candidates together.
+
+Each candidate's polish (:func:`exprsearch.polish.stencil`) asks for the cost of three or so
+values of its exponent per round. One candidate at a time, every round is a dozen tiny numpy
+calls whose overhead is most of the refinement's time; here the rounds of all candidates run in
+lockstep and the costs of a round are computed in one stacked least-squares problem per number
+of terms. Each candidate's costs are computed on its own slice of the stack, so they do not
+depend on which other candidates ran beside it (nor on how many processes ran the search).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .candidates import Candidate
+from .compile import CompiledCandidate
+from .fit import INVALID_COST, Fit, FitSettings, _Problem
+from .linear import ridge
+from .polish import lockstep, stencil
+
+
+def stacked(settings: FitSettings, candidate: Candidate) -> bool:
+    """Whether :func:`polish_together` fits ``candidate`` (started from a grid): a lone exponent
+    under the squared loss. With a robust loss each fit is reweighted in its own loop, and
+    several exponents, from the screening's coarser grid, are polished by L-BFGS-B."""
+    return settings.loss == "squared" and len(candidate.nonlinear) == 1
+
+
+def polish_together(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettings,
+                    starts: list[Fit]) -> list[Fit]:
+    """Fit each candidate's lone nonlinear constant by the stencil polish from its ``start`` (the
+    best of its batched grid profile), as ``fit(..., start=start, local=True)`` does one at a
+    time, the rounds of all candidates costed together."""
+    problems = [_Problem(c, y, settings.regularization) for c in compiled]
+    searches = []
+    for problem, start in zip(problems, starts):
+        (name,) = [s.name for s in problem.candidate.nonlinear]
+        low, high = (np.array([v], dtype=float) for v in problem.candidate.bounds[name])
+        searches.append(stencil(np.array([start.values[name]], dtype=float), low, high,
+                                (high - low) / (settings.grid - 1)))
+    thetas = lockstep(searches, lambda running, populations: _costs(
+        [problems[i] for i in running], populations, y, settings.regularization))
+    return [problem.result(theta, None)[0] for problem, theta in zip(problems, thetas)]
+
+
+def _costs(problems: list[_Problem], thetas: list[np.ndarray], y: np.ndarray, lam: float) -> list[np.ndarray]:
+    """The cost of each column of each ``thetas[i]`` ``(q, S)`` for ``problems[i]``, as
+    :meth:`_Problem.energy` gives it, from stacks of problems with the same number of terms."""
+    out: list[np.ndarray | None] = [None] * len(problems)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i, problem in enumerate(problems):
+        blocks = problem._blocks
+        if blocks is None or not blocks.valid:
+            out[i] = problem.energy(thetas[i])
+        else:
+            groups[len(problem.compiled.basis)].append(i)
+    n = len(y)
+    for m, members in groups.items():
+        sizes = [thetas[i].shape[1] for i in members]
+        total = sum(sizes)
+        design, target = np.empty((total, n, m)), np.empty((total, n))
+        norm, low, high = np.empty(total), np.empty((total, m)), np.empty((total, m))
+        start = 0
+        for i, size in zip(members, sizes):
+            problem, end = problems[i], start + size
+            blocks, compiled = problem._blocks, problem.compiled
+            values = [v[:, None] for v in thetas[i]]
+            design[start:end, :, blocks.fixed] = blocks.design
+            with np.errstate(all="ignore"):
+                for j in blocks.moving:
+                    design[start:end, :, j] = np.broadcast_to(compiled.basis[j](values), (size, n)) / y
+            target[start:end], norm[start:end] = blocks.target, blocks.norm
+            low[start:end], high[start:end] = problem.low, problem.high
+            start = end
+        valid = np.isfinite(design).all(axis=(1, 2))
+        design[~valid] = 0.0
+        across = np.swapaxes(design, 1, 2)
+        gram = across @ design / n
+        rhs = (across @ target[:, :, None])[:, :, 0] / n
+        cost = ridge(gram, rhs, norm, low, high, lam, valid)[1]
+        cost[~valid | ~np.isfinite(cost)] = INVALID_COST
+        start = 0
+        for i, size in zip(members, sizes):
+            out[i] = cost[start:start + size]
+            start += size
+    return out  # type: ignore[return-value]

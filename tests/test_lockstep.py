@@ -1,0 +1,62 @@
+import numpy as np
+
+from exprsearch.batch import fit_separable
+from exprsearch.compile import Compiler
+from exprsearch.fit import FitSettings, fit
+from exprsearch.lockstep import _costs, polish_together
+from exprsearch.polish import drive, lockstep, stencil
+from tests.test_fit import candidate, table
+
+FORMS = ["c + c*n**k/p", "c + c*p + c*n**k/p", "c + c*log2(p) + c*n/p**k", "c*p**k + c*n/p", "c + c*n**k"]
+
+
+def started(forms):
+    """Each form compiled on noisy data, with the batched grid fit it is polished from."""
+    X, y = table(lambda p, n: 1 + 1e-4 * n**1.4 / p + 0.05 * p, noise=0.02)
+    compiler = Compiler(("p", "n"), X)
+    cands = [candidate(f) for f in forms]
+    starts = fit_separable(cands, compiler, y).fits
+    return [compiler.compile(c) for c in cands], y, list(starts)
+
+
+def test_polishing_together_gives_each_candidate_what_polishing_it_alone_gives():
+    compiled, y, starts = started(FORMS)
+    together = polish_together(compiled, y, FitSettings(), starts)
+    for k, (c, s) in enumerate(zip(compiled, starts)):
+        (alone,) = polish_together([c], y, FitSettings(), [s])
+        # bit for bit: a candidate's costs do not depend on the candidates beside it, so the law
+        # does not depend on how the jobs were split between processes
+        assert together[k].values == alone.values and together[k].cost == alone.cost
+        one_by_one = fit(c, y, FitSettings(), start=s, local=True)
+        assert together[k].ok and one_by_one.ok
+        assert abs(together[k].cost / one_by_one.cost - 1) < 1e-6
+        assert together[k].cost <= s.cost * (1 + 1e-9)  # never worse than the grid's best
+
+
+def test_stacked_costs_equal_each_candidate_own_energy():
+    from exprsearch.fit import _Problem
+
+    compiled, y, _ = started(FORMS)
+    problems = [_Problem(c, y, 1e-6) for c in compiled]
+    thetas = [np.linspace(0.3, 2.9, 3 + k)[None, :] for k in range(len(problems))]
+    for mine, theirs in zip(_costs(problems, thetas, y, 1e-6), (p.energy(t) for p, t in zip(problems, thetas))):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-9)
+
+
+def test_lockstep_runs_searches_of_different_lengths_to_the_end_of_each():
+    def bowl(target):
+        return lambda theta: (theta[0] - target) ** 2
+
+    targets = [0.37, -1.2, 2.95, 0.0]  # 2.95: the minimum lies past the bound of 2.9
+    low, high, step = np.array([-3.0]), np.array([2.9]), np.array([0.1])
+    asked = []
+
+    def energies(running, populations):
+        asked.append(list(running))
+        return [bowl(targets[i])(p) for i, p in zip(running, populations)]
+
+    found = lockstep([stencil(np.array([t + 0.07]), low, high, step) for t in targets], energies)
+    alone = [drive(stencil(np.array([t + 0.07]), low, high, step), bowl(t)) for t in targets]
+    assert [f.tolist() for f in found] == [a.tolist() for a in alone]
+    assert abs(found[0][0] - 0.37) < 1e-6 and found[2][0] == 2.9
+    assert len(asked[0]) == 4 and len(asked[-1]) < 4  # some finished before others
