@@ -29,11 +29,13 @@ def stacked(settings: FitSettings, candidate: Candidate) -> bool:
 
 
 def polish_together(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettings,
-                    starts: list[Fit]) -> list[Fit]:
+                    starts: list[Fit], rows: list[np.ndarray] | None = None) -> list[Fit]:
     """Fit each candidate's lone nonlinear constant by the stencil polish from its ``start`` (the
-    best of its batched grid profile), as ``fit(..., start=start, local=True)`` does one at a
-    time, the rounds of all candidates costed together."""
-    problems = [_Problem(c, y, settings.regularization) for c in compiled]
+    best of its batched grid profile, or a bootstrap's full-data fit), as ``fit(..., start=start,
+    local=True)`` does one at a time, the rounds of all candidates costed together; ``rows[i]``
+    fits the i-th on those rows only (a bootstrap resample)."""
+    problems = [_Problem(c, y, settings.regularization, None if rows is None else r)
+                for c, r in zip(compiled, rows or [None] * len(compiled))]
     searches = []
     for problem, start in zip(problems, starts):
         (name,) = [s.name for s in problem.candidate.nonlinear]
@@ -41,23 +43,23 @@ def polish_together(compiled: list[CompiledCandidate], y: np.ndarray, settings: 
         searches.append(stencil(np.array([start.values[name]], dtype=float), low, high,
                                 (high - low) / (settings.grid - 1)))
     thetas = lockstep(searches, lambda running, populations: _costs(
-        [problems[i] for i in running], populations, y, settings.regularization))
+        [problems[i] for i in running], populations, settings.regularization))
     return [problem.result(theta, None)[0] for problem, theta in zip(problems, thetas)]
 
 
-def _costs(problems: list[_Problem], thetas: list[np.ndarray], y: np.ndarray, lam: float) -> list[np.ndarray]:
+def _costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float) -> list[np.ndarray]:
     """The cost of each column of each ``thetas[i]`` ``(q, S)`` for ``problems[i]``, as
-    :meth:`_Problem.energy` gives it, from stacks of problems with the same number of terms."""
+    :meth:`_Problem.energy` gives it, from stacks of problems with the same number of terms and
+    rows (unweighted: robust losses are fitted one by one)."""
     out: list[np.ndarray | None] = [None] * len(problems)
-    groups: dict[int, list[int]] = defaultdict(list)
+    groups: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, problem in enumerate(problems):
         blocks = problem._blocks
-        if blocks is None or not blocks.valid:
+        if blocks is None or not blocks.valid or problem.root_weights is not None:
             out[i] = problem.energy(thetas[i])
         else:
-            groups[len(problem.compiled.basis)].append(i)
-    n = len(y)
-    for m, members in groups.items():
+            groups[len(problem.compiled.basis), len(problem.y)].append(i)
+    for (m, n), members in groups.items():
         sizes = [thetas[i].shape[1] for i in members]
         total = sum(sizes)
         design, target = np.empty((total, n, m)), np.empty((total, n))
@@ -68,9 +70,11 @@ def _costs(problems: list[_Problem], thetas: list[np.ndarray], y: np.ndarray, la
             blocks, compiled = problem._blocks, problem.compiled
             values = [v[:, None] for v in thetas[i]]
             design[start:end, :, blocks.fixed] = blocks.design
+            rows = slice(None) if problem.rows is None else problem.rows
             with np.errstate(all="ignore"):
                 for j in blocks.moving:
-                    design[start:end, :, j] = np.broadcast_to(compiled.basis[j](values), (size, n)) / y
+                    column = np.broadcast_to(compiled.basis[j](values), (size, compiled.n_rows))[:, rows]
+                    design[start:end, :, j] = column / problem.y
             target[start:end], norm[start:end] = blocks.target, blocks.norm
             low[start:end], high[start:end] = problem.low, problem.high
             start = end

@@ -15,6 +15,7 @@ import numpy as np
 from .compile import CompiledCandidate
 from .fit import Fit, FitSettings, fit
 from .linear import ridge
+from .lockstep import polish_together, stacked
 
 
 @dataclass(frozen=True)
@@ -46,12 +47,14 @@ def bootstrap(
         samples = _linear_refits(compiled, y, group, order, rows, draws, settings)
     else:
         groups = np.split(order, np.cumsum(rows)[:-1])
-        samples = []
-        for drawn in draws:
-            # warm start: exponents polished locally from the full-data fit, not searched afresh
-            refit = fit(compiled, y, settings, np.concatenate([groups[g] for g in drawn]), start=fitted, local=True)
-            if refit.ok:
-                samples.append([refit.values[n] for n in names])
+        resampled = [np.concatenate([groups[g] for g in drawn]) for drawn in draws]
+        # warm start: exponents polished locally from the full-data fit, not searched afresh; a
+        # lone one in all resamples together
+        if stacked(settings, compiled.candidate):
+            refits = polish_together([compiled] * len(resampled), y, settings, [fitted] * len(resampled), resampled)
+        else:
+            refits = [fit(compiled, y, settings, r, start=fitted, local=True) for r in resampled]
+        samples = [[refit.values[n] for n in names] for refit in refits if refit.ok]
     residual = np.sqrt(fitted.mse) if np.isfinite(fitted.mse) else 0.0
     return Bootstrap(names, np.array(samples, dtype=float).reshape(-1, len(names)), float(residual))
 

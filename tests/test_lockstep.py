@@ -39,7 +39,9 @@ def test_stacked_costs_equal_each_candidate_own_energy():
     compiled, y, _ = started(FORMS)
     problems = [_Problem(c, y, 1e-6) for c in compiled]
     thetas = [np.linspace(0.3, 2.9, 3 + k)[None, :] for k in range(len(problems))]
-    for mine, theirs in zip(_costs(problems, thetas, y, 1e-6), (p.energy(t) for p, t in zip(problems, thetas))):
+    problems += [_Problem(c, y, 1e-6, np.arange(k, len(y), 2)) for k, c in enumerate(compiled)]  # resamples
+    thetas += thetas
+    for mine, theirs in zip(_costs(problems, thetas, 1e-6), (p.energy(t) for p, t in zip(problems, thetas))):
         np.testing.assert_allclose(mine, theirs, rtol=1e-9)
 
 
