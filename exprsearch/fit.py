@@ -336,17 +336,21 @@ class _Blocks:
         return _Blocks(fixed, moving, design, target, design.T @ design / n, design.T @ target / n,
                        float(target @ target / n), valid)
 
-    def cost(self, theta: np.ndarray, problem: _Problem) -> np.ndarray:
-        compiled, n = problem.compiled, len(problem.y)
-        size, m = theta.shape[1], len(compiled.basis)
-        if not self.valid:
-            return np.full(size, INVALID_COST)
+    def columns(self, theta: np.ndarray, problem: _Problem) -> np.ndarray:
+        """The relative (weighted) columns that move with ``theta`` ``(q, S)``: ``(S, n, len(moving))``."""
+        compiled, size = problem.compiled, theta.shape[1]
         rows = slice(None) if problem.rows is None else problem.rows
         weight = 1.0 if problem.root_weights is None else problem.root_weights
         values = [v[:, None] for v in theta]
         with np.errstate(all="ignore"):
-            moving = np.stack([np.broadcast_to(compiled.basis[j](values), (size, compiled.n_rows))[:, rows]
-                               for j in self.moving], axis=2) / problem.y[None, :, None] * np.reshape(weight, (1, -1, 1))
+            return np.stack([np.broadcast_to(compiled.basis[j](values), (size, compiled.n_rows))[:, rows]
+                             for j in self.moving], axis=2) / problem.y[None, :, None] * np.reshape(weight, (1, -1, 1))
+
+    def cost(self, theta: np.ndarray, problem: _Problem) -> np.ndarray:
+        n, size, m = len(problem.y), theta.shape[1], len(problem.compiled.basis)
+        if not self.valid:
+            return np.full(size, INVALID_COST)
+        moving = self.columns(theta, problem)
         valid = np.isfinite(moving).all(axis=(1, 2))
         moving[~valid] = 0.0
         gram = np.empty((size, m, m))

@@ -16,7 +16,7 @@ import numpy as np
 
 from .candidates import Candidate
 from .compile import CompiledCandidate
-from .fit import INVALID_COST, Fit, FitSettings, _Problem
+from .fit import INVALID_COST, Fit, FitSettings, _Problem, fit
 from .linear import ridge
 from .polish import lockstep, stencil
 
@@ -28,8 +28,26 @@ def stacked(settings: FitSettings, candidate: Candidate) -> bool:
     return settings.loss == "squared" and len(candidate.nonlinear) == 1
 
 
+def polish(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettings, starts: list[Fit],
+           rows: list[np.ndarray] | None = None) -> list[Fit]:
+    """Polish each candidate's nonlinear constants locally from its ``start`` (on ``rows[i]``
+    only, where given): lone exponents together (:func:`polish_together`), the rest one by one
+    by :func:`exprsearch.fit.fit`; in the order given."""
+    rows = rows or [None] * len(compiled)
+    together = [k for k, c in enumerate(compiled) if stacked(settings, c.candidate)]
+    out: list[Fit | None] = [None] * len(compiled)
+    polished = polish_together([compiled[k] for k in together], y, settings, [starts[k] for k in together],
+                               [rows[k] for k in together])
+    for k, f in zip(together, polished):
+        out[k] = f
+    for k, f in enumerate(out):
+        if f is None:
+            out[k] = fit(compiled[k], y, settings, rows[k], start=starts[k], local=True)
+    return out  # type: ignore[return-value]
+
+
 def polish_together(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettings,
-                    starts: list[Fit], rows: list[np.ndarray] | None = None) -> list[Fit]:
+                    starts: list[Fit], rows: list[np.ndarray | None] | None = None) -> list[Fit]:
     """Fit each candidate's lone nonlinear constant by the stencil polish from its ``start`` (the
     best of its batched grid profile, or a bootstrap's full-data fit), as ``fit(..., start=start,
     local=True)`` does one at a time, the rounds of all candidates costed together; ``rows[i]``
@@ -67,14 +85,9 @@ def _costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float) -> li
         start = 0
         for i, size in zip(members, sizes):
             problem, end = problems[i], start + size
-            blocks, compiled = problem._blocks, problem.compiled
-            values = [v[:, None] for v in thetas[i]]
+            blocks = problem._blocks
             design[start:end, :, blocks.fixed] = blocks.design
-            rows = slice(None) if problem.rows is None else problem.rows
-            with np.errstate(all="ignore"):
-                for j in blocks.moving:
-                    column = np.broadcast_to(compiled.basis[j](values), (size, compiled.n_rows))[:, rows]
-                    design[start:end, :, j] = column / problem.y
+            design[start:end, :, blocks.moving] = blocks.columns(thetas[i], problem)
             target[start:end], norm[start:end] = blocks.target, blocks.norm
             low[start:end], high[start:end] = problem.low, problem.high
             start = end

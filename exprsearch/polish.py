@@ -69,7 +69,7 @@ def stencil(start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.ndarr
     4 and lower in 115. From the screening's guesses of two exponents it ended more than 0.1 %
     above L-BFGS-B in 469 of 1,056, so those keep L-BFGS-B."""
     q = len(start)
-    offsets = np.array(list(itertools.product((-1.0, 0.0, 1.0), repeat=q)))  # (3^q, q), centre in the middle
+    offsets = _stencil(q)[0]
     middle = len(offsets) // 2
     center, width = start.astype(float), step / 2
     best, best_cost, evaluated = center, np.inf, True
@@ -97,7 +97,7 @@ def stencil(start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.ndarr
 def _newton_step(costs: np.ndarray, q: int) -> np.ndarray | None:
     """The minimiser, in stencil units, of the quadratic least-squares fit to ``costs``; None
     where the fit is not convex or its minimum lies outside the stencil."""
-    coef = _fitter(q) @ costs
+    coef = _stencil(q)[1] @ costs
     gradient, hessian = coef[1:1 + q], np.zeros((q, q))
     pairs = [(i, j) for i in range(q) for j in range(i, q)]
     for position, (i, j) in enumerate(pairs):
@@ -116,12 +116,13 @@ def _newton_step(costs: np.ndarray, q: int) -> np.ndarray | None:
 
 
 @functools.cache
-def _fitter(q: int) -> np.ndarray:
-    """The least-squares fit of a quadratic to the 3^q stencil's costs, as one matrix."""
+def _stencil(q: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 3^q stencil's offsets ``(3^q, q)``, centre in the middle, and the least-squares fit of
+    a quadratic to its costs as one matrix."""
     offsets = np.array(list(itertools.product((-1.0, 0.0, 1.0), repeat=q)))
     quadratic = np.column_stack([np.ones(len(offsets)), offsets] +
                                 [offsets[:, i] * offsets[:, j] for i in range(q) for j in range(i, q)])
-    return np.linalg.pinv(quadratic)
+    return offsets, np.linalg.pinv(quadratic)
 
 
 def polish_lbfgsb(scalar, start: np.ndarray, bounds, energy=None) -> np.ndarray:

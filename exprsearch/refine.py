@@ -23,7 +23,7 @@ from .batch import batchable, fit_separable
 from .candidates import Candidate, Term
 from .compile import Compiler
 from .fit import Fit, FitSettings, fit
-from .lockstep import polish_together, stacked
+from .lockstep import polish, stacked
 
 Progress = Callable[[int, int], None]
 # Seconds of serial work (as estimated below) under which starting processes costs more than it
@@ -65,16 +65,13 @@ def _fit_jobs(compiler: Compiler, y: np.ndarray, settings: FitSettings, jobs: li
     # Exponents with a start from a grid (the screening's, or the batched profile of a lone
     # exponent) are in the right basin already and are polished locally, lone ones all together;
     # those without a start are searched by DE.
-    out: list[tuple | None] = [None] * len(jobs)
-    local = [k for k, (candidate, start) in enumerate(jobs) if start is not None and stacked(settings, candidate)]
-    polished = polish_together([compiler.compile(jobs[k][0]) for k in local], y, settings, [jobs[k][1] for k in local])
-    for k, f in zip(local, polished):
-        out[k] = (f.values, f.cost, f.mse, f.ok, f.reason)
-    for k, (candidate, start) in enumerate(jobs):
-        if out[k] is None:
-            f = fit(compiler.compile(candidate), y, settings, start=start, local=start is not None)
-            out[k] = (f.values, f.cost, f.mse, f.ok, f.reason)
-    return out  # type: ignore[return-value]
+    fits: list[Fit | None] = [None] * len(jobs)
+    local = [k for k, (_, start) in enumerate(jobs) if start is not None]
+    for k, f in zip(local, polish([compiler.compile(jobs[k][0]) for k in local], y, settings,
+                                  [jobs[k][1] for k in local])):
+        fits[k] = f
+    fits = [f if f is not None else fit(compiler.compile(candidate), y, settings) for f, (candidate, _) in zip(fits, jobs)]
+    return [(f.values, f.cost, f.mse, f.ok, f.reason) for f in fits]
 
 
 def _seconds(job: tuple[Candidate, Fit | None], settings: FitSettings) -> float:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .compile import CompiledCandidate
-from .fit import Fit, FitSettings, fit
+from .fit import Fit, FitSettings
 from .linear import ridge
-from .lockstep import polish_together, stacked
+from .lockstep import polish
 
 
 @dataclass(frozen=True)
@@ -48,12 +48,8 @@ def bootstrap(
     else:
         groups = np.split(order, np.cumsum(rows)[:-1])
         resampled = [np.concatenate([groups[g] for g in drawn]) for drawn in draws]
-        # warm start: exponents polished locally from the full-data fit, not searched afresh; a
-        # lone one in all resamples together
-        if stacked(settings, compiled.candidate):
-            refits = polish_together([compiled] * len(resampled), y, settings, [fitted] * len(resampled), resampled)
-        else:
-            refits = [fit(compiled, y, settings, r, start=fitted, local=True) for r in resampled]
+        # warm start: exponents polished locally from the full-data fit, not searched afresh
+        refits = polish([compiled] * len(resampled), y, settings, [fitted] * len(resampled), resampled)
         samples = [[refit.values[n] for n in names] for refit in refits if refit.ok]
     residual = np.sqrt(fitted.mse) if np.isfinite(fitted.mse) else 0.0
     return Bootstrap(names, np.array(samples, dtype=float).reshape(-1, len(names)), float(residual))
