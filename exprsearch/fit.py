@@ -97,8 +97,9 @@ def fit(
     (iteratively reweighted least squares) until the weights settle. A ``start`` fit (from
     :func:`fit_separable`) is kept where differential evolution does not improve on it; with
     ``refine`` False its nonlinear constants are kept as they are and only the linear ones fitted;
-    with ``local`` they are refined by L-BFGS-B from the start alone (a start from the screening's
-    grid is already in the right basin, and a search costs a hundred times more).
+    with ``local`` they are refined from the start alone, by the stencil polish (one) or L-BFGS-B
+    (several; :mod:`exprsearch.lockstep` polishes many at once under the squared loss): a start
+    from a grid is already in the right basin, and a search costs a hundred times more.
     """
     if settings.loss not in LOSSES:
         raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.loss}'")

@@ -1,7 +1,8 @@
-"""Polishing the lone exponents of many candidates together.
+"""Polishing the exponents of many candidates together.
 
-Each candidate's polish (:func:`exprsearch.polish.stencil`) asks for the cost of three or so
-values of its exponent per round. One candidate at a time, every round is a dozen tiny numpy
+Each candidate's polish (:func:`exprsearch.polish.stencil` for a lone exponent,
+:func:`exprsearch.polish.quasi_newton` for several) asks for the costs of a small population of
+exponent values per round. One candidate at a time, every round is a dozen tiny numpy
 calls whose overhead is most of the refinement's time; here the rounds of all candidates run in
 lockstep and the costs of a round are computed in one stacked least-squares problem per number
 of terms. Each candidate's costs are computed on its own slice of the stack, so they do not
@@ -18,21 +19,21 @@ from .candidates import Candidate
 from .compile import CompiledCandidate
 from .fit import INVALID_COST, Fit, FitSettings, _Problem, fit
 from .linear import ridge
-from .polish import lockstep, stencil
+from .polish import lockstep, quasi_newton, stencil
 
 
 def stacked(settings: FitSettings, candidate: Candidate) -> bool:
-    """Whether :func:`polish_together` fits ``candidate`` (started from a grid): a lone exponent
-    under the squared loss. With a robust loss each fit is reweighted in its own loop, and
-    several exponents, from the screening's coarser grid, are polished by L-BFGS-B."""
-    return settings.loss == "squared" and len(candidate.nonlinear) == 1
+    """Whether :func:`polish_together` fits ``candidate`` (started from a grid): any with fitted
+    exponents under the squared loss. With a robust loss each fit is reweighted in its own loop
+    (by L-BFGS-B where it has several exponents)."""
+    return settings.loss == "squared" and len(candidate.nonlinear) >= 1
 
 
 def polish(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettings, starts: list[Fit],
            rows: list[np.ndarray] | None = None) -> list[Fit]:
     """Polish each candidate's nonlinear constants locally from its ``start`` (on ``rows[i]``
-    only, where given): lone exponents together (:func:`polish_together`), the rest one by one
-    by :func:`exprsearch.fit.fit`; in the order given."""
+    only, where given): under the squared loss together (:func:`polish_together`), the rest one
+    by one by :func:`exprsearch.fit.fit`; in the order given."""
     rows = rows or [None] * len(compiled)
     together = [k for k, c in enumerate(compiled) if stacked(settings, c.candidate)]
     out: list[Fit | None] = [None] * len(compiled)
@@ -48,18 +49,20 @@ def polish(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettin
 
 def polish_together(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettings,
                     starts: list[Fit], rows: list[np.ndarray | None] | None = None) -> list[Fit]:
-    """Fit each candidate's lone nonlinear constant by the stencil polish from its ``start`` (the
-    best of its batched grid profile, or a bootstrap's full-data fit), as ``fit(..., start=start,
-    local=True)`` does one at a time, the rounds of all candidates costed together; ``rows[i]``
-    fits the i-th on those rows only (a bootstrap resample)."""
+    """Fit each candidate's nonlinear constants from its ``start`` (the best of its batched grid
+    profile, the screening's refined grid, or a bootstrap's full-data fit) — a lone one by the
+    stencil polish as ``fit(..., start=start, local=True)`` does, several by the quasi-Newton
+    polish — the rounds of all candidates costed together; ``rows[i]`` fits the i-th on those
+    rows only (a bootstrap resample)."""
     problems = [_Problem(c, y, settings.regularization, None if rows is None else r)
                 for c, r in zip(compiled, rows or [None] * len(compiled))]
     searches = []
     for problem, start in zip(problems, starts):
-        (name,) = [s.name for s in problem.candidate.nonlinear]
-        low, high = (np.array([v], dtype=float) for v in problem.candidate.bounds[name])
-        searches.append(stencil(np.array([start.values[name]], dtype=float), low, high,
-                                (high - low) / (settings.grid - 1)))
+        names = [s.name for s in problem.candidate.nonlinear]
+        low, high = (np.array(v, dtype=float) for v in zip(*(problem.candidate.bounds[n] for n in names)))
+        at = np.array([start.values[n] for n in names], dtype=float)
+        searches.append(stencil(at, low, high, (high - low) / (settings.grid - 1)) if len(names) == 1 else
+                        quasi_newton(at, low, high, (high - low) / 64))
     thetas = lockstep(searches, lambda running, populations: _costs(
         [problems[i] for i in running], populations, settings.regularization))
     return [problem.result(theta, None)[0] for problem, theta in zip(problems, thetas)]

@@ -29,9 +29,10 @@ Progress = Callable[[int, int], None]
 # Seconds of serial work (as estimated below) under which starting processes costs more than it
 # saves. Measured here with forked workers: a pool adds about 0.2 s to a run with 0.1 s of
 # refinement, breaks even near 0.5 s and saves 0.13 s of 0.75 s (a DE search takes about 10-20 ms,
-# an L-BFGS-B polish from a grid start 1.5-2.5 ms, a lone exponent's polish among others 0.5 ms).
+# an L-BFGS-B polish from a grid start 1.5-2.5 ms; among others, a lone exponent's polish 0.5 ms,
+# that of several 0.9 ms).
 POOL_MINIMUM = 0.8
-DE_SECONDS, LOCAL_SECONDS, TOGETHER_SECONDS = 0.015, 0.002, 0.0005
+DE_SECONDS, LOCAL_SECONDS, TOGETHER_SECONDS, SEVERAL_SECONDS = 0.015, 0.002, 0.0005, 0.0009
 CHUNK_SECONDS = 0.03
 
 _WORKER: dict = {}  # what each process fits, set once per process
@@ -63,8 +64,8 @@ def _fit_task(task: tuple) -> list[tuple]:
 
 def _fit_jobs(compiler: Compiler, y: np.ndarray, settings: FitSettings, jobs: list) -> list[tuple]:
     # Exponents with a start from a grid (the screening's, or the batched profile of a lone
-    # exponent) are in the right basin already and are polished locally, lone ones all together;
-    # those without a start are searched by DE.
+    # exponent) are in the right basin already and are polished locally, all together; those
+    # without a start are searched by DE.
     fits: list[Fit | None] = [None] * len(jobs)
     local = [k for k, (_, start) in enumerate(jobs) if start is not None]
     for k, f in zip(local, polish([compiler.compile(jobs[k][0]) for k in local], y, settings,
@@ -77,7 +78,11 @@ def _fit_jobs(compiler: Compiler, y: np.ndarray, settings: FitSettings, jobs: li
 def _seconds(job: tuple[Candidate, Fit | None], settings: FitSettings) -> float:
     """A rough estimate of the time one job takes in one process."""
     candidate, start = job
-    return DE_SECONDS if start is None else TOGETHER_SECONDS if stacked(settings, candidate) else LOCAL_SECONDS
+    if start is None:
+        return DE_SECONDS
+    if not stacked(settings, candidate):
+        return LOCAL_SECONDS
+    return TOGETHER_SECONDS if len(candidate.nonlinear) == 1 else SEVERAL_SECONDS
 
 
 def _chunks(todo: list[tuple[Candidate, Fit | None]], settings: FitSettings) -> list[tuple[int, int]]:

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 
 from exprsearch.batch import fit_separable
@@ -8,6 +10,7 @@ from exprsearch.polish import drive, lockstep, stencil
 from tests.test_fit import candidate, table
 
 FORMS = ["c + c*n**k/p", "c + c*p + c*n**k/p", "c + c*log2(p) + c*n/p**k", "c*p**k + c*n/p", "c + c*n**k"]
+TWO = ["c + c*n**k/p**k", "c + c*log2(p) + c*n**k*p**k", "c*p**k + c*n**k/p"]  # two exponents each
 
 
 def started(forms):
@@ -62,3 +65,20 @@ def test_lockstep_runs_searches_of_different_lengths_to_the_end_of_each():
     assert [f.tolist() for f in found] == [a.tolist() for a in alone]
     assert abs(found[0][0] - 0.37) < 1e-6 and found[2][0] == 2.9
     assert len(asked[0]) == 4 and len(asked[-1]) < 4  # some finished before others
+
+
+def test_two_exponents_are_polished_together_as_alone_and_at_least_as_well_as_by_lbfgsb():
+    X, y = table(lambda p, n: 1 + 1e-4 * n**1.4 / p**0.9 + 0.05 * p, noise=0.02)
+    compiler = Compiler(("p", "n"), X)
+    compiled = [compiler.compile(candidate(f)) for f in TWO]
+    starts, bests = [], [fit(c, y, FitSettings()) for c in compiled]
+    for best in bests:  # starts near each minimum, as the screening's refined grid leaves them
+        starts.append(replace(best, values={k: v + (0.05 if k == "k0" else 0.04) if k.startswith("k") else v
+                                            for k, v in best.values.items()}))
+    together = polish_together(compiled, y, FitSettings(), starts)
+    for k, (c, s) in enumerate(zip(compiled, starts)):
+        (alone,) = polish_together([c], y, FitSettings(), [s])
+        assert together[k].values == alone.values and together[k].cost == alone.cost
+        by_lbfgsb = fit(c, y, FitSettings(), start=s, local=True)
+        assert together[k].ok and together[k].cost <= by_lbfgsb.cost * (1 + 1e-6)
+        assert together[k].cost <= bests[k].cost * (1 + 1e-6)  # where a full DE search ends

@@ -3,7 +3,7 @@ import pytest
 from scipy.optimize import minimize
 
 from exprsearch.fit import INVALID_COST
-from exprsearch.polish import polish_stencil
+from exprsearch.polish import drive, polish_stencil, quasi_newton
 
 
 @pytest.mark.parametrize("minimum", [[0.37], [1.21, -0.44]])
@@ -30,3 +30,34 @@ def test_the_local_polish_stays_in_bounds_and_never_returns_worse_than_its_start
     start = np.array([1.0])
     undefined = polish_stencil(lambda t: np.where(t[0] == 1.0, 2.0, INVALID_COST), start, low, high, step)
     assert undefined.tolist() == [1.0]
+
+
+def _valley(theta):
+    """A curved, badly scaled valley (Rosenbrock's, shifted) of ``(2, S)`` points; minimum at (0.6, 0.36)."""
+    x, y = theta[0], theta[1]
+    return 1.0 + (0.6 - x) ** 2 + 20.0 * (y - x**2) ** 2
+
+
+@pytest.mark.parametrize("start", [[0.9, 0.5], [0.2, 0.1], [0.65, 0.3]])
+def test_the_quasi_newton_polish_finds_the_minimum_of_a_curved_valley(start):
+    low, high = np.full(2, -3.0), np.full(2, 3.0)
+    rounds = []
+
+    def energy(theta):
+        rounds.append(theta.shape[1])
+        return _valley(theta)
+
+    found = drive(quasi_newton(np.array(start), low, high, (high - low) / 64), energy)
+    assert np.max(np.abs(found - [0.6, 0.36])) < 1e-3
+    assert len(rounds) <= 15  # one population per iteration: it converges, not just creeps
+
+
+def test_the_quasi_newton_polish_stays_in_bounds_and_never_returns_worse_than_its_start():
+    low, high = np.array([-3.0, -3.0]), np.array([3.0, 0.2])  # the valley's minimum lies past y = 0.2
+    found = drive(quasi_newton(np.array([0.3, 0.1]), low, high, (high - low) / 64), _valley)
+    exact = minimize(lambda t: _valley(t), np.array([0.3, 0.1]), method="L-BFGS-B", bounds=list(zip(low, high))).x
+    assert found[1] == 0.2 and abs(found[0] - exact[0]) < 1e-3
+    start = np.array([1.0, 1.0])
+    undefined = drive(quasi_newton(start, low - 1, high + 1, np.ones(2)),
+                      lambda t: np.where((t[0] == 1.0) & (t[1] == 1.0), 2.0, INVALID_COST))
+    assert undefined.tolist() == [1.0, 1.0]
