@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import sympy
@@ -40,13 +41,11 @@ class Law:
 
     def predict_interval(self, data: Mapping[str, object], level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Prediction interval: the bootstrap spread of the law, widened by its residual spread."""
-        from scipy.special import ndtri  # the normal quantile
-
         center = self.predict(data)
         curves = self.bootstrap_curves(data)
         tail = 100 * (1 - level) / 2
         low, high = np.percentile(curves, [tail, 100 - tail], axis=0)
-        noise = ndtri(1 - (1 - level) / 2) * self.residual_sd
+        noise = NormalDist().inv_cdf(1 - (1 - level) / 2) * self.residual_sd
         below = np.sqrt(np.clip(1 - low / center, 0, None) ** 2 + noise**2)
         above = np.sqrt(np.clip(high / center - 1, 0, None) ** 2 + noise**2)
         return center * (1 - below), center * (1 + above)

@@ -8,6 +8,7 @@ from exprsearch.rank import (
     Scored,
     contenders,
     extended_bic,
+    f_survival,
     lack_of_fit_p,
     metrics,
     noise,
@@ -59,6 +60,15 @@ def test_lack_of_fit_separates_noise_from_misfit():
     assert lack_of_fit_p(0.0004 * 48 / 72, 72, 2, pure) > 0.5  # residuals are just the noise
     assert lack_of_fit_p(0.01, 72, 2, pure) < 1e-6  # five times the noise
     assert lack_of_fit_p(0.01, 72, 2, Noise(0.0, 0, 72)) is None
+
+
+@pytest.mark.parametrize("d1", [1, 3, 22, 120])
+@pytest.mark.parametrize("d2", [2, 9, 48, 400])
+def test_f_survival_is_scipys(d1, d2):
+    from scipy.special import fdtrc
+
+    for f in [0.0, 1e-6, 0.4, 1.0, 1.7, 6.0, 80.0, 1e5]:
+        assert f_survival(d1, d2, f) == pytest.approx(fdtrc(d1, d2, f), rel=1e-10, abs=1e-300)
 
 
 def test_extended_bic_charges_constants_and_search_size():
