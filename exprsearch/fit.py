@@ -277,14 +277,14 @@ class _Problem:
         column = theta.reshape(-1, 1)
         design, scale, target, valid = self.relative(column)
         if coef is None:
-            z = self.solve(column)[0][0]
-            coef = z / scale[0]
+            coef = self.least_squares(design, target, scale, valid)[0] / scale[0]
         cost, mse = self._cost(design, target, (coef * scale[0])[None, :], valid)
         names = [s.name for s in self.candidate.linear + self.candidate.nonlinear]
         values = dict(zip(names, [float(v) for v in (*coef, *theta)]))
         if not valid[0]:
             return Fit(self.candidate, values, reason=self._undefined_reason(column)), np.zeros(0)
-        plain, plain_scale, plain_target, _ = self.relative(column, weighted=False)
+        plain, plain_scale, plain_target = (design, scale, target) if self.root_weights is None else \
+            self.relative(column, weighted=False)[:3]
         residual = plain[0] @ (coef * plain_scale[0]) - plain_target[0]
         predicted = self.y * (1.0 + residual)
         bad = np.flatnonzero(~(predicted > 0))
