@@ -109,7 +109,6 @@ def quasi_newton(start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.
     It stops when a round lowers the cost by less than ``rtol`` of it; returns the best point."""
     q = len(start)
     x = np.clip(start.astype(float), low, high)
-    first = True
     inverse = None  # the BFGS inverse Hessian; None until a step has measured a curvature
     direction = np.zeros(q)
     lengths = np.array([0.0])
@@ -132,7 +131,7 @@ def quasi_newton(start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.
                 step = step / 20
         else:
             new_gradient = (costs[k, 1:] - cost) / difference[k]
-            if not first:
+            if np.isfinite(best_cost):  # a step from an accepted point: its curvature can be measured
                 s, change = points[k] - x, new_gradient - gradient
                 curvature = float(s @ change)
                 if curvature > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(change)):
@@ -142,7 +141,7 @@ def quasi_newton(start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.
                     left = np.eye(q) - rho * np.outer(s, change)
                     inverse = left @ inverse @ left.T + rho * np.outer(s, s)
             settled = best_cost - cost <= rtol * abs(cost)
-            x, gradient, best, best_cost, first = points[k], new_gradient, points[k], cost, False
+            x, gradient, best, best_cost = points[k], new_gradient, points[k], cost
             if settled:
                 break
         free = ~(((x <= low) & (gradient > 0)) | ((x >= high) & (gradient < 0)))

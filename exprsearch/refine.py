@@ -2,8 +2,8 @@
 constants, in this process or a pool of them (the search's executor).
 
 Each refinement job is a candidate and the batched fit it starts from; each candidate's DE seed
-depends only on it, and lone exponents polished together get the costs they would get alone, so
-the outcome does not depend on how many processes ran the jobs.
+depends only on it, and exponents polished together get the costs they would get alone, so the
+outcome does not depend on how many processes ran the jobs.
 """
 
 from __future__ import annotations
