@@ -39,7 +39,9 @@ def to_function(
 @functools.lru_cache(maxsize=8192)
 def _compiled(expr: sympy.Expr, factors: tuple[str, ...], params: tuple[sympy.Symbol, ...]) -> Function:
     symbols = [factor_symbol(f) for f in factors]
-    raw = sympy.lambdify([symbols, list(params)], expr, modules="numpy", cse=True)
+    # numpy's own namespace: modules="numpy" runs ``from numpy import *``, which imports
+    # numpy.f2py, numpy.testing and more (~40 ms) for functions numpy already holds.
+    raw = sympy.lambdify([symbols, list(params)], expr, modules=np, cse=True)
 
     def evaluate(columns: Sequence[np.ndarray], values: Sequence[np.ndarray] = ()) -> np.ndarray:
         with np.errstate(all="ignore"):
