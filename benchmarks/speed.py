@@ -3,8 +3,8 @@
 Every case writes its input, then times `exprsearch run` (default settings: all cores, 200
 bootstrap resamples) in a fresh process from start to written law.json, median of --repeats
 runs, and reports the candidates considered (unique candidates of the grammar), fitted and
-refined by differential evolution, candidates per second, the peak memory of the process (GNU
-time) and the extrapolation error:
+refined (polished from a grid start or searched by differential evolution), candidates per
+second, the peak memory of the process (GNU time) and the extrapolation error:
 
 - synthetic laws with known truth (default grammar, 6 worker counts × 4 sizes × 3 repetitions,
   2 % noise): largest relative error against the noise-free law at p = 128, 4× the largest p;

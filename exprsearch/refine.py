@@ -174,6 +174,7 @@ class Fitted:
     refined: int
     unfinished: int
     unfitted: int
+    searched: int = 0  # of the refined, those differential evolution searched (no grid start)
 
 
 def fit_all(
@@ -194,6 +195,7 @@ def fit_all(
         keep = set(_rank.contenders(screened.fits, screened.potential, settings.prune_margin))
         nonlinear = [k for k in nonlinear if k in keep]
     todo = [separable[k] for k in nonlinear] + [i for i in range(len(usable)) if fits[i] is None]
+    screened_at = set(separable)  # these start from their batched fit: polished, not searched
     if progress is not None:
         progress(len(usable) - len(todo), len(usable))
     done = refine([(usable[i], fits[i]) for i in todo], compiler, y, settings, progress, jobs, deadline,
@@ -201,7 +203,8 @@ def fit_all(
     for i, f in zip(todo, done):
         if f is not None:
             fits[i] = f
+    searched = sum(1 for i, f in zip(todo, done) if f is not None and i not in screened_at and usable[i].nonlinear)
     stopped = [i for i, f in zip(todo, done) if f is None]
     finished = [f for f in fits if f is not None]
     unfitted = sum(1 for i in stopped if fits[i] is None)
-    return Fitted(finished, len(todo) - len(stopped), len(stopped) - unfitted, unfitted)
+    return Fitted(finished, len(todo) - len(stopped), len(stopped) - unfitted, unfitted, searched)

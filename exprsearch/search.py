@@ -48,8 +48,9 @@ class Result:
     fitted: int
     rejected: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    refined: int = 0  # candidates whose nonlinear constants differential evolution searched
+    refined: int = 0  # candidates whose nonlinear constants were refined: polished from a grid start, or searched
     alternatives: tuple[Fit, ...] = ()  # the accepted fits of lowest BIC, for what the data leave open
+    searched: int = 0  # of the refined, those differential evolution searched (no grid start to polish)
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     notes = (dataset.notes + absent + _domain_notes(dataset) + _space_notes(found)
              + _time_notes(fitted, settings.time_limit))
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined,
-                  _rank.alternatives(fits, dataset.n_rows))
+                  _rank.alternatives(fits, dataset.n_rows), fitted.searched)
 
 
 def _strategy(settings: SearchSettings, bound: _grammar.Grammar, compiler: Compiler, y: np.ndarray,
@@ -293,7 +294,7 @@ def _searched(found: CandidateSet, fitted: Fitted, skipped: list[str]) -> dict:
     if fitted.unfinished:
         not_searched["candidates not refined before the time limit (grid fit kept)"] = fitted.unfinished
     return {"space": found.size, "candidates": len(found), "fitted": len(fitted.fits),
-            "refined": fitted.refined, "screened": list(found.screened),
+            "refined": fitted.refined, "searched_by_de": fitted.searched, "screened": list(found.screened),
             "rejected": dict(sorted(Counter(skipped).items())), "not_searched": not_searched}
 
 

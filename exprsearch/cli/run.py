@@ -232,7 +232,8 @@ def _report(result: Result, directory: Path) -> None:
     skipped = ", ".join(f"{n} {r}" for r, n in sorted(result.rejected.items()))
     out.print(
         f"grammar [bold]{result.grammar.name}[/]: {found.generated} expansions, "
-        f"{len(found)} unique candidates, {result.fitted} fitted, {result.refined} refined by differential evolution"
+        f"{len(found)} unique candidates, {result.fitted} fitted, {result.refined} refined "
+        f"({result.refined - result.searched} polished from a grid start, {result.searched} by differential evolution)"
         + (f" (rejected: {skipped})" if skipped else ""), highlight=False,
     )
     table = Table(title="Pareto front (error vs complexity); its laws are listed below", title_justify="left")

@@ -1,0 +1,29 @@
+import itertools
+
+import numpy as np
+import pandas as pd
+
+from exprsearch import grammar, search
+from tests.conftest import WORKERS
+
+TEXT = """[factors]
+p = "extrinsic"
+n = "extrinsic"
+[constants]
+c = { min = 0, max = inf }
+k = { min = -3, max = 3 }
+[rules]
+start = ["c + c*n**k/p", "c + c*n**k*p**k"]
+"""
+
+
+def test_the_count_of_refined_fits_says_which_differential_evolution_searched():
+    """A lone exponent starts from its batched grid profile and is polished; two exponents in a
+    term with no screening guess have no start and are searched by DE (the output says which)."""
+    rng = np.random.default_rng(0)
+    X = np.array(list(itertools.product(WORKERS, (1000, 4000, 16000, 64000))), dtype=float)
+    y = (1 + 1e-3 * X[:, 1] ** 1.2 / X[:, 0] ** 0.9) * (1 + 0.02 * rng.standard_normal(len(X)))
+    frame = pd.DataFrame({"p": X[:, 0], "n": X[:, 1], "time": y})
+    result = search(frame, "time", grammar.parse_text(TEXT, "two.toml"), resamples=0, jobs=1)
+    assert (result.refined, result.searched) == (2, 1)
+    assert result.law.search["refined"] == 2 and result.law.search["searched_by_de"] == 1
