@@ -1,5 +1,6 @@
 """Regime laws: does the `overlap` grammar recover laws with a max (both regimes measured, 2 %
-noise), and where does `explain` place the change against the true crossing?
+noise), where does `explain` place the change against the true crossing, and does the spread of
+the law's 200 bootstrap refits (the interval `explain` prints) hold the true crossing?
 
     python benchmarks/regimes.py [--seeds 3]
 """
@@ -34,29 +35,36 @@ def run(name: str, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame([{"p": p, "n": n, "time": law(p, n) * (1 + 0.02 * rng.standard_normal())}
                           for p in PS for n in NS for _ in range(3)])
-    found = search(frame, "time", "overlap", resamples=0).law
+    found = search(frame, "time", "overlap", resamples=200).law
     e = explain(found, "p", np.geomspace(1, 512, 400), {"n": 4000})
     truth = brentq(lambda p: 4000 / p - ratio * hidden(p), 1.001, 1e6)
     placed = e.regimes[0].value if e.regimes else float("nan")
+    interval = e.regimes[0].interval if e.regimes else None
     return {"law": to_text(found.template), "regime": "max(" in to_text(found.template),
-            "error": 100 * abs(placed / truth - 1) if e.regimes else float("inf"), "truth": truth, "placed": placed}
+            "error": 100 * abs(placed / truth - 1) if e.regimes else float("inf"), "truth": truth, "placed": placed,
+            "covered": interval is not None and interval[0] <= truth <= interval[1],
+            "width": 100 * (interval[1] - interval[0]) / placed if interval else float("inf")}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    print("| law | runs with a max | regime change: true p | placed (median) | error % (largest) | law found (first run) |")
-    print("|---|---|---|---|---|---|")
-    within = total = 0
+    print("| law | runs with a max | regime change: true p | placed (median) | error % (largest) "
+          "| refits' 95 % holds the truth | its width, % of the change (median) | law found (first run) |")
+    print("|---|---|---|---|---|---|---|---|")
+    within = total = covered = 0
     for name in CASES:
         runs = [run(name, seed) for seed in range(args.seeds)]
         total += len(runs)
         within += sum(r["regime"] and r["error"] < 10 for r in runs)
+        covered += sum(r["covered"] for r in runs)
         print(f"| {name} | {sum(r['regime'] for r in runs)}/{len(runs)} | {runs[0]['truth']:.4g} | "
               f"{statistics.median(r['placed'] for r in runs):.4g} | {max(r['error'] for r in runs):.2g} | "
+              f"{sum(r['covered'] for r in runs)}/{len(runs)} | {statistics.median(r['width'] for r in runs):.2g} | "
               f"`{runs[0]['law']}` |")
     print(f"\nRegime recovered and its change placed within 10 %: {within}/{total} runs.")
+    print(f"The true change inside the 95 % spread of the bootstrap refits: {covered}/{total} runs.")
 
 
 if __name__ == "__main__":

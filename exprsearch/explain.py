@@ -27,12 +27,16 @@ class Limit:
 
 @dataclass(frozen=True)
 class Regime:
-    """Where the arguments of a max or min in the law cross: which one sets the time on each side."""
+    """Where the arguments of a max or min in the law cross: which one sets the time on each side,
+    and how far the law's bootstrap refits move the crossing."""
 
     value: float
     kind: str  # "max" or "min"
     below: str  # the argument that is larger (max) or smaller (min) below ``value``
     above: str
+    interval: tuple[float, float] | None = None  # 95 % of the refits' crossings (None: no bootstrap)
+    missing: int = 0  # refits with no such crossing in the varied range
+    refits: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,42 +79,80 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     limit = _exact_minimum(curve, x, values) or _numeric_limit(values, total, threshold)
     labels = tuple(_label(label, term, fixed_term, x) for (label, term), (_, fixed_term) in zip(law.terms(), pieces))
     terms = tuple(_short(t) for _, t in pieces)
-    regimes = _regimes(curve, x, values)
+    regimes = _regimes(law, x, fix, values)
     explanation = Explanation(factor, values, dict(fixed), total, labels, terms, contributions,
                               speedup, efficiency, limit, (), regimes)
     sentences = tuple(_sentences(explanation, [t for _, t in pieces], threshold))
     return replace(explanation, sentences=sentences + tuple(_regime_sentences(regimes, factor)))
 
 
-def _regimes(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray) -> tuple[Regime, ...]:
+def _regimes(law: Law, x: sympy.Symbol, fix: dict, values: np.ndarray) -> tuple[Regime, ...]:
     """Every point in the varied range where the two arguments of a max or min in the law cross,
-    found on a dense grid and refined by Brent's method on their compiled difference."""
+    found on a dense grid and refined by Brent's method on their compiled difference; with the
+    law's bootstrap refits, the spread of the same crossing over them."""
     from scipy.optimize import brentq
 
     low, high = float(values.min()), float(values.max())
     if not 0 < low < high:
         return ()
+    params = [sympy.Symbol(name, real=True) for name in law.constants]
+    inline = {p: sympy.Float(v, 17) for p, v in zip(params, law.constants.values())}
+    constants = [np.array(v) for v in law.constants.values()]
+    samples = np.array(law.bootstrap, dtype=float).reshape(len(law.bootstrap), len(params))
     grid = np.geomspace(low, high, 2049)
     found = []
-    for node in sorted(curve.atoms(sympy.Max, sympy.Min), key=sympy.default_sort_key):
+    for node in sorted(law.template.xreplace(fix).atoms(sympy.Max, sympy.Min), key=sympy.default_sort_key):
         if len(node.args) != 2 or not node.has(x):
             continue
         first, second = node.args
-        gap = to_function(first - second, (x.name,))
-        signs = np.sign(np.broadcast_to(gap([grid]), grid.shape))
+        gap = to_function(first - second, (x.name,), params)
+        signs = np.sign(np.broadcast_to(gap([grid], constants), grid.shape))
+        refitted = np.broadcast_to(gap([grid], [samples[:, i, None] for i in range(len(params))]),
+                                   (len(samples), len(grid)))
         for i in np.flatnonzero(signs[:-1] * signs[1:] < 0):
-            root = brentq(lambda v, gap=gap: float(gap([np.array(v)])), grid[i], grid[i + 1], xtol=1e-12, rtol=1e-12)
+            root = brentq(lambda v, gap=gap: float(gap([np.array(v)], constants)), grid[i], grid[i + 1],
+                          xtol=1e-12, rtol=1e-12)
             larger_below = signs[i] > 0
             kind = "max" if isinstance(node, sympy.Max) else "min"
             wins_below = first if larger_below == (kind == "max") else second
             wins_above = second if wins_below is first else first
-            found.append(Regime(float(root), kind, _short(wins_below), _short(wins_above)))
+            crossings = _crossings(refitted, grid, root, signs[i])
+            interval = None if not len(samples) or len(crossings) == 0 else \
+                tuple(float(v) for v in np.percentile(crossings, [2.5, 97.5]))
+            found.append(Regime(float(root), kind, _short(wins_below.xreplace(inline)),
+                                _short(wins_above.xreplace(inline)), interval, len(samples) - len(crossings),
+                                len(samples)))
     return tuple(sorted(found, key=lambda r: r.value))
 
 
+def _crossings(gaps: np.ndarray, grid: np.ndarray, root: float, sign: float) -> np.ndarray:
+    """For each refit's gap along ``grid`` ``(S, G)``, the crossing in the same direction as the
+    law's (from ``sign`` to its opposite) nearest to ``root`` in ratio, interpolated in log x;
+    refits without one are left out."""
+    logs = np.log(grid)
+    out = []
+    for row in gaps:
+        with np.errstate(all="ignore"):
+            where = np.flatnonzero((np.sign(row[:-1]) == sign) & (np.sign(row[1:]) == -sign))
+        if where.size == 0:
+            continue
+        at = logs[where] + (logs[where + 1] - logs[where]) * row[where] / (row[where] - row[where + 1])
+        out.append(float(np.exp(at[np.argmin(np.abs(at - np.log(root)))])))
+    return np.array(out)
+
+
 def _regime_sentences(regimes: tuple[Regime, ...], factor: str) -> list[str]:
-    return [f"The regime changes at {factor} ≈ {r.value:.4g}: below it {r.below} sets the {r.kind}, above it "
-            f"{r.above} does." for r in regimes]
+    return [f"The regime changes at {factor} ≈ {r.value:.4g}{_spread(r)}: below it {r.below} sets the {r.kind}, "
+            f"above it {r.above} does." for r in regimes]
+
+
+def _spread(r: Regime) -> str:
+    if not r.refits:
+        return ""
+    if r.interval is None:
+        return f" (none of {r.refits} bootstrap refits places such a change in the varied range)"
+    lost = (f"; {r.missing} of {r.refits} refits place no such change in the varied range" if r.missing else "")
+    return f" (95 % of {r.refits} bootstrap refits: {r.interval[0]:.4g}–{r.interval[1]:.4g}{lost})"
 
 
 def _label(rule: str, term: sympy.Expr, fixed: sympy.Expr, x: sympy.Symbol) -> str:

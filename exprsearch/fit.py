@@ -45,7 +45,8 @@ class FitSettings:
 
     def __post_init__(self) -> None:
         whole("seed", self.seed, 0, 2**32 - 1)
-        number("regularization", self.regularization, 0.0)
+        # above zero: it keeps the normal equations of collinear terms solvable (at 0 they are singular)
+        number("regularization", self.regularization, 0.0, strict=True)
         whole("popsize", self.popsize, 1)
         whole("maxiter", self.maxiter, 1)
         number("tol", self.tol, 0.0, strict=True)

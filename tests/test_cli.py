@@ -342,7 +342,7 @@ def test_every_setting_is_checked_where_it_is_made():
     from exprsearch.fit import FitSettings
     from exprsearch.search import SearchSettings
 
-    for bad in ({"grid": 0}, {"regularization": -1.0}, {"regularization": float("nan")}, {"tol": 0.0},
+    for bad in ({"grid": 0}, {"regularization": -1.0}, {"regularization": 0.0}, {"regularization": float("nan")}, {"tol": 0.0},
                 {"popsize": 0}, {"prune_margin": -0.1}, {"seed": 1.5}):
         with pytest.raises(SettingsError, match=next(iter(bad))):
             FitSettings(**bad)

@@ -1,6 +1,7 @@
 """Regime laws: max/min in grammars and laws, the overlap grammar, and explain placing the change."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,22 @@ def test_overlap_grammar_recovers_the_regime_and_explain_places_the_change(hidde
     true_change = brentq(lambda p: 4000 / p - ratio * comm(p), 1.01, 5000)
     assert len(e.regimes) == 1 and e.regimes[0].value == pytest.approx(true_change, rel=0.10)
     assert e.regimes[0].below.endswith("/p") and any("The regime changes at p ≈" in s for s in e.sentences)
+
+
+def test_explain_bounds_the_regime_change_by_the_bootstrap_refits():
+    """The change's spread over the law's refits: around the change, narrow where both regimes are
+    well measured, and absent (no interval, no claim) when the law has no refits."""
+    truth = lambda p, n: 1 + 0.01 * max(n / p, 40 * np.log2(p))  # noqa: E731
+    law = search(measured(truth), "time", "overlap", resamples=50).law
+    (regime,) = explain(law, "p", np.geomspace(1, 512, 200), {"n": 4000}).regimes
+    low, high = regime.interval
+    assert low < regime.value < high and high / low < 1.2 and (regime.missing, regime.refits) == (0, 50)
+    true_change = brentq(lambda p: 4000 / p - 40 * np.log2(p), 1.01, 5000)
+    assert low < true_change < high
+    bare = replace(law, bootstrap=())
+    e = explain(bare, "p", np.geomspace(1, 512, 200), {"n": 4000})
+    assert e.regimes[0].interval is None and e.regimes[0].value == regime.value
+    assert "bootstrap" not in e.sentences[-1]
 
 
 def test_a_regime_law_survives_law_json_and_prints_as_latex():

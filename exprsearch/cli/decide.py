@@ -173,6 +173,8 @@ def explain_command(
                   "terms": [{"rule": lab, "term": t, "contribution": c.tolist()}
                             for lab, t, c in zip(e.labels, e.terms, e.contributions)],
                   "speedup": e.speedup.tolist(), "efficiency": e.efficiency.tolist(), "limit": limit,
+                  "regimes": [{**r.__dict__, "interval": None if r.interval is None else list(r.interval)}
+                              for r in e.regimes],
                   "summary": list(e.sentences)}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
         return
