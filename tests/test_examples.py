@@ -1,5 +1,7 @@
 """The README's and docs' examples run as tests, so the documentation cannot drift from the code."""
 
+import contextlib
+import io
 import re
 import shlex
 from pathlib import Path
@@ -72,8 +74,14 @@ def test_tutorials_run_as_written(path, tmp_path, monkeypatch):
     if SHARED.is_dir():
         (tmp_path / "shared").symlink_to(SHARED)
     monkeypatch.chdir(project)
-    for code in blocks(path, "python"):
-        exec(compile(code, str(path), "exec"), {})
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for code in blocks(path, "python"):
+            exec(compile(code, str(path), "exec"), {})
+    flat = " ".join(printed.getvalue().split())
+    for shown in blocks(path, "text"):  # what the page says the code prints, line by line
+        for line in shown.splitlines():
+            assert " ".join(line.split()) in flat, (path.name, line)
     commands = [line[2:] for block in blocks(path, "console") for line in block.splitlines()
                 if line.startswith("$ exprsearch ")]
     assert commands
