@@ -117,8 +117,7 @@ def _regimes(law: Law, x: sympy.Symbol, fix: dict, values: np.ndarray) -> tuple[
             wins_below = first if larger_below == (kind == "max") else second
             wins_above = second if wins_below is first else first
             crossings = _crossings(refitted, grid, root, signs[i])
-            interval = None if not len(samples) or len(crossings) == 0 else \
-                tuple(float(v) for v in np.percentile(crossings, [2.5, 97.5]))
+            interval = tuple(float(v) for v in np.percentile(crossings, [2.5, 97.5])) if len(crossings) else None
             found.append(Regime(float(root), kind, _short(wins_below.xreplace(inline)),
                                 _short(wins_above.xreplace(inline)), interval, len(samples) - len(crossings),
                                 len(samples)))

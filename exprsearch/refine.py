@@ -195,15 +195,17 @@ def fit_all(
         keep = set(_rank.contenders(screened.fits, screened.potential, settings.prune_margin))
         nonlinear = [k for k in nonlinear if k in keep]
     todo = [separable[k] for k in nonlinear] + [i for i in range(len(usable)) if fits[i] is None]
-    screened_at = set(separable)  # these start from their batched fit: polished, not searched
     if progress is not None:
         progress(len(usable) - len(todo), len(usable))
-    done = refine([(usable[i], fits[i]) for i in todo], compiler, y, settings, progress, jobs, deadline,
-                  len(usable) - len(todo), len(usable), scheduler)
+    work = [(usable[i], fits[i]) for i in todo]
+    done = refine(work, compiler, y, settings, progress, jobs, deadline, len(usable) - len(todo), len(usable),
+                  scheduler)
     for i, f in zip(todo, done):
         if f is not None:
             fits[i] = f
-    searched = sum(1 for i, f in zip(todo, done) if f is not None and i not in screened_at and usable[i].nonlinear)
+    # as _fit_jobs decides: a job without a start is searched by DE, the others are polished
+    searched = sum(1 for (candidate, start), f in zip(work, done)
+                   if start is None and f is not None and candidate.nonlinear)
     stopped = [i for i, f in zip(todo, done) if f is None]
     finished = [f for f in fits if f is not None]
     unfitted = sum(1 for i in stopped if fits[i] is None)

@@ -1,10 +1,7 @@
-import itertools
-
-import numpy as np
 import pandas as pd
 
 from exprsearch import grammar, search
-from tests.conftest import WORKERS
+from tests.test_batch import table
 
 TEXT = """[factors]
 p = "extrinsic"
@@ -20,9 +17,7 @@ start = ["c + c*n**k/p", "c + c*n**k*p**k"]
 def test_the_count_of_refined_fits_says_which_differential_evolution_searched():
     """A lone exponent starts from its batched grid profile and is polished; two exponents in a
     term with no screening guess have no start and are searched by DE (the output says which)."""
-    rng = np.random.default_rng(0)
-    X = np.array(list(itertools.product(WORKERS, (1000, 4000, 16000, 64000))), dtype=float)
-    y = (1 + 1e-3 * X[:, 1] ** 1.2 / X[:, 0] ** 0.9) * (1 + 0.02 * rng.standard_normal(len(X)))
+    X, y = table(lambda p, n: 1 + 1e-3 * n**1.2 / p**0.9)
     frame = pd.DataFrame({"p": X[:, 0], "n": X[:, 1], "time": y})
     result = search(frame, "time", grammar.parse_text(TEXT, "two.toml"), resamples=0, jobs=1)
     assert (result.refined, result.searched) == (2, 1)
