@@ -193,7 +193,7 @@ class Expander:
         # Only the simplest sums can survive the candidate cap, so build no others.
         order = np.argsort(cost, kind="stable")
         order = order[(nonlinear[order] <= limits.max_nonlinear) & (cost[order] <= limits.max_complexity)]
-        kept = order[: limits.max_candidates]
+        kept = order[: limits.max_candidates - (ref.low == 0)]  # the bare constant takes one place
         self.truncated += max(0, total - len(kept) - (ref.low == 0))
         which = np.searchsorted(starts, kept, side="right") - 1
         empty = [()] if ref.low == 0 else []

@@ -165,7 +165,8 @@ def _space_notes(found: CandidateSet) -> tuple[str, ...]:
     notes = [f"the space holds {found.size:,} laws; the data chose what to fit: " + "; ".join(found.screened)
              ] if found.screened else []
     for reason, count in found.dropped.items():
-        notes.append(f"not searched: {count:,} candidates {reason}; raise the grammar's [limits] to search them")
+        what = "candidate" if count == 1 else "candidates"
+        notes.append(f"not searched: {count:,} {what}: {reason}; raise the grammar's [limits] to search them")
     return tuple(notes)
 
 
