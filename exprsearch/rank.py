@@ -3,9 +3,11 @@
 The rule (docs/method.md): where repetitions measure the noise, a law is *adequate* when a
 lack-of-fit F-test cannot tell its residuals from that noise (p ≥ ``alpha``). The chosen law is
 the adequate law with the fewest constants (the best-fitting one among those), so a gain smaller
-than the noise never buys a more complex law. Without repetitions, or when no law is adequate,
-the chosen law has the lowest extended BIC, which charges for every constant and for how many
-laws of at most that size the grammar offered.
+than the noise never buys a more complex law; the constant alone, which says no factor matters,
+is kept out when laws with terms fit significantly better by an F-test against the same noise
+or by the extended BIC (the lack-of-fit test has little power with few repetitions). Without
+repetitions, or when no law is adequate, the chosen law has the lowest extended BIC, which
+charges for every constant and for how many laws of at most that size the grammar offered.
 """
 
 from __future__ import annotations
@@ -207,8 +209,9 @@ def extrapolating(front: list[Scored], pure: Noise, slack: float = 1.5, validati
 
 
 def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool = False,
-           validation: str = "largest") -> Ranking:
-    """Choose the law on ``front`` by the rule in the module docstring.
+           validation: str = "largest", n_rows: int | None = None) -> Ranking:
+    """Choose the law on ``front`` by the rule in the module docstring (``n_rows``, the rows the
+    laws were fitted on, enables the test of the constant alone).
 
     With a robust loss the outliers that the loss discounts still inflate the measured noise, so
     the noise test would call every law adequate: the extended BIC decides alone.
@@ -222,6 +225,11 @@ def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool =
         held += f" and whose every term the data pin down (|t| >= {T_PINNED:g})"
     adequate = [] if robust else [
         i for i in pool if front[i].lack_of_fit_p is not None and front[i].lack_of_fit_p >= alpha]
+    flat = [i for i in adequate if not _varies(front[i])]
+    beaten = _dependence_shown(flat[0], pool, front, pure, n_rows, alpha) if flat and n_rows else ""
+    if beaten:
+        adequate = [i for i in adequate if i != flat[0]]
+        held += beaten
     if adequate:
         fewest = min(front[i].n_constants for i in adequate)
         chosen, tied = _simplest_of_best([i for i in adequate if front[i].n_constants == fewest], front)
@@ -231,10 +239,40 @@ def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool =
         )
     else:
         why = ("robust loss: the noise test does not apply" if robust else
+               "no law with terms fits within the measured noise" if beaten else
                "no law fits within the measured noise" if pure.dof else "no repeated configurations")
         chosen = min(pool, key=lambda i: (front[i].ebic, front[i].complexity))
         rule = f"lowest extended BIC on the front ({why}){held}"
     return Ranking(tuple(front), chosen, rule, pure)
+
+
+def _varies(law: Scored) -> bool:
+    return any(t.varies for t in law.fit.candidate.terms)
+
+
+def _dependence_shown(flat: int, pool: list[int], front: Sequence[Scored], pure: Noise, n_rows: int,
+                      alpha: float) -> str:
+    """A phrase when the laws with terms in ``pool`` show that the factors matter, though the
+    constant alone ``front[flat]`` (which every such law extends) passed the lack-of-fit test:
+    the best-fitting of the simplest of them fits significantly better (an extra-sum-of-squares
+    F-test against the measured noise, at ``alpha``), or one has an extended BIC lower by more
+    than ``EBIC_TIE``. Else empty."""
+    varying = [i for i in pool if _varies(front[i]) and front[i].n_constants > front[flat].n_constants]
+    if not varying or pure.dof < 1 or pure.sum_squares <= 0:
+        return ""
+    fewest = min(front[i].n_constants for i in varying)
+    best = min((i for i in varying if front[i].n_constants == fewest), key=lambda i: front[i].fit.mse)
+    extra = fewest - front[flat].n_constants
+    gain = n_rows * max(front[flat].fit.mse - front[best].fit.mse, 0.0) / extra
+    p = f_survival(extra, pure.dof, gain / (pure.sum_squares / pure.dof))
+    if p < alpha:
+        return (f"; the constant alone left out, as law {best + 1} fits significantly better "
+                f"(F-test against the measured noise, p = {p:.2g})")
+    favoured = min(varying, key=lambda i: front[i].ebic)
+    if front[favoured].ebic < front[flat].ebic - EBIC_TIE:
+        return (f"; the constant alone left out, as law {favoured + 1} has an extended BIC lower by "
+                f"{front[flat].ebic - front[favoured].ebic:.1f}")
+    return ""
 
 
 def _simplest_of_best(pool: list[int], front: Sequence[Scored]) -> tuple[int, str]:

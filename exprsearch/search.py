@@ -259,7 +259,8 @@ def _rank_front(
         held = float(np.mean([holdout(compiled, dataset.y, f, top, settings) for top in tops])) if tops else None
         weakest = _weakest(compiled, dataset.y, f, settings)
         scored.append(_rank.score(f, dataset.y, predicted, cv, space, pure, held, weakest))
-    return _rank.select(scored, pure, robust=settings.loss != "squared", validation=validation)
+    return _rank.select(scored, pure, robust=settings.loss != "squared", validation=validation,
+                        n_rows=len(dataset.y))
 
 
 def _weakest(compiled, y: np.ndarray, f: Fit, settings: FitSettings) -> float | None:

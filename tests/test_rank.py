@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from exprsearch import candidates, grammar
 from exprsearch.candidates import Candidate
 from exprsearch.fit import Fit
 from exprsearch.rank import (
@@ -101,3 +102,32 @@ def test_select_passes_over_laws_with_a_term_the_data_cannot_pin_down():
     assert ranking.chosen == 1 and "pin down" in ranking.rule
     alone = select(front[2:], Noise(0.0, 0, 24))  # nothing better to choose: kept, not dropped
     assert alone.chosen == 0
+
+
+def _flat_and_linear(flat_mse: float, linear_mse: float, ebics: tuple[float, float]) -> list[Scored]:
+    """A front of the constant alone and `c0 + c1*p`, each adequate (lack-of-fit p 0.05 and 0.9)."""
+    g = grammar.parse_text('[factors]\np = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n[rules]\nstart = "c + <t>{0,1}"\nt = "c*p"\n',
+                           "test.toml")
+    flat, linear = candidates.generate(grammar.bind(g, ("p",))).candidates
+    return [Scored(Fit(flat, {}, flat_mse, flat_mse, True), 1, 1, 30.0, 0.3, 0.0, 30.0, ebics[0], 0.05),
+            Scored(Fit(linear, {}, linear_mse, linear_mse, True), 5, 2, 10.0, 0.1, 0.9, 10.0, ebics[1], 0.9, None, 5.0)]
+
+
+def test_select_leaves_out_the_constant_alone_when_a_term_fits_significantly_better():
+    # 12 rows, noise 20 % on 6 degrees of freedom: the term removes 12 * (0.09 - 0.01) = 0.96 of
+    # squared relative error against 0.04 per degree of freedom of noise, F = 24, p = 0.003
+    pure = Noise(0.24, 6, 6)
+    front = _flat_and_linear(0.09, 0.01, (-10.0, -9.0))
+    ranking = select(front, pure, n_rows=12)
+    assert ranking.chosen == 1 and "constant alone left out" in ranking.rule and "F-test" in ranking.rule
+    assert select(front, pure).chosen == 0  # without the row count there is no test: the old rule
+    # a gain within the noise keeps the constant: 12 * 0.01 = 0.12 against 0.04, F = 3, p = 0.13
+    assert select(_flat_and_linear(0.02, 0.01, (-10.0, -9.0)), pure, n_rows=12).chosen == 0
+
+
+def test_select_leaves_out_the_constant_alone_when_the_extended_bic_favours_a_term():
+    pure = Noise(0.24, 6, 6)
+    front = _flat_and_linear(0.02, 0.01, (-10.0, -12.5))  # F-test not significant, BIC lower by 2.5
+    ranking = select(front, pure, n_rows=12)
+    assert ranking.chosen == 1 and "extended BIC lower by 2.5" in ranking.rule
+    assert select(_flat_and_linear(0.02, 0.01, (-10.0, -11.5)), pure, n_rows=12).chosen == 0  # within the tie

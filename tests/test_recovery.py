@@ -137,3 +137,23 @@ def test_the_extrapolation_check_holds_out_the_top_octave(values, held):
     dataset = from_frame(frame, "time")
     (mask,) = _largest_values(dataset)
     assert sorted(set(dataset.column("p")[mask].tolist())) == held
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_series_that_does_not_depend_on_p_gets_the_constant_alone(seed):
+    # before the default grammar offered the constant alone, each of these got a term in p
+    # (1/sqrt(p), 1/sqrt(p), p**k) for a dependence that is only noise
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame([{"p": p, "time": 4 * (1 + 0.02 * rng.standard_normal())}
+                          for p in (1, 2, 4, 8, 16) for _ in range(3)])
+    result = search(frame, "time", "default", resamples=0)
+    assert str(result.law.template) == "c0"
+    assert result.law.predict({"p": np.array([32.0])})[0] == pytest.approx(4, rel=0.02)
+
+
+def test_the_constant_alone_is_not_taken_where_the_data_show_a_trend():
+    # time falls as 1/p; each configuration ran under two settings the table does not show, so
+    # the repetitions disagree by up to 40 % and the lack-of-fit test passes the constant alone
+    frame = pd.DataFrame({"p": [1, 1, 4, 4, 8, 8], "time": [100.0, 104.0, 30.0, 40.0, 23.0, 38.0]})
+    result = search(frame, "time", "default", resamples=0)
+    assert "p" in str(result.law.template) and "constant alone left out" in result.law.selection
