@@ -171,6 +171,18 @@ def _seed(seed: int, candidate: Candidate) -> int:
     return (seed * 1_000_003 + zlib.crc32(str(candidate).encode())) % (2**32)
 
 
+REPEAT_TOLERANCE = 1e-4  # unit-RMS relative columns closer than this at every row are one column
+
+
+def _repeated_columns(design: np.ndarray) -> bool:
+    """Whether two columns of a scaled relative design ``(n, m)`` (each of unit RMS) are the
+    same up to sign: a fitted exponent that lands on another term's shape (``p**k`` at k = 2
+    beside ``p**2``) or on the constant (k = 0)."""
+    live = [j for j in range(design.shape[1]) if np.any(design[:, j] != 0)]
+    return any(min(np.max(np.abs(design[:, i] - design[:, j])), np.max(np.abs(design[:, i] + design[:, j])))
+               < REPEAT_TOLERANCE for a, i in enumerate(live) for j in live[a + 1:])
+
+
 class _Problem:
     """One candidate on one dataset: the relative design and the cost of constants."""
 
@@ -284,6 +296,10 @@ class _Problem:
         values = dict(zip(names, [float(v) for v in (*coef, *theta)]))
         if not valid[0]:
             return Fit(self.candidate, values, reason=self._undefined_reason(column)), np.zeros(0)
+        repeated = _repeated_columns(design[0])
+        if repeated:  # the ridge penalty favours a law written twice: it halves each coefficient
+            return Fit(self.candidate, values, reason="with two terms that are one at their fitted exponents "
+                       "(a simpler law written twice)"), np.zeros(0)
         plain, plain_scale, plain_target = (design, scale, target) if self.root_weights is None else \
             self.relative(column, weighted=False)[:3]
         residual = plain[0] @ (coef * plain_scale[0]) - plain_target[0]

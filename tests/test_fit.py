@@ -7,7 +7,7 @@ import sympy
 from exprsearch import candidates, grammar
 from exprsearch.assess import cross_validate
 from exprsearch.compile import Compiler
-from exprsearch.fit import FitSettings, fit
+from exprsearch.fit import Fit, FitSettings, fit
 
 RULES = """
 [factors]
@@ -118,3 +118,17 @@ def test_t_values_separate_a_real_term_from_one_the_data_cannot_pin_down():
     t = dict(zip(map(str, c.basis), t_values(compiled, y, result)))
     assert t["n/p"] > 20  # pinned down
     assert t["p**0.25"] < 2  # within two standard errors of zero (or at its bound, 0)
+
+
+def test_a_fitted_exponent_that_repeats_another_term_is_rejected():
+    # on p**2 data the ridge penalty makes c*p**2 + c*p**k cheapest at k = 2 with the coefficient
+    # split in halves (0.5*p**2 + 0.5*p**2.0, from the grid's start k = 2): the simpler law twice
+    X, y = table(lambda p, n: 1 + 0.1 * p**2)
+    compiled = Compiler(("p", "n"), X).compile(candidate("c + c*p**2 + c*p**k"))
+    for k, ok in ((2.0, False), (2.000001, False), (1.5, True)):
+        result = fit(compiled, y, start=Fit(compiled.candidate, {"k0": k}), refine=False)
+        assert result.ok == ok and ("written twice" in result.reason) != ok, k
+    # two exponents landing on one shape: n*p**k and p*n**k at k = 1 are both n*p
+    X, y = table(lambda p, n: 1 + 0.001 * n * p)
+    compiled = Compiler(("p", "n"), X).compile(candidate("c + c*n*p**k + c*p*n**k"))
+    assert not fit(compiled, y, start=Fit(compiled.candidate, {"k0": 1.0, "k1": 1.0}), refine=False).ok
