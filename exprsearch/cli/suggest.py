@@ -27,8 +27,7 @@ def suggest(
     seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.")] = 0,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.")] = False,
 ) -> None:
-    """Suggest the next configurations to measure: those a plan for the budget spends most on to
-    narrow the prediction at --at."""
+    """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
     from .. import export
     from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values
     from ..errors import SettingsError
