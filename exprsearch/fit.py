@@ -296,8 +296,7 @@ class _Problem:
         values = dict(zip(names, [float(v) for v in (*coef, *theta)]))
         if not valid[0]:
             return Fit(self.candidate, values, reason=self._undefined_reason(column)), np.zeros(0)
-        repeated = _repeated_columns(design[0])
-        if repeated:  # the ridge penalty favours a law written twice: it halves each coefficient
+        if _repeated_columns(design[0]):  # the ridge penalty favours a law written twice: it halves each coefficient
             return Fit(self.candidate, values, reason="with two terms that are one at their fitted exponents "
                        "(a simpler law written twice)"), np.zeros(0)
         plain, plain_scale, plain_target = (design, scale, target) if self.root_weights is None else \

@@ -29,12 +29,7 @@ def polish_stencil(energy, start: np.ndarray, low: np.ndarray, high: np.ndarray,
 
 def drive(steps: Steps, energy) -> np.ndarray:
     """Run one search of :func:`stencil`'s kind, answering each population it asks for."""
-    try:
-        points = next(steps)
-        while True:
-            points = steps.send(energy(points))
-    except StopIteration as stop:
-        return stop.value
+    return lockstep([steps], lambda _, populations: [energy(populations[0])])[0]
 
 
 def lockstep(searches: list[Steps], energies) -> list[np.ndarray]:

@@ -13,6 +13,14 @@ from exprsearch.fit import FitSettings, fit, verify
 from tests.conftest import WORKERS, form, measurements
 
 N = (1000, 4000, 16000, 64000)
+EXPONENTS = """[factors]
+p = "extrinsic"
+n = "extrinsic"
+[constants]
+c = { min = 0, max = inf }
+k = { min = -3, max = 3 }
+[rules]
+"""  # a grammar's head for laws with exponents over p and n; its rules follow
 
 
 def table(law, noise=0.02, seed=0, outliers=False):
@@ -103,15 +111,7 @@ def test_a_time_limit_keeps_the_best_law_so_far_and_says_so():
 
 def test_candidates_with_several_exponents_are_fitted_at_their_guesses():
     X, y = table(lambda p, n: 1 + 1e-3 * n**1.2 / p**0.9)
-    text = """[factors]
-p = "extrinsic"
-n = "extrinsic"
-[constants]
-c = { min = 0, max = inf }
-k = { min = -3, max = 3 }
-[rules]
-start = ["c + c*n**k*p**k", "c + c*n**k/p", "c + c*n*log2(n)*p**k + c*p**k", "c*n**k*p**k*log2(p)"]
-"""
+    text = EXPONENTS + 'start = ["c + c*n**k*p**k", "c + c*n**k/p", "c + c*n*log2(n)*p**k + c*p**k", "c*n**k*p**k*log2(p)"]\n'
     several = candidates.generate(grammar.bind(grammar.parse_text(text), ("p", "n"))).candidates
     assert len(several) == 4 and sum(c.n_nonlinear == 2 for c in several) == 3
     guesses = {t: (1.1, -0.8)[: t.n_nonlinear] for c in several for t in c.terms if t.n_nonlinear}

@@ -1,17 +1,9 @@
 import pandas as pd
 
 from exprsearch import grammar, search
-from tests.test_batch import table
+from tests.test_batch import EXPONENTS, table
 
-TEXT = """[factors]
-p = "extrinsic"
-n = "extrinsic"
-[constants]
-c = { min = 0, max = inf }
-k = { min = -3, max = 3 }
-[rules]
-start = ["c + c*n**k/p", "c + c*n**k*p**k"]
-"""
+TEXT = EXPONENTS + 'start = ["c + c*n**k/p", "c + c*n**k*p**k"]\n'
 
 
 def test_the_count_of_refined_fits_says_which_differential_evolution_searched():
