@@ -239,11 +239,24 @@ def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool =
         )
     else:
         why = ("robust loss: the noise test does not apply" if robust else
-               "no law with terms fits within the measured noise" if beaten else
-               "no law fits within the measured noise" if pure.dof else "no repeated configurations")
+               "no law with terms fits within the measured noise" if beaten else _untested(pool, front, pure))
         chosen = min(pool, key=lambda i: (front[i].ebic, front[i].complexity))
         rule = f"lowest extended BIC on the front ({why}){held}"
     return Ranking(tuple(front), chosen, rule, pure)
+
+
+def _untested(pool: list[int], front: Sequence[Scored], pure: Noise) -> str:
+    """Why no law in ``pool`` passed the lack-of-fit test: none fits within the noise, or the
+    test could not be made (no repetitions, too few, or repetitions that agree exactly)."""
+    if pure.dof == 0:
+        return "no repeated configurations"
+    if pure.dof < 2:
+        return "one repetition measures the noise; the lack-of-fit test needs two"
+    if pure.sum_squares <= 0:
+        return "the repeated configurations measured identical times, so there is no noise to test against"
+    if all(front[i].lack_of_fit_p is None for i in pool):
+        return "every law has as many constants as configurations, so none can be tested against the noise"
+    return "no law fits within the measured noise"
 
 
 def _varies(law: Scored) -> bool:

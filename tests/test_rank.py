@@ -94,6 +94,15 @@ def test_select_falls_back_to_extended_bic():
     assert ranking.chosen == 1 and "no repeated configurations" in ranking.rule
 
 
+def test_select_says_why_the_noise_could_not_decide():
+    front = [scored(2, -100, None), scored(3, -300, None), scored(4, -290, None)]
+    assert "one repetition" in select(front, Noise(0.01, 1, 24)).rule
+    assert "identical times" in select(front, Noise(0.0, 5, 24)).rule
+    assert "as many constants as configurations" in select(front, Noise(0.01, 5, 24)).rule
+    tested = [scored(2, -100, 1e-9), scored(3, -300, 1e-4), scored(4, -290, 1e-5)]
+    assert "no law fits within the measured noise" in select(tested, Noise(0.01, 5, 24)).rule
+
+
 def test_select_passes_over_laws_with_a_term_the_data_cannot_pin_down():
     front = [scored(2, -100, None), scored(3, -300, None), scored(4, -320, None)]
     front[2] = Scored(**{**front[2].__dict__, "weakest_t": 0.7})
