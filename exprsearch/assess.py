@@ -1,11 +1,16 @@
 """How well a fitted law holds up: its error on held-out rows, and how well the data pin down
-each of its terms. Both refit only the linear coefficients (exponents keep their values), which
-keeps them cheap enough to run on every law of the Pareto front."""
+each of its terms. Cross-validation and the t-values refit only the linear coefficients
+(exponents keep their values); the held-out largest values refit the exponents too, all laws of
+the Pareto front polished together, so that the rows held out have no say in the law tested."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
+from . import lockstep
 from .compile import CompiledCandidate
 from .fit import Fit, FitSettings, _Problem
 
@@ -33,14 +38,39 @@ def predictions(compiled: CompiledCandidate, fitted: Fit) -> np.ndarray:
         return basis[0] @ coef + offset[0]
 
 
-def holdout(
-    compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, test: np.ndarray,
+def holdouts(
+    compiled: Sequence[CompiledCandidate], y: np.ndarray, fits: Sequence[Fit], tops: Sequence[np.ndarray],
     settings: FitSettings = FitSettings(),
-) -> float:
-    """Mean absolute relative error on the ``test`` rows of a law refitted on the others
-    (linear coefficients refitted, nonlinear constants kept, as in :func:`cross_validate`)."""
-    errors = _held_out(compiled, y, fitted, test.astype(int), [1], settings)
-    return float(np.mean(errors[test]))
+) -> list[float | None]:
+    """Each law's mean absolute relative error on the rows of each mask in ``tops`` (held out in
+    turn), refitted on the others: its exponents polished from their full-data values (all laws
+    together, :func:`exprsearch.lockstep.polish`), then its coefficients. Kept at their full-data
+    values the exponents would be fitted to the held-out rows too. Infinite where a refit drops a
+    term that varies (its coefficient at zero) which the full fit has: the term then rests on the
+    held-out rows alone, so they cannot check what it predicts beyond them. None without ``tops``."""
+    if not tops:
+        return [None] * len(fits)
+    jobs = [(i, t) for i, f in enumerate(fits) if f.candidate.nonlinear for t in range(len(tops))]
+    polished = lockstep.polish([compiled[i] for i, _ in jobs], y, settings, [fits[i] for i, _ in jobs],
+                               [np.flatnonzero(~tops[t]) for _, t in jobs])
+    refits = dict(zip(jobs, polished))
+    return [float(np.mean([_holdout(compiled[i], y, f, top, settings, refits.get((i, t)))
+                           for t, top in enumerate(tops)])) for i, f in enumerate(fits)]
+
+
+def _holdout(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, test: np.ndarray, settings: FitSettings,
+             refit: Fit | None) -> float:
+    candidate = compiled.candidate
+    values = fitted.values if refit is None else {**fitted.values, **refit.values}
+    problem = _Problem(compiled, y, settings.regularization)
+    theta = np.array([values[s.name] for s in candidate.nonlinear], dtype=float).reshape(-1, 1)
+    design, scale, target, valid = problem.relative(theta)
+    z = problem.least_squares(design[:, ~test], target[:, ~test], scale, valid)[0]
+    names = [s.name for s in candidate.linear]
+    terms = [t for t in candidate.terms if t.coefficient is not None]
+    if any(t.varies and z[j] == 0 and fitted.values[names[j]] != 0 for j, t in enumerate(terms)):
+        return math.inf
+    return float(np.mean(np.abs(design[0, test] @ z - target[0, test])))
 
 
 def _held_out(compiled, y, fitted, folds, which, settings) -> np.ndarray:

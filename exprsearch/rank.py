@@ -201,7 +201,7 @@ def extrapolating(front: list[Scored], pure: Noise, slack: float = 1.5, validati
     with ``validation="kfold"`` — is within ``slack`` × the best one's (or within twice the
     measured noise of it): the ones worth trusting beyond the data."""
     errors = [s.cv_mape if validation == "kfold" else s.holdout_mape for s in front]
-    if any(e is None or not math.isfinite(e) for e in errors):
+    if any(e is None or math.isnan(e) for e in errors):
         return list(range(len(front)))
     noise = 2 * 100 * (pure.relative_sd or 0.0)
     best = min(errors)

@@ -17,7 +17,7 @@ from . import candidates as _candidates
 from . import data as _data
 from . import grammar as _grammar
 from . import rank as _rank
-from .assess import cross_validate, holdout, predictions, t_values
+from .assess import cross_validate, holdouts, predictions, t_values
 from .candidates import CandidateSet
 from .compile import Compiler
 from .errors import SearchError, SettingsError
@@ -251,14 +251,14 @@ def _rank_front(
     space = _rank.space_sizes(found.space)
     folds = _folds(dataset, settings.seed)
     tops = _largest_values(dataset)
+    front = _rank.pareto_front(fits)
+    compiled = [compiler.compile(f.candidate) for f in front]
+    held = holdouts(compiled, dataset.y, front, tops, settings)
     scored = []
-    for f in _rank.pareto_front(fits):
-        compiled = compiler.compile(f.candidate)
-        predicted = predictions(compiled, f)
-        cv = cross_validate(compiled, dataset.y, f, folds, settings)
-        held = float(np.mean([holdout(compiled, dataset.y, f, top, settings) for top in tops])) if tops else None
-        weakest = _weakest(compiled, dataset.y, f, settings)
-        scored.append(_rank.score(f, dataset.y, predicted, cv, space, pure, held, weakest))
+    for f, c, h in zip(front, compiled, held):
+        cv = cross_validate(c, dataset.y, f, folds, settings)
+        weakest = _weakest(c, dataset.y, f, settings)
+        scored.append(_rank.score(f, dataset.y, predictions(c, f), cv, space, pure, h, weakest))
     return _rank.select(scored, pure, robust=settings.loss != "squared", validation=validation,
                         n_rows=len(dataset.y))
 

@@ -1,0 +1,58 @@
+import math
+
+import numpy as np
+import pytest
+
+from exprsearch import candidates, grammar
+from exprsearch.assess import holdouts, predictions
+from exprsearch.compile import Compiler
+from exprsearch.fit import fit
+
+RULES = """
+[factors]
+p = "extrinsic"
+[constants]
+c = { min = 0, max = inf }
+k = { min = 0.25, max = 3 }
+[rules]
+start = ["%s"]
+"""
+P = np.array([1, 2, 4, 8, 16, 32, 1, 2, 4, 8, 16, 32], dtype=float)
+
+
+def compiled(text: str):
+    g = grammar.bind(grammar.parse_text(RULES % text, "t.toml"), ("p",))
+    (only,) = candidates.generate(g).candidates
+    return Compiler(("p",), P[:, None]).compile(only)
+
+
+def test_held_out_rows_have_no_say_in_the_exponents():
+    # the largest p runs 30 % slow: fitted with it, the exponent bends towards it
+    y = (2 + 40 / P**0.8) * np.where(P == 32, 1.3, 1.0) * (1 + 0.01 * np.cos(7 * P))
+    law = compiled("c + c/p**k")
+    full = fit(law, y)
+    top = P == 32
+    (held,) = holdouts([law], y, [full], [top])
+    others = fit(law, y, rows=np.flatnonzero(~top), start=full, local=True)  # one by one, not in lockstep
+    assert held == pytest.approx(np.mean(np.abs(predictions(law, others)[top] / y[top] - 1)), rel=1e-4)
+    kept = fit(law, y, rows=np.flatnonzero(~top), start=full, refine=False)  # exponent from all rows
+    assert others.values["k0"] != pytest.approx(full.values["k0"], abs=0.01)
+    assert held > np.mean(np.abs(predictions(law, kept)[top] / y[top] - 1))
+
+
+def test_a_term_that_only_the_held_out_rows_support_fails_the_check():
+    # below p = 32 the times bend down (a p³ term would be negative, so the refit drops it);
+    # at p = 32 they jump, which the full fit explains with c·p³
+    y = np.where(P == 32, 3.0, 1 + 10 / P - 1e-4 * P**3)
+    law = compiled("c + c/p + c*p**3")
+    full = fit(law, y)
+    assert full.ok and full.values["c2"] > 0
+    simpler = compiled("c + c/p")
+    held, plain = holdouts([law, simpler], y, [full, fit(simpler, y)], [P == 32])
+    assert math.isinf(held) and math.isfinite(plain)
+
+
+def test_without_rows_to_hold_out_there_is_no_check():
+    law = compiled("c + c/p")
+    y = 2 + 40 / P
+    assert holdouts([law], y, [fit(law, y)], []) == [None]
