@@ -4,6 +4,7 @@ round-trips through JSON."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -93,6 +94,9 @@ class Law:
         record["expression"] = to_text(self.expression)
         record["template"] = to_text(self.template)
         record["factors"] = list(self.factors)
+        # strict JSON has no infinity: a held-out check the law failed (docs/method.md) is null
+        record["metrics"] = {k: None if isinstance(v, float) and not math.isfinite(v) else v
+                             for k, v in self.metrics.items()}
         record["terms"] = [{"rule": label, "template": to_text(term)} for label, term in
                            zip(self.labels, sympy.Add.make_args(self.template))]
         record["bootstrap"] = {"resamples": len(self.bootstrap), "residual_sd": self.residual_sd,

@@ -37,6 +37,18 @@ def test_json_round_trip_and_sympify():
     assert again.to_json() == law.to_json()
 
 
+def test_law_json_is_strict_json_when_a_check_failed():
+    from dataclasses import replace
+
+    law = replace(make_law(), metrics={"mape_pct": 1.0, "holdout_mape_pct": float("inf")})
+
+    def refuse(constant):
+        raise ValueError(constant)
+
+    record = json.loads(law.to_json(), parse_constant=refuse)
+    assert record["metrics"] == {"mape_pct": 1.0, "holdout_mape_pct": None}
+
+
 def test_bad_law_files(tmp_path):
     with pytest.raises(LawError, match="does not exist"):
         load(tmp_path / "none.json")
