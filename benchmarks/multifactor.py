@@ -197,17 +197,20 @@ def same_form(found: sympy.Expr, truth: str, names: list[str], tolerance: float 
     return True
 
 
-def form_grammar(case: Case) -> grammar.Grammar:
+def form_grammar(form: str, factors, exponent: str = "k = { min = -3, max = 3 }",
+                 max_nonlinear: int = 3) -> grammar.Grammar:
+    """A grammar holding only ``form`` over ``factors`` (with ``exponent``'s constant): the true
+    form, refitted on the same data as a yardstick for the search."""
     text = f"""name = "true-form"
 [factors]
-{chr(10).join(f'{n} = "extrinsic"' for n in case.grid)}
+{chr(10).join(f'{n} = "extrinsic"' for n in factors)}
 [constants]
 c = {{ min = 0, max = inf }}
-k = {{ min = -3, max = 3 }}
+{exponent}
 [rules]
-start = "{case.form}"
+start = "{form}"
 [limits]
-max_nonlinear = 3
+max_nonlinear = {max_nonlinear}
 """
     return grammar.parse_text(text, "true-form.toml")
 
@@ -242,7 +245,7 @@ def synthetic(args, folder: Path) -> list[dict]:
         started = time.perf_counter()
         ours = search(frame, "time", args.grammar, resamples=0).law
         in_process = time.perf_counter() - started
-        truth_fit = search(frame, "time", form_grammar(case), resamples=0).law
+        truth_fit = search(frame, "time", form_grammar(case.form, case.grid), resamples=0).law
         row = {"case": case.name, "factors": len(names), "rows": len(frame),
                "error": error_at(ours.predict, case, points), "true_form_error": error_at(truth_fit.predict, case, points),
                "form": same_form(ours.expression, case.truth, names), "law": str(ours.template),

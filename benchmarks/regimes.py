@@ -12,9 +12,10 @@ import statistics
 
 import numpy as np
 import pandas as pd
+from multifactor import form_grammar
 from scipy.optimize import brentq
 
-from exprsearch import grammar, search
+from exprsearch import search
 from exprsearch.explain import explain
 from exprsearch.vocabulary import to_text
 
@@ -34,23 +35,6 @@ CASES = {  # name: (true law, hidden communication, ratio, the true form in gram
 }
 
 
-def true_form(form: str) -> grammar.Grammar:
-    """A grammar holding only the true form, to refit on the same data: where it cannot place the
-    change within 10 % either, the measurements cannot."""
-    return grammar.parse_text(f"""name = "true-form"
-[factors]
-p = "extrinsic"
-n = "intrinsic"
-[constants]
-c = {{ min = 0, max = inf }}
-r = {{ min = -30, max = 30 }}
-[rules]
-start = "{form}"
-[limits]
-max_nonlinear = 1
-""", "true-form.toml")
-
-
 def placed(law, truth: float) -> tuple[float, float, tuple | None]:
     """Where `explain` places the change along p at n = 4000, its error % and the refits' spread."""
     e = explain(law, "p", np.geomspace(1, 512, 400), {"n": 4000})
@@ -68,7 +52,9 @@ def run(name: str, seed: int) -> dict:
     found = search(frame, "time", "overlap", resamples=200).law
     truth = brentq(lambda p: 4000 / p - ratio * hidden(p), 1.001, 1e6)
     value, error, interval = placed(found, truth)
-    _, oracle, _ = placed(search(frame, "time", true_form(form), resamples=0).law, truth)
+    # the true form alone, refitted on the same data: where it misses too, the measurements do
+    alone = form_grammar(form, ("p", "n"), "r = { min = -30, max = 30 }", max_nonlinear=1)
+    _, oracle, _ = placed(search(frame, "time", alone, resamples=0).law, truth)
     return {"law": to_text(found.template), "regime": "max(" in to_text(found.template),
             "error": error, "truth": truth, "placed": value, "oracle": oracle,
             "covered": interval is not None and interval[0] <= truth <= interval[1],
