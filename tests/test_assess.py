@@ -3,27 +3,17 @@ import math
 import numpy as np
 import pytest
 
-from exprsearch import candidates, grammar
 from exprsearch.assess import holdouts, predictions
 from exprsearch.compile import Compiler
 from exprsearch.fit import fit
+from tests.test_fit import candidate
 
-RULES = """
-[factors]
-p = "extrinsic"
-[constants]
-c = { min = 0, max = inf }
-k = { min = 0.25, max = 3 }
-[rules]
-start = ["%s"]
-"""
 P = np.array([1, 2, 4, 8, 16, 32, 1, 2, 4, 8, 16, 32], dtype=float)
 
 
 def compiled(text: str):
-    g = grammar.bind(grammar.parse_text(RULES % text, "t.toml"), ("p",))
-    (only,) = candidates.generate(g).candidates
-    return Compiler(("p",), P[:, None]).compile(only)
+    """A law over p alone, compiled on ``P`` (test_fit's grammar: n fixed, exponents 0.25-3)."""
+    return Compiler(("p", "n"), np.column_stack([P, np.full(len(P), 1000.0)])).compile(candidate(text))
 
 
 def test_held_out_rows_have_no_say_in_the_exponents():
