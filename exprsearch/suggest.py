@@ -115,7 +115,13 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     measured = _measured(result, grid)
     nearest = _nearest(grid, at)
     near_measured = bool(measured[nearest])
-    cost = predictions[0, :-1] * (grid[devices] if devices else 1.0) * price
+    scale = (grid[devices] if devices else 1.0) * price
+    cost = predictions[0, :-1] * scale
+    # a run fits a budget only if it fits at the upper end of its bootstrap interval: a run
+    # predicted just under the budget overruns it about half the time
+    with np.errstate(all="ignore"):
+        dearest = np.nan_to_num(np.percentile(samples[:, :-1], 97.5, axis=0) * scale, nan=np.inf)
+    dearest = np.maximum(dearest, cost)
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
         data = result.dataset
@@ -136,7 +142,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     taken = {f: set(np.unique(result.dataset.column(f)).tolist()) for f in law.factors}
     chosen, gains, repeats = [], [], []
     for _ in range(count):
-        open_ = usable[:-1] & (cost > 0) & (cost <= budget if capped else True)
+        open_ = usable[:-1] & (cost > 0) & (dearest <= budget if capped else True)
         if not open_.any():
             break
         widening = open_ & _widens(grid, taken)
@@ -162,7 +168,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         taken = {f: taken[f] | {float(grid[f][best])} for f in law.factors}
         # as if measured: condition the ensemble on that configuration, and plan the rest
         precision = precision + np.outer(features[:, best], features[:, best]) / noise
-        budget = max(budget - cost[best], 0.0)
+        budget = max(budget - (dearest[best] if capped else cost[best]), 0.0)
     plausible = tuple((to_readable(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = tuple(
         Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, again,
@@ -181,8 +187,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
                      f"bootstrap predicts no positive time ({where}{', …' if len(left) > 3 else ''}).", *sentences[1:])
     if capped and not chosen and not settled:
         sentences = (*sentences[:-1], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
-                     f"--vary space costs at most the budget of {budget:.4g}: a larger --cost-budget or cheaper "
-                     "configurations are needed.")
+                     f"--vary space costs at most the budget of {budget:.4g} (at the upper end of its 95 % interval): a "
+                     "larger --cost-budget or cheaper configurations are needed.")
     return Advice(suggestions, settled, point, (float(low), float(high)), plausible, sentences)
 
 

@@ -132,6 +132,17 @@ def test_suggestions_fit_in_the_budget_given():
         advise(result, SPACE, {"p": 512}, budget=-1.0)
 
 
+def test_a_run_fits_the_budget_only_at_the_upper_end_of_its_cost():
+    """A run predicted to cost just under the budget overruns it about half the time; it is
+    suggested only when the upper end of its bootstrap interval fits too."""
+    frame = measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4])
+    result = search(frame, "time", settings=SearchSettings(resamples=50))
+    only = {"p": np.array([64.0])}
+    cost = advise(result, only, {"p": 512}, count=1, devices="p").suggestions[0].cost
+    assert not advise(result, only, {"p": 512}, count=1, devices="p", budget=1.001 * cost).suggestions
+    assert advise(result, only, {"p": 512}, count=1, devices="p", budget=3 * cost).suggestions
+
+
 def test_runs_the_plan_repeats_are_marked_as_measured():
     """Every configuration of the space is measured already: what the plan asks for is repeats."""
     frame = measured(lambda p: 2 + 40 / p + 0.002 * p * p, [1, 2, 4, 8, 16, 32, 64], reps=1)
