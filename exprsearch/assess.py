@@ -60,23 +60,25 @@ def holdouts(
 
 def _holdout(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, test: np.ndarray, settings: FitSettings,
              refit: Fit | None) -> float:
-    candidate = compiled.candidate
     values = fitted.values if refit is None else {**fitted.values, **refit.values}
-    problem = _Problem(compiled, y, settings.regularization)
-    theta = np.array([values[s.name] for s in candidate.nonlinear], dtype=float).reshape(-1, 1)
-    design, scale, target, valid = problem.relative(theta)
+    problem, (design, scale, target, valid) = _relative(compiled, y, values, settings)
     z = problem.least_squares(design[:, ~test], target[:, ~test], scale, valid)[0]
-    names = [s.name for s in candidate.linear]
-    terms = [t for t in candidate.terms if t.coefficient is not None]
+    names = [s.name for s in compiled.candidate.linear]
+    terms = [t for t in compiled.candidate.terms if t.coefficient is not None]
     if any(t.varies and z[j] == 0 and fitted.values[names[j]] != 0 for j, t in enumerate(terms)):
         return math.inf
     return float(np.mean(np.abs(design[0, test] @ z - target[0, test])))
 
 
-def _held_out(compiled, y, fitted, folds, which, settings) -> np.ndarray:
+def _relative(compiled: CompiledCandidate, y: np.ndarray, values: dict, settings: FitSettings):
+    """The law's least-squares problem and its relative design at the exponents in ``values``."""
     problem = _Problem(compiled, y, settings.regularization)
-    theta = np.array([fitted.values[s.name] for s in compiled.candidate.nonlinear]).reshape(-1, 1)
-    design, scale, target, valid = problem.relative(theta)
+    theta = np.array([values[s.name] for s in compiled.candidate.nonlinear], dtype=float).reshape(-1, 1)
+    return problem, problem.relative(theta)
+
+
+def _held_out(compiled, y, fitted, folds, which, settings) -> np.ndarray:
+    problem, (design, scale, target, valid) = _relative(compiled, y, fitted.values, settings)
     errors = np.full(len(y), np.nan)
     for fold in which:
         train, test = folds != fold, folds == fold
@@ -88,9 +90,7 @@ def _held_out(compiled, y, fitted, folds, which, settings) -> np.ndarray:
 def t_values(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, settings: FitSettings = FitSettings()) -> np.ndarray:
     """|coefficient| / standard error of each linear coefficient (exponents held at their
     values), from the relative least-squares design: how well the data pin each term down."""
-    problem = _Problem(compiled, y, settings.regularization)
-    theta = np.array([fitted.values[s.name] for s in compiled.candidate.nonlinear]).reshape(-1, 1)
-    design, scale, target, valid = problem.relative(theta)
+    _, (design, scale, target, valid) = _relative(compiled, y, fitted.values, settings)
     names = [s.name for s in compiled.candidate.linear]
     if not valid[0] or not names:
         return np.zeros(len(names))
