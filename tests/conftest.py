@@ -15,6 +15,13 @@ import sympy
 WORKERS = (1, 2, 4, 8, 16, 32)
 
 
+def grammar_head(k_min: float, k_max: float) -> str:
+    """A grammar's head for laws over p and n with coefficients c >= 0 and exponents k in
+    [k_min, k_max]; the test's rules follow it."""
+    return (f'[factors]\np = "extrinsic"\nn = "extrinsic"\n[constants]\nc = {{ min = 0, max = inf }}\n'
+            f"k = {{ min = {k_min:g}, max = {k_max:g} }}\n[rules]\n")
+
+
 def interruptible() -> None:
     """For ``subprocess.Popen(preexec_fn=...)``: Ctrl-C at its default in the child. A shell starts
     background jobs (``pytest &``, ``nohup``) with SIGINT ignored, their children inherit that, and

@@ -10,17 +10,10 @@ from exprsearch import candidates, grammar, search
 from exprsearch.batch import fit_separable
 from exprsearch.compile import Compiler
 from exprsearch.fit import FitSettings, fit, verify
-from tests.conftest import WORKERS, form, measurements
+from tests.conftest import WORKERS, form, grammar_head, measurements
 
 N = (1000, 4000, 16000, 64000)
-EXPONENTS = """[factors]
-p = "extrinsic"
-n = "extrinsic"
-[constants]
-c = { min = 0, max = inf }
-k = { min = -3, max = 3 }
-[rules]
-"""  # a grammar's head for laws with exponents over p and n; its rules follow
+EXPONENTS = grammar_head(-3, 3)  # laws with exponents over p and n; the rules follow
 
 
 def table(law, noise=0.02, seed=0, outliers=False):

@@ -4,16 +4,9 @@ import sympy
 
 from exprsearch import candidates, counting, grammar, shared
 from exprsearch import expand as expansion
+from tests.conftest import grammar_head
 
-BASE = """
-[factors]
-p = "extrinsic"
-n = "extrinsic"
-[constants]
-c = { min = 0, max = inf }
-k = { min = -2, max = 2 }
-[rules]
-"""
+BASE = "\n" + grammar_head(-2, 2)
 
 
 def expand(rules: str, columns=("p", "n"), limits: str = "") -> candidates.CandidateSet:

@@ -8,17 +8,9 @@ from exprsearch import candidates, grammar
 from exprsearch.assess import cross_validate
 from exprsearch.compile import Compiler
 from exprsearch.fit import Fit, FitSettings, fit
+from tests.conftest import grammar_head
 
-RULES = """
-[factors]
-p = "extrinsic"
-n = "extrinsic"
-[constants]
-c = { min = 0, max = inf }
-k = { min = 0.25, max = 3 }
-[rules]
-start = ["%s"]
-"""
+RULES = "\n" + grammar_head(0.25, 3) + 'start = ["%s"]\n'
 
 
 def candidate(text: str):
