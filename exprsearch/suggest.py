@@ -2,9 +2,9 @@
 settled for the least cost, and when to stop.
 
 The uncertainty at the target has two parts: which law is right (the laws of the search that fit
-the data about as well as the noise allows, counted alike) and the chosen law's constants (its
-bootstrap samples). Both are expressed as an ensemble of log-predictions over the candidate
-configurations and the target, a Bayesian linear model whose features are the members'
+the data about as well as the noise allows, counted alike) and the chosen law's constants (their
+least-squares covariance where the law is linear in them, else its bootstrap samples). Both are
+expressed as an ensemble of log-predictions over the candidate configurations and the target, a Bayesian linear model whose features are the members'
 deviations: measuring at x, with the measured noise, removes cov(x, target)² / (var(x) + noise²)
 of the target's variance. Runs are not chosen one greedy step at a time (which favours cheap runs
 that barely inform the target): the remaining budget is spread over the configurations so that
@@ -27,6 +27,7 @@ from .configs import ConfigError, check_factors
 from .law import Law
 from .rank import bic
 from .search import Result
+from .uncertainty import linear_spread
 from .vocabulary import to_readable
 
 PLAUSIBLE_ERROR = 1.5  # laws fitting within 1.5x the best law's error (or twice the noise) are plausible
@@ -110,7 +111,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     usable = np.all(np.isfinite(logs), axis=0) & np.all(np.isfinite(boot), axis=0) & np.all(predictions > 0, axis=0)
     if not usable[-1]:
         raise ConfigError("the plausible laws do not all predict a positive time at --at; choose another target")
-    features = _features(logs, weights, boot)
+    within = linear_spread(law, result.dataset, columns, noise_sd)
+    features = _features(logs, weights, boot if within is None else None, within)
     noise = noise_sd**2
     measured = _measured(result, grid)
     nearest = _nearest(grid, at)
@@ -214,13 +216,16 @@ def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:
     return [(f.candidate.template, f.values) for f in keep]
 
 
-def _features(logs: np.ndarray, weights: np.ndarray, boot: np.ndarray) -> np.ndarray:
+def _features(logs: np.ndarray, weights: np.ndarray, boot: np.ndarray | None,
+              within: np.ndarray | None = None) -> np.ndarray:
     """Deviations of the ensemble's members, scaled so that ``F.T @ F`` is the covariance of the
-    log-predictions over the columns: the laws' (weighted) plus the chosen law's bootstrap's."""
+    log-predictions over the columns: the laws' (weighted) plus the chosen law's constants', given
+    as ``within`` or else from the bootstrap curves ``boot``."""
     finite_logs = np.where(np.isfinite(logs), logs, 0.0)
-    finite_boot = np.where(np.isfinite(boot), boot, 0.0)
     between = (finite_logs - weights @ finite_logs) * np.sqrt(weights)[:, None]
-    within = (finite_boot - finite_boot.mean(axis=0)) / np.sqrt(max(len(boot) - 1, 1))
+    if within is None:
+        finite_boot = np.where(np.isfinite(boot), boot, 0.0)
+        within = (finite_boot - finite_boot.mean(axis=0)) / np.sqrt(max(len(boot) - 1, 1))
     return np.vstack([between, within])
 
 

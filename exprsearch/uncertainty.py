@@ -4,16 +4,21 @@ Configurations are resampled with replacement (all repetitions of a drawn config
 along), the chosen law is refitted on each resample with the same cost and fitting method, and
 percentiles of the refitted constants give confidence intervals. A prediction interval at a
 point combines the spread of the refitted laws there with the law's relative residual spread.
+For a law linear in its constants, their least-squares covariance gives the spread in closed form.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 
-from .compile import CompiledCandidate
+from .compile import CompiledCandidate, to_function
+from .data import Dataset
 from .fit import Fit, FitSettings
+from .law import Law
 from .linear import ridge
 from .lockstep import polish
 
@@ -110,3 +115,40 @@ def _linear_refits(compiled: CompiledCandidate, y: np.ndarray, group: np.ndarray
         wrong[:, part] = per_configuration((~positive).astype(float))
     kept = valid & ((times * wrong.T).sum(axis=1) == 0)
     return coef[kept].tolist()
+
+
+def linear_spread(law: Law, data: Dataset, columns: Mapping[str, np.ndarray], noise_sd: float) -> np.ndarray | None:
+    """For a law linear in its constants, features whose ``F.T @ F`` is the covariance of its
+    log-predictions over the columns that its constants' uncertainty causes: σ² g(x)ᵀ (GᵀG)⁻¹ g(y),
+    with g the gradient of the log-prediction in the constants and G its rows at the measurements.
+    Measuring at x adds g(x) to G, so a planner that conditions on these features expects a run to
+    teach what the refit will learn (``suggest`` does). A bootstrap on a handful of configurations
+    cannot stand in: its few distinct resamples tie the prediction at a measured value to the
+    target's and make a repeat there look informative. None (use the bootstrap) for a law with a constant
+    in an exponent, whose curvature the bootstrap keeps and a linearisation would lose, and where
+    the measurements do not determine every constant."""
+    if not law.constants:
+        return None
+    params = [sympy.Symbol(n, real=True) for n in law.constants]
+    if any(sympy.diff(law.template, c).free_symbols & set(params) for c in params):
+        return None
+    values = [np.float64(v) for v in law.constants.values()]
+    measured = {f: np.asarray(data.column(f), dtype=float) for f in law.factors}
+    with np.errstate(all="ignore"):
+        def gradient(where: Mapping[str, np.ndarray]) -> np.ndarray:
+            cols = [where[f] for f in law.factors]
+            shape = np.broadcast_shapes(*(c.shape for c in cols))
+            level = np.broadcast_to(to_function(law.template, law.factors, params)(cols, values), shape)
+            rows = [np.broadcast_to(to_function(sympy.diff(law.template, c), law.factors, params)(cols, values),
+                                    shape) / level for c in params]
+            return np.array(rows)  # (constants, points)
+        at_data, at_columns = gradient(measured), gradient(columns)
+    if not (np.all(np.isfinite(at_data)) and np.all(np.isfinite(at_columns))):
+        return None
+    scale = np.sqrt(np.sum(at_data**2, axis=1))  # columns of G scaled to unit length: conditioning only
+    if not np.all(scale > 0):
+        return None
+    information, bases = np.linalg.eigh((at_data / scale[:, None]) @ (at_data / scale[:, None]).T)
+    if information.min() <= 1e-10 * information.max():
+        return None
+    return noise_sd * (bases / np.sqrt(information)).T @ (at_columns / scale[:, None])

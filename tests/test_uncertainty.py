@@ -1,13 +1,16 @@
 """Bootstrap intervals: calibrated on synthetic laws, stored in law.json, shown by predict."""
 
 import numpy as np
+import pandas as pd
 import pytest
+import sympy
 
 from exprsearch import candidates, grammar, search
-from exprsearch.compile import Compiler
+from exprsearch.compile import Compiler, factor_symbol
 from exprsearch.data import from_frame
 from exprsearch.fit import FitSettings, fit
-from exprsearch.uncertainty import bootstrap
+from exprsearch.law import Law
+from exprsearch.uncertainty import bootstrap, linear_spread
 from tests.conftest import WORKERS, measurements
 
 TRUE = {"c0": 2.0, "c1": 0.15, "c2": 0.01}  # c0 + c1*p + c2*n/p, as the candidate numbers them
@@ -77,3 +80,32 @@ def test_resamples_too_small_to_determine_the_law_are_drawn_again():
     law = search(frame, "time", settings=SearchSettings(resamples=50)).law
     assert str(law.template) == "c0 + c1/p"
     assert law.intervals["c0"][1] < 5 and law.intervals["c1"][0] > 30
+
+
+def amdahl_law(template: str = "c0 + c1/p") -> Law:
+    c0, c1, c2, p = sympy.Symbol("c0", real=True), sympy.Symbol("c1", real=True), sympy.Symbol("c2", real=True), factor_symbol("p")
+    expr = sympy.sympify(template, locals={"c0": c0, "c1": c1, "c2": c2, "p": p})
+    constants = {c.name: v for c, v in ((c0, 1.5), (c1, 49.0), (c2, 1.0)) if c in expr.free_symbols}
+    return Law("time", ("p",), expr, constants, 3)
+
+
+def test_linear_spread_is_the_least_squares_covariance_of_the_log_predictions():
+    """sigma^2 g(x)' (G'G)^-1 g(y), with g(p) = (1, 1/p) / f(p): written out by hand here."""
+    law = amdahl_law()
+    data = from_frame(pd.DataFrame({"p": [1.0, 2.0, 4.0, 4.0], "time": [50.0, 26.0, 13.0, 14.0]}), "time")
+    columns = {"p": np.array([1.0, 8.0, 64.0, 512.0])}
+    features = linear_spread(law, data, columns, 0.02)
+
+    def g(p):
+        return np.array([np.ones_like(p), 1 / p]) / (1.5 + 49.0 / p)
+    G = g(np.array([1.0, 2.0, 4.0, 4.0]))
+    expected = 0.02**2 * g(columns["p"]).T @ np.linalg.solve(G @ G.T, g(columns["p"]))
+    np.testing.assert_allclose(features.T @ features, expected, rtol=1e-9)
+
+
+def test_linear_spread_leaves_exponents_and_undetermined_constants_to_the_bootstrap():
+    data = from_frame(pd.DataFrame({"p": [1.0, 2.0, 4.0], "time": [50.0, 26.0, 13.0]}), "time")
+    columns = {"p": np.array([8.0, 512.0])}
+    assert linear_spread(amdahl_law("c0 + c1/p**c2"), data, columns, 0.02) is None
+    one_value = from_frame(pd.DataFrame({"p": [2.0, 2.0], "time": [26.0, 27.0]}), "time")
+    assert linear_spread(amdahl_law(), one_value, columns, 0.02) is None
