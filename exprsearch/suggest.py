@@ -4,13 +4,14 @@ settled for the least cost, and when to stop.
 The uncertainty at the target has two parts: which law is right (the laws of the search that fit
 the data about as well as the noise allows, counted alike) and the chosen law's constants (their
 least-squares covariance where the law is linear in them, else its bootstrap samples). Both are
-expressed as an ensemble of log-predictions over the candidate configurations and the target, a Bayesian linear model whose features are the members'
-deviations: measuring at x, with the measured noise, removes cov(x, target)² / (var(x) + noise²)
-of the target's variance. Runs are not chosen one greedy step at a time (which favours cheap runs
-that barely inform the target): the remaining budget is spread over the configurations so that
-the target's variance after all of them is least (a c-optimal design with costs, solved by
-Frank-Wolfe), and the next run is the configuration the plan spends most on. Further suggestions
-condition the ensemble as if the previous ones were measured and plan the rest of the budget again.
+expressed as an ensemble of log-predictions over the candidate configurations and the target, a
+Bayesian linear model whose features are the members' deviations: measuring at x, with the
+measured noise, removes cov(x, target)² / (var(x) + noise²) of the target's variance. Runs are
+not chosen one greedy step at a time (which favours cheap runs that barely inform the target):
+the remaining budget is spread over the configurations so that the target's variance after all
+of them is least (a c-optimal design with costs, solved by Frank-Wolfe), and the next run is the
+configuration the plan spends most on. Further suggestions condition the ensemble as if the
+previous ones were measured and plan the rest of the budget again.
 """
 
 from __future__ import annotations

@@ -124,9 +124,9 @@ def linear_spread(law: Law, data: Dataset, columns: Mapping[str, np.ndarray], no
     Measuring at x adds g(x) to G, so a planner that conditions on these features expects a run to
     teach what the refit will learn (``suggest`` does). A bootstrap on a handful of configurations
     cannot stand in: its few distinct resamples tie the prediction at a measured value to the
-    target's and make a repeat there look informative. None (use the bootstrap) for a law with a constant
-    in an exponent, whose curvature the bootstrap keeps and a linearisation would lose, and where
-    the measurements do not determine every constant."""
+    target's and make a repeat there look informative. None (use the bootstrap) for a law with a
+    constant in an exponent, whose curvature the bootstrap keeps and a linearisation would lose,
+    and where the measurements do not determine every constant."""
     if not law.constants:
         return None
     params = [sympy.Symbol(n, real=True) for n in law.constants]
