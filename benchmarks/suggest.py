@@ -103,6 +103,12 @@ class World:
         return pd.DataFrame(rows)
 
 
+def lower(ours: float, theirs: float) -> bool:
+    """A lower error by more than rounding: a campaign that measured the grid's own runs in another
+    order fits the same law up to the last digits, which is a tie, not a win."""
+    return ours < theirs * (1 - 1e-6)
+
+
 def cost_of(case: Case, config: tuple[float, ...]) -> float:
     return config[0] * case.law(config[0], config[1] if case.two else 1000.0)
 
@@ -322,11 +328,11 @@ def main() -> None:
         print(f"| {r['law']} | {r['error']:.2f} | {r['runs']} | {100 * r['spent'] / r['budget']:.0f} % | {said} | "
               f"{reach} | {r['grid']:.2f} | {r['random']:.2f} | "
               f"{'—' if r['advisor'] is None else format(r['advisor'], '.2f')} |")
-    better = sum(r["error"] < r["grid"] for r in rows)
+    better = sum(lower(r["error"], r["grid"]) for r in rows)
     shares = [r["reach5"] / r["budget"] if r["reach5"] is not None else float("inf") for r in rows]
     print(f"\nFollowing suggest: lower error at the target than the full grid on {better}/{len(rows)} laws "
           f"({100 * better / len(rows):.0f} %), than random designs on "
-          f"{sum(r['error'] < r['random'] for r in rows)}/{len(rows)}; median cost to reach 5 % error: "
+          f"{sum(lower(r['error'], r['random']) for r in rows)}/{len(rows)}; median cost to reach 5 % error: "
           f"{100 * statistics.median(shares):.0f} % of the grid's (full grid within 5 % on "
           f"{sum(r['grid'] < 5 for r in rows)}/{len(rows)}).")
     for share in args.shares:
@@ -344,14 +350,15 @@ def main() -> None:
                            ("spread", "the same-cost grid spanning the range"), ("random", "random designs (median)")):
             both = [r["part"][share] for r in rows if r["part"][share][kind] is not None
                     and r["part"][share]["suggest"] is not None]
-            scores.append(f"than {what} on {sum(q['suggest'] < q[kind] for q in both)}/{len(both)} laws")
+            scores.append(f"than {what} on {sum(lower(q['suggest'], q[kind]) for q in both)}/{len(both)} laws")
         print(f"\nAt {100 * share:.0f} % of the grid's cost, following suggest: lower error " + ", ".join(scores)
               + " (counted where both designs fit the budget).")
     if args.worlds > 1:
         pairs = [pair for r in rows for pair in r["worlds"]]
-        majority = sum(2 * sum(ours < grid for grid, ours in r["worlds"]) > len(r["worlds"]) for r in rows)
+        majority = sum(2 * sum(lower(ours, grid) for grid, ours in r["worlds"]) > len(r["worlds"]) for r in rows)
         print(f"\nOver {args.worlds} noise draws per law: following suggest gave a lower error at the target than "
-              f"the full grid in {sum(ours < grid for grid, ours in pairs)}/{len(pairs)} campaigns, and in most "
+              f"the full grid in {sum(lower(ours, grid) for grid, ours in pairs)}/{len(pairs)} campaigns (tied in "
+              f"{sum(not lower(o, g) and not lower(g, o) for g, o in pairs)}: the same runs), and in most "
               f"draws on {majority}/{len(rows)} laws; median error {statistics.median(o for _, o in pairs):.2f} % "
               f"against the grid's {statistics.median(g for g, _ in pairs):.2f} %.")
         for r in rows:
@@ -359,7 +366,7 @@ def main() -> None:
     advised = [r for r in rows if r["advisor"] is not None]
     if advised:
         print(f"Against Extra-P's advisor (its designs fitted by exprsearch): lower error on "
-              f"{sum(r['error'] < r['advisor'] for r in advised)}/{len(advised)} laws; the advisor's designs "
+              f"{sum(lower(r['error'], r['advisor']) for r in advised)}/{len(advised)} laws; the advisor's designs "
               f"within 5 % on {sum(r['advisor'] < 5 for r in advised)}/{len(advised)}.")
 
 
