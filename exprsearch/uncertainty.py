@@ -133,16 +133,19 @@ def linear_spread(law: Law, data: Dataset, columns: Mapping[str, np.ndarray], no
     if any(sympy.diff(law.template, c).free_symbols & set(params) for c in params):
         return None
     values = [np.float64(v) for v in law.constants.values()]
-    measured = {f: np.asarray(data.column(f), dtype=float) for f in law.factors}
-    with np.errstate(all="ignore"):
-        def gradient(where: Mapping[str, np.ndarray]) -> np.ndarray:
-            cols = [where[f] for f in law.factors]
-            shape = np.broadcast_shapes(*(c.shape for c in cols))
-            level = np.broadcast_to(to_function(law.template, law.factors, params)(cols, values), shape)
-            rows = [np.broadcast_to(to_function(sympy.diff(law.template, c), law.factors, params)(cols, values),
-                                    shape) / level for c in params]
-            return np.array(rows)  # (constants, points)
-        at_data, at_columns = gradient(measured), gradient(columns)
+    level = to_function(law.template, law.factors, params)
+    slopes = [to_function(sympy.diff(law.template, c), law.factors, params) for c in params]
+
+    def gradient(where: Mapping[str, np.ndarray]) -> np.ndarray:
+        """d log(prediction) / d constant at every point of ``where``: (constants, points)."""
+        cols = [np.asarray(where[f], dtype=float) for f in law.factors]
+        shape = np.broadcast_shapes(*(c.shape for c in cols))
+        with np.errstate(all="ignore"):
+            return np.array([np.broadcast_to(slope(cols, values), shape) / np.broadcast_to(level(cols, values), shape)
+                             for slope in slopes])
+
+    at_data = gradient({f: data.column(f) for f in law.factors})
+    at_columns = gradient(columns)
     if not (np.all(np.isfinite(at_data)) and np.all(np.isfinite(at_columns))):
         return None
     scale = np.sqrt(np.sum(at_data**2, axis=1))  # columns of G scaled to unit length: conditioning only

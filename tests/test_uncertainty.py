@@ -1,4 +1,5 @@
-"""Bootstrap intervals: calibrated on synthetic laws, stored in law.json, shown by predict."""
+"""Bootstrap intervals: calibrated on synthetic laws, stored in law.json, shown by predict; the
+least-squares spread of a law linear in its constants."""
 
 import numpy as np
 import pandas as pd
