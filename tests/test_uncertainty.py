@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exprsearch import candidates, grammar, search
 from exprsearch.compile import Compiler, factor_symbol
@@ -110,3 +112,24 @@ def test_linear_spread_leaves_exponents_and_undetermined_constants_to_the_bootst
     assert linear_spread(amdahl_law("c0 + c1/p**c2"), data, columns, 0.02) is None
     one_value = from_frame(pd.DataFrame({"p": [2.0, 2.0], "time": [26.0, 27.0]}), "time")
     assert linear_spread(amdahl_law(), one_value, columns, 0.02) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(ps=st.lists(st.sampled_from([1.0, 2.0, 3.0, 4.0, 8.0, 16.0]), min_size=3, max_size=8),
+       new=st.sampled_from([1.0, 5.0, 32.0, 64.0]), sd=st.floats(0.005, 0.1))
+def test_conditioning_the_spread_on_a_run_is_the_spread_with_that_run_measured(ps, new, sd):
+    """What suggest's plan does with the features (precision I + f fᵀ/σ² for a run at x) gives
+    the covariance that linear_spread computes once x is among the measurements: the plan expects
+    of a run what the refit will learn."""
+    law = amdahl_law("c0 + c1/p + c2*p")
+    frame = pd.DataFrame({"p": ps, "time": [1.0] * len(ps)})
+    columns = {"p": np.array([new, 100.0, 512.0])}  # the run, then two other points
+    features = linear_spread(law, from_frame(frame, "time"), columns, sd)
+    if features is None:  # fewer than three distinct values: the constants are not determined
+        assert len(set(ps)) < 3
+        return
+    run = features[:, 0]
+    conditioned = features.T @ np.linalg.solve(np.eye(len(run)) + np.outer(run, run) / sd**2, features)
+    grown = from_frame(pd.concat([frame, pd.DataFrame({"p": [new], "time": [1.0]})]), "time")
+    after = linear_spread(law, grown, columns, sd)
+    np.testing.assert_allclose(conditioned, after.T @ after, rtol=1e-6, atol=1e-14)
