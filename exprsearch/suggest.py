@@ -113,7 +113,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     if not usable[-1]:
         raise ConfigError("the plausible laws do not all predict a positive time at --at; choose another target")
     within = linear_spread(law, result.dataset, columns, noise_sd)
-    features = _features(logs, weights, boot if within is None else None, within)
+    features = _features(logs, weights, _bootstrap_spread(boot) if within is None else within)
     noise = noise_sd**2
     measured = _measured(result, grid)
     nearest = _nearest(grid, at)
@@ -217,17 +217,20 @@ def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:
     return [(f.candidate.template, f.values) for f in keep]
 
 
-def _features(logs: np.ndarray, weights: np.ndarray, boot: np.ndarray | None,
-              within: np.ndarray | None = None) -> np.ndarray:
+def _features(logs: np.ndarray, weights: np.ndarray, within: np.ndarray) -> np.ndarray:
     """Deviations of the ensemble's members, scaled so that ``F.T @ F`` is the covariance of the
-    log-predictions over the columns: the laws' (weighted) plus the chosen law's constants', given
-    as ``within`` or else from the bootstrap curves ``boot``."""
+    log-predictions over the columns: the laws' (weighted) plus ``within``, the chosen law's
+    constants' (rows whose ``F.T @ F`` is their covariance)."""
     finite_logs = np.where(np.isfinite(logs), logs, 0.0)
     between = (finite_logs - weights @ finite_logs) * np.sqrt(weights)[:, None]
-    if within is None:
-        finite_boot = np.where(np.isfinite(boot), boot, 0.0)
-        within = (finite_boot - finite_boot.mean(axis=0)) / np.sqrt(max(len(boot) - 1, 1))
     return np.vstack([between, within])
+
+
+def _bootstrap_spread(boot: np.ndarray) -> np.ndarray:
+    """The bootstrap curves' (log-predictions) deviations from their mean, scaled so that
+    ``F.T @ F`` is their sample covariance."""
+    finite_boot = np.where(np.isfinite(boot), boot, 0.0)
+    return (finite_boot - finite_boot.mean(axis=0)) / np.sqrt(max(len(boot) - 1, 1))
 
 
 def _gain(features: np.ndarray, precision: np.ndarray, noise: float, column: int) -> float:

@@ -130,19 +130,19 @@ def linear_spread(law: Law, data: Dataset, columns: Mapping[str, np.ndarray], no
     if not law.constants:
         return None
     params = [sympy.Symbol(n, real=True) for n in law.constants]
-    if any(sympy.diff(law.template, c).free_symbols & set(params) for c in params):
+    derivatives = [sympy.diff(law.template, c) for c in params]
+    if any(d.free_symbols & set(params) for d in derivatives):
         return None
     values = [np.float64(v) for v in law.constants.values()]
-    level = to_function(law.template, law.factors, params)
-    slopes = [to_function(sympy.diff(law.template, c), law.factors, params) for c in params]
+    slopes = [to_function(d, law.factors, params) for d in derivatives]
 
     def gradient(where: Mapping[str, np.ndarray]) -> np.ndarray:
         """d log(prediction) / d constant at every point of ``where``: (constants, points)."""
         cols = [np.asarray(where[f], dtype=float) for f in law.factors]
         shape = np.broadcast_shapes(*(c.shape for c in cols))
+        level = law.predict(where)
         with np.errstate(all="ignore"):
-            return np.array([np.broadcast_to(slope(cols, values), shape) / np.broadcast_to(level(cols, values), shape)
-                             for slope in slopes])
+            return np.array([np.broadcast_to(slope(cols, values), shape) / level for slope in slopes])
 
     at_data = gradient({f: data.column(f) for f in law.factors})
     at_columns = gradient(columns)
