@@ -14,6 +14,7 @@ from exprsearch.data import from_frame
 from exprsearch.fit import FitSettings, fit
 from exprsearch.law import Law
 from exprsearch.uncertainty import bootstrap, linear_spread
+from exprsearch.vocabulary import parse
 from tests.conftest import WORKERS, measurements
 
 TRUE = {"c0": 2.0, "c1": 0.15, "c2": 0.01}  # c0 + c1*p + c2*n/p, as the candidate numbers them
@@ -86,9 +87,9 @@ def test_resamples_too_small_to_determine_the_law_are_drawn_again():
 
 
 def amdahl_law(template: str = "c0 + c1/p") -> Law:
-    c0, c1, c2, p = sympy.Symbol("c0", real=True), sympy.Symbol("c1", real=True), sympy.Symbol("c2", real=True), factor_symbol("p")
-    expr = sympy.sympify(template, locals={"c0": c0, "c1": c1, "c2": c2, "p": p})
-    constants = {c.name: v for c, v in ((c0, 1.5), (c1, 49.0), (c2, 1.0)) if c in expr.free_symbols}
+    symbols = {"p": factor_symbol("p"), **{c: sympy.Symbol(c, real=True) for c in ("c0", "c1", "c2")}}
+    expr = parse(template, symbols)
+    constants = {c: v for c, v in (("c0", 1.5), ("c1", 49.0), ("c2", 1.0)) if symbols[c] in expr.free_symbols}
     return Law("time", ("p",), expr, constants, 3)
 
 
