@@ -1,0 +1,154 @@
+"""What design alone can win against the same-cost full grid: a planner that knows the true law.
+
+``benchmarks/suggest.py`` counts the laws on which following ``suggest`` gives a lower error at
+the target than the full grid of the same cost. That count mixes two things: where the runs are
+(the design) and which law the search then chooses (selection). This script isolates the first.
+For every law of that suite that is linear in its constants it plans with the law itself known,
+coefficients included: from the same start, it adds one run at a time, the one that most reduces
+the least-squares variance of the prediction at the target per unit of cost, until nothing more
+fits in the budget (greedy c-optimal design; what ``suggest`` does when only the true law is
+plausible). Both that design and the grid are then fitted with the true form (relative least
+squares), on the same noise draws as ``suggest.py`` (common random numbers) and on as many more
+as ``--worlds`` asks. A law on which even this planner rarely beats the grid shows how far the
+suite's target can be met by design at all.
+
+    python benchmarks/suggest_ceiling.py [--worlds 400] [--space integers|doubling]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+
+import numpy as np
+import suggest as suite
+
+ONE = np.ones
+BASIS = {  # the true form of each law linear in its constants: its columns as functions of (p, n)
+    "Amdahl 2 + 40/p": lambda p, n: [ONE(p.shape), 1 / p],
+    "Amdahl + linear communication": lambda p, n: [ONE(p.shape), 1 / p, p],
+    "Amdahl + log communication": lambda p, n: [ONE(p.shape), 1 / p, np.log2(p)],
+    "sqrt communication": lambda p, n: [ONE(p.shape), 1 / p, np.sqrt(p)],
+    "bottleneck growing as p^2": lambda p, n: [ONE(p.shape), 1 / p, p**2],
+    "weak scaling log2 p": lambda p, n: [ONE(p.shape), np.log2(p)],
+    "two factors: n/p": lambda p, n: [ONE(p.shape), n / p],
+    "two factors: n/p + linear": lambda p, n: [ONE(p.shape), n / p, p],
+    "two factors: n/p + log": lambda p, n: [ONE(p.shape), n / p, np.log2(p)],
+    "two factors: n log n / p": lambda p, n: [ONE(p.shape), n * np.log2(n) / p],
+    "two factors: n/p + sqrt(n) log p": lambda p, n: [ONE(p.shape), n / p, np.sqrt(n) * np.log2(p)],
+    "two factors: n^2/p": lambda p, n: [ONE(p.shape), n**2 / p],
+    "two factors: n/p + p log p": lambda p, n: [ONE(p.shape), n / p, p * np.log2(p)],
+    "two factors: serial part grows with n": lambda p, n: [ONE(p.shape), n / p, n],
+}
+
+
+def columns(case: suite.Case, configs: list[tuple[float, ...]]) -> np.ndarray:
+    """The true form's design matrix at ``configs``, each row divided by the true time there
+    (relative errors, as the noise is multiplicative)."""
+    p = np.array([c[0] for c in configs], float)
+    n = np.array([c[1] if case.two else 1000.0 for c in configs], float)
+    return np.column_stack(BASIS[case.name](p, n)) / case.law(p, n)[:, None]
+
+
+def relaxed(info: np.ndarray, rows: np.ndarray, cost: np.ndarray, target: np.ndarray, budget: float,
+            steps: int = 3000) -> tuple[np.ndarray, float]:
+    """Runs per configuration (real numbers) within ``budget`` that leave the least variance of the
+    prediction at ``target``, given the information ``info`` already measured: the c-optimal
+    design with costs, which is convex, solved by Frank-Wolfe (as ``suggest`` plans); returns the
+    runs and that variance, a lower bound for every design of integer runs."""
+    most = budget / cost
+    runs = np.zeros(len(cost))
+    for step in range(steps):
+        system = info + (rows.T * runs) @ rows
+        rate = (rows @ np.linalg.solve(system, target)) ** 2 / cost
+        move = 2.0 / (step + 2)
+        runs *= 1 - move
+        runs[int(np.argmax(rate))] += move * most[int(np.argmax(rate))]
+    return runs, float(target @ np.linalg.solve(info + (rows.T * runs) @ rows, target))
+
+
+def plan(case: suite.Case, budget: float) -> tuple[list[tuple[float, ...]], float]:
+    """From the suite's start, one run at a time: plan the rest of the budget (:func:`relaxed`) and
+    measure the affordable configuration it spends most on, until nothing more fits. Returns the
+    design and the variance bound of the first plan (any design from that start has at least it)."""
+    configs = suite.initial(case)
+    spent = sum(suite.cost_of(case, c) for c in configs)
+    space = list(itertools.product(*(case.space[k] for k in case.space)))
+    rows, cost = columns(case, space), np.array([suite.cost_of(case, c) for c in space])
+    target = columns(case, [tuple(case.at[k] for k in case.space)])[0]
+    design = columns(case, configs)
+    bound = None
+    while True:
+        open_ = spent + cost <= budget
+        if not open_.any():
+            return configs, bound
+        runs, variance = relaxed(design.T @ design, rows[open_], cost[open_], target, budget - spent)
+        bound = variance if bound is None else bound
+        best = int(np.flatnonzero(open_)[int(np.argmax(runs * cost[open_]))])
+        configs.append(space[best])
+        design = np.vstack([design, rows[best]])
+        spent += cost[best]
+
+
+def fitted_error(case: suite.Case, configs: list[tuple[float, ...]], seed: int) -> float:
+    """Error (%) at the target of the true form fitted by relative least squares to the runs of
+    ``configs`` in noise draw ``seed``."""
+    frame = suite.World(case, seed).measure(configs)
+    p = frame["p"].to_numpy()
+    n = frame["n"].to_numpy() if case.two else np.full(len(p), 1000.0)
+    x = np.column_stack(BASIS[case.name](p, n))
+    y = frame["time"].to_numpy()
+    coef = np.linalg.lstsq(x / y[:, None], np.ones(len(y)), rcond=None)[0]
+    at = np.array([case.at["p"]]), np.array([case.at.get("n", 1000.0)])
+    predicted = float(np.column_stack(BASIS[case.name](*at))[0] @ coef)
+    return 100 * abs(predicted / float(case.law(*at)[0]) - 1)
+
+
+def most_of_five(q: float) -> float:
+    """Probability of winning at least three of five independent draws, each won with ``q``."""
+    return sum(math.comb(5, k) * q**k * (1 - q) ** (5 - k) for k in range(3, 6))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worlds", type=int, default=400, help="noise draws per law")
+    parser.add_argument("--space", choices=sorted(suite.SPACES), default="integers")
+    args = parser.parse_args()
+    suite.CHOICES = suite.SPACES[args.space]
+    print(f"### A planner that knows the law, against the same-cost full grid ({args.space} p, "
+          f"{args.worlds} noise draws)\n")
+    print("| law | runs (grid) | distinct p | prediction SD ratio, grid / planner (grid / any design) | lower error than the grid | "
+          "tied | median error %, planner vs grid | P(lower in most of 5 draws) |")
+    print("|---|---|---|---|---|---|---|---|")
+    majority, share, counted = [], [], 0
+    for number, case in enumerate(suite.CASES):
+        if case.name not in BASIS:
+            print(f"| {case.name} | not linear in its constants: not planned |||||||")
+            continue
+        counted += 1
+        full = suite.grid(case)
+        budget = sum(suite.cost_of(case, c) for c in full)
+        design, bound = plan(case, budget)
+        target = columns(case, [tuple(case.at[k] for k in case.space)])[0]
+        spread = [math.sqrt(target @ np.linalg.pinv(columns(case, d).T @ columns(case, d)) @ target)
+                  for d in (full, design)] + [math.sqrt(bound)]
+        seeds = [100 + number + 1000 * w for w in range(args.worlds)]  # suite.py's draws come first
+        pairs = [(fitted_error(case, design, s), fitted_error(case, full, s)) for s in seeds]
+        wins = sum(suite.lower(ours, grid) for ours, grid in pairs)
+        ties = sum(not suite.lower(o, g) and not suite.lower(g, o) for o, g in pairs)
+        q = wins / len(pairs)
+        majority.append(most_of_five(q))
+        share.append(q)
+        print(f"| {case.name} | {len(design)} ({len(full)}) | {len({c[0] for c in design})} | "
+              f"{spread[0] / spread[1]:.2f} ({spread[0] / spread[2]:.2f}) | {100 * q:.0f} % | {ties} | "
+              f"{np.median([o for o, _ in pairs]):.2f} vs {np.median([g for _, g in pairs]):.2f} | "
+              f"{100 * majority[-1]:.0f} % |")
+    print(f"\nOver the {counted} laws linear in their constants, the planner that knows the law gives a lower "
+          f"error than the same-cost grid in {100 * np.mean(share):.0f} % of draws; expected laws on which it is "
+          f"lower in most of five draws: {sum(majority):.1f}/{counted} ({100 * sum(majority) / counted:.0f} %); "
+          f"laws on which it is lower in most draws: {sum(q > 0.5 for q in share)}/{counted}.")
+
+
+if __name__ == "__main__":
+    main()
