@@ -142,11 +142,22 @@ class Law:
             raise LawError(f"not valid JSON: {exc}") from None
 
 
-def load(path: str | Path) -> Law:
-    """Read a law.json file."""
+def locate(path: str | Path) -> Path:
+    """The law.json at ``path``, or in the folder ``path`` (what ``run --out`` names)."""
     path = Path(path)
+    if path.is_dir():
+        if not (path / "law.json").is_file():
+            raise LawError(f"'{path}' is a folder with no law.json in it; give the law.json that run wrote, "
+                           "or the folder run --out wrote it to")
+        return path / "law.json"
     if not path.is_file():
         raise LawError(f"law file '{path}' does not exist; check the path")
+    return path
+
+
+def load(path: str | Path) -> Law:
+    """Read a law.json file, or the one in the folder ``path``."""
+    path = locate(path)
     try:
         return Law.from_json(path.read_text())
     except LawError as exc:

@@ -35,6 +35,19 @@ def test_predict_table_json_and_extrapolation_warning(law_file, tmp_path):
     assert run("predict", law_file, "--data", configs, "--json").exit_code == 0
 
 
+def test_decisions_take_the_folder_run_wrote(law_file, tmp_path):
+    """`run --out results` writes results/law.json; `predict results` reads it, and `plot` writes
+    its figures into that folder."""
+    assert run("predict", tmp_path, "--at", "p=128,n=16000").stdout == run(
+        "predict", law_file, "--at", "p=128,n=16000").stdout
+    assert run("plot", tmp_path, "--vary", "p=1..64").exit_code == 0
+    assert any(tmp_path.glob("*.png"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run("explain", empty, "--vary", "p=1..8")
+    assert result.exit_code == 2 and "is a folder with no law.json in it" in " ".join(result.output.split())
+
+
 def test_explain_reports_the_limit(law_file):
     result = run("explain", law_file, "--vary", "p=1..1024", "--fix", "n=16000")
     assert result.exit_code == 0

@@ -52,6 +52,8 @@ def test_law_json_is_strict_json_when_a_check_failed():
 def test_bad_law_files(tmp_path):
     with pytest.raises(LawError, match="does not exist"):
         load(tmp_path / "none.json")
+    with pytest.raises(LawError, match="is a folder with no law.json in it"):
+        load(tmp_path)
     path = tmp_path / "law.json"
     path.write_text("{not json")
     with pytest.raises(LawError, match="not valid JSON"):

@@ -23,14 +23,21 @@ def _law(path: Path):
     return load(path)
 
 
+def _beside(law_file: Path, name: str) -> Path:
+    """The file ``name`` that run wrote beside the law (``law_file`` may name its folder)."""
+    from ..law import locate
+
+    return locate(law_file).parent / name
+
+
 def _read_levels(law_file: Path, law, factor: str):
     """The per-value law of ``factor`` from the levels.json that run wrote beside ``law_file``."""
     from ..errors import LawError
     from ..levels import Levels
 
-    path = law_file.parent / "levels.json"
+    path = _beside(law_file, "levels.json")
     if not path.is_file():
-        raise LawError(f"no levels.json beside '{law_file}': run with --intrinsic {factor} to test its values as levels")
+        raise LawError(f"no levels.json in '{path.parent}' beside the law: run with --intrinsic {factor} to test its values as levels")
     try:
         records = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
@@ -88,7 +95,7 @@ def _far_outside(law, name: str, values) -> str | None:
 
 @app.command()
 def predict(
-    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run.")],
+    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     at: Annotated[list[str], typer.Option("--at", help="A configuration: p=128,n=16000 (repeatable).")] = [],  # noqa: B006
     data: Annotated[Path | None, typer.Option(help="A table of configurations (columns named as the factors).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
@@ -149,7 +156,7 @@ def predict(
 
 @app.command("explain")
 def explain_command(
-    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run.")],
+    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     vary: Annotated[str, typer.Option(help="The factor and its range: p=1..1024.")],
     fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
     threshold: Annotated[float, typer.Option(help="Doubling the factor must save at least this share of time.")] = 0.05,
@@ -208,7 +215,7 @@ def _shown(values) -> list[int]:
 
 @app.command("optimize")
 def optimize_command(
-    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run.")],
+    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     vary: Annotated[list[str], typer.Option(help="A factor to search: p=1..512 or b=32,64,128 (repeatable).")] = [],  # noqa: B006
     fix: Annotated[list[str], typer.Option(help="A factor held fixed: n=1281167 (repeatable).")] = [],  # noqa: B006
     where: Annotated[list[str], typer.Option(help="A constraint: 'p*b <= 65536' (repeatable).")] = [],  # noqa: B006
@@ -276,7 +283,7 @@ def optimize_command(
 
 @app.command("plot")
 def plot_command(
-    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run.")],
+    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     data: Annotated[Path | None, typer.Argument(help="The measurements, for measured-vs-predicted.")] = None,
     vary: Annotated[str | None, typer.Option(help="Factor and range to plot along: p=1..1024.")] = None,
     fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
@@ -289,7 +296,7 @@ def plot_command(
     def work():
         law = _law(law_file)
         dataset = load_table(data, law.target, list(law.factors)) if data is not None else None
-        front_file = law_file.parent / "front.csv"
+        front_file = _beside(law_file, "front.csv")
         rows = list(csv.DictReader(io.StringIO(front_file.read_text()))) if front_file.is_file() else None
         view = None
         if vary is not None:
@@ -297,7 +304,7 @@ def plot_command(
             default_fixed = plots.default_view(law, dataset)[2]
             fixed = {k: v for k, v in {**default_fixed, **_fixed(fix)}.items() if k != factor}
             view = (factor, values, fixed)
-        return plots.all_figures(law, out_dir or law_file.parent, dataset, rows, view)
+        return plots.all_figures(law, out_dir or front_file.parent, dataset, rows, view)
 
     for path in _guard(work):
         out.print(f"wrote {path}", highlight=False)
