@@ -23,11 +23,11 @@ def _law(path: Path):
     return load(path)
 
 
-def _beside(law_file: Path, name: str) -> Path:
-    """The file ``name`` that run wrote beside the law (``law_file`` may name its folder)."""
+def _folder(law_file: Path) -> Path:
+    """The folder run wrote the law to, with levels.json and front.csv (``law_file`` may name it)."""
     from ..law import locate
 
-    return locate(law_file).parent / name
+    return locate(law_file).parent
 
 
 def _read_levels(law_file: Path, law, factor: str):
@@ -35,7 +35,7 @@ def _read_levels(law_file: Path, law, factor: str):
     from ..errors import LawError
     from ..levels import Levels
 
-    path = _beside(law_file, "levels.json")
+    path = _folder(law_file) / "levels.json"
     if not path.is_file():
         raise LawError(f"no levels.json in '{path.parent}' beside the law: run with --intrinsic {factor} to test its values as levels")
     try:
@@ -296,7 +296,8 @@ def plot_command(
     def work():
         law = _law(law_file)
         dataset = load_table(data, law.target, list(law.factors)) if data is not None else None
-        front_file = _beside(law_file, "front.csv")
+        folder = _folder(law_file)
+        front_file = folder / "front.csv"
         rows = list(csv.DictReader(io.StringIO(front_file.read_text()))) if front_file.is_file() else None
         view = None
         if vary is not None:
@@ -304,7 +305,7 @@ def plot_command(
             default_fixed = plots.default_view(law, dataset)[2]
             fixed = {k: v for k, v in {**default_fixed, **_fixed(fix)}.items() if k != factor}
             view = (factor, values, fixed)
-        return plots.all_figures(law, out_dir or front_file.parent, dataset, rows, view)
+        return plots.all_figures(law, out_dir or folder, dataset, rows, view)
 
     for path in _guard(work):
         out.print(f"wrote {path}", highlight=False)
