@@ -43,18 +43,30 @@ BASIS = {  # the true form of each law linear in its constants: its columns as f
 }
 
 
+def basis(case: suite.Case, configs: list[tuple[float, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """The true form's columns at ``configs``, and the true times there (n = 1000 for a law over p
+    alone, as the suite measures it)."""
+    p = np.array([c[0] for c in configs], float)
+    n = np.array([c[1] if case.two else 1000.0 for c in configs], float)
+    return np.column_stack(BASIS[case.name](p, n)), case.law(p, n)
+
+
 def columns(case: suite.Case, configs: list[tuple[float, ...]]) -> np.ndarray:
     """The true form's design matrix at ``configs``, each row divided by the true time there
     (relative errors, as the noise is multiplicative)."""
-    p = np.array([c[0] for c in configs], float)
-    n = np.array([c[1] if case.two else 1000.0 for c in configs], float)
-    return np.column_stack(BASIS[case.name](p, n)) / case.law(p, n)[:, None]
+    x, times = basis(case, configs)
+    return x / times[:, None]
 
 
-def relaxed(info: np.ndarray, rows: np.ndarray, cost: np.ndarray, target: np.ndarray, budget: float,
+def target(case: suite.Case) -> tuple[float, ...]:
+    """The configuration the suite judges at (p = 512, and n = 64000 for two factors)."""
+    return tuple(case.at[k] for k in case.space)
+
+
+def relaxed(info: np.ndarray, rows: np.ndarray, cost: np.ndarray, at: np.ndarray, budget: float,
             steps: int = 3000) -> tuple[np.ndarray, float]:
     """Runs per configuration (real numbers) within ``budget`` that leave the least variance of the
-    prediction at ``target``, given the information ``info`` already measured: the c-optimal
+    prediction at ``at`` (its row), given the information ``info`` already measured: the c-optimal
     design with costs, which is convex, solved by Frank-Wolfe (as ``suggest`` plans). Returns the
     runs and a certified lower bound on the least variance: the variance they reach less the
     Frank-Wolfe duality gap, so no design of integer runs within the budget goes below it."""
@@ -62,14 +74,14 @@ def relaxed(info: np.ndarray, rows: np.ndarray, cost: np.ndarray, target: np.nda
     runs = np.zeros(len(cost))
     for step in range(steps):
         system = info + (rows.T * runs) @ rows
-        rate = (rows @ np.linalg.solve(system, target)) ** 2 / cost
-        move = 2.0 / (step + 2)
+        rate = (rows @ np.linalg.solve(system, at)) ** 2 / cost
+        move, vertex = 2.0 / (step + 2), int(np.argmax(rate))
         runs *= 1 - move
-        runs[int(np.argmax(rate))] += move * most[int(np.argmax(rate))]
-    solved = np.linalg.solve(info + (rows.T * runs) @ rows, target)
+        runs[vertex] += move * most[vertex]
+    solved = np.linalg.solve(info + (rows.T * runs) @ rows, at)
     slope = (rows @ solved) ** 2  # minus the variance's derivative in each configuration's runs
     gap = float(np.max(slope / cost) * budget - runs @ slope)
-    return runs, max(float(target @ solved) - gap, 0.0)
+    return runs, max(float(at @ solved) - gap, 0.0)
 
 
 def plan(case: suite.Case, budget: float) -> tuple[list[tuple[float, ...]], float]:
@@ -81,14 +93,14 @@ def plan(case: suite.Case, budget: float) -> tuple[list[tuple[float, ...]], floa
     spent = sum(suite.cost_of(case, c) for c in configs)
     space = list(itertools.product(*(case.space[k] for k in case.space)))
     rows, cost = columns(case, space), np.array([suite.cost_of(case, c) for c in space])
-    target = columns(case, [tuple(case.at[k] for k in case.space)])[0]
+    at = columns(case, [target(case)])[0]
     design = columns(case, configs)
     bound = None
     while True:
         open_ = spent + cost <= budget
         if not open_.any():
             return configs, bound
-        runs, variance = relaxed(design.T @ design, rows[open_], cost[open_], target, budget - spent)
+        runs, variance = relaxed(design.T @ design, rows[open_], cost[open_], at, budget - spent)
         bound = variance if bound is None else bound
         best = int(np.flatnonzero(open_)[int(np.argmax(runs * cost[open_]))])
         configs.append(space[best])
@@ -99,15 +111,10 @@ def plan(case: suite.Case, budget: float) -> tuple[list[tuple[float, ...]], floa
 def fitted_error(case: suite.Case, configs: list[tuple[float, ...]], seed: int) -> float:
     """Error (%) at the target of the true form fitted by relative least squares to the runs of
     ``configs`` in noise draw ``seed``."""
-    frame = suite.World(case, seed).measure(configs)
-    p = frame["p"].to_numpy()
-    n = frame["n"].to_numpy() if case.two else np.full(len(p), 1000.0)
-    x = np.column_stack(BASIS[case.name](p, n))
-    y = frame["time"].to_numpy()
-    coef = np.linalg.lstsq(x / y[:, None], np.ones(len(y)), rcond=None)[0]
-    at = np.array([case.at["p"]]), np.array([case.at.get("n", 1000.0)])
-    predicted = float(np.column_stack(BASIS[case.name](*at))[0] @ coef)
-    return 100 * abs(predicted / float(case.law(*at)[0]) - 1)
+    y = suite.World(case, seed).measure(configs)["time"].to_numpy()
+    coef = np.linalg.lstsq(basis(case, configs)[0] / y[:, None], np.ones(len(y)), rcond=None)[0]
+    at, truth = basis(case, [target(case)])
+    return 100 * abs(float(at[0] @ coef) / float(truth[0]) - 1)
 
 
 def most_of_five(q: float) -> float:
@@ -135,8 +142,8 @@ def main() -> None:
         full = suite.grid(case)
         budget = sum(suite.cost_of(case, c) for c in full)
         design, bound = plan(case, budget)
-        target = columns(case, [tuple(case.at[k] for k in case.space)])[0]
-        spread = [math.sqrt(target @ np.linalg.pinv(columns(case, d).T @ columns(case, d)) @ target)
+        at = columns(case, [target(case)])[0]
+        spread = [math.sqrt(at @ np.linalg.pinv(columns(case, d).T @ columns(case, d)) @ at)
                   for d in (full, design)] + [math.sqrt(bound)]
         seeds = [100 + number + 1000 * w for w in range(args.worlds)]  # suite.py's draws come first
         pairs = [(fitted_error(case, design, s), fitted_error(case, full, s)) for s in seeds]
