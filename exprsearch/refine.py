@@ -166,6 +166,50 @@ def _on_cluster(todo, compiler: Compiler, y: np.ndarray, settings: FitSettings, 
     return fitted
 
 
+def _extensions(usable: list[Candidate], fits: list[Fit | None], refined: set[int], tried: set[int],
+                margin: float) -> list[tuple[Candidate, Fit]]:
+    """Jobs for the candidates the pruning passed over that hold every term of a refined candidate
+    and more, with all their nonlinear constants in those terms: each can fit at least as well
+    as that candidate (its added coefficients at zero), which the parabola through its grid
+    profile may not see where the cost has a kink (a max). Those that could then reach the front
+    are polished from the refined candidate's exponents."""
+    by_terms = {}
+    for j in refined:
+        key = frozenset(usable[j].terms)
+        if fits[j] is not None and fits[j].ok and (key not in by_terms or fits[j].cost < fits[by_terms[key]].cost):
+            by_terms[key] = j
+    if not by_terms:
+        return []
+    starts: dict[int, Fit] = {}
+    potential = [f.cost if f is not None and f.ok else np.inf for f in fits]
+    for i, candidate in enumerate(usable):
+        if i in tried or not candidate.nonlinear or fits[i] is None:
+            continue
+        terms = set(candidate.terms)
+        bounds = [j for key, j in by_terms.items() if key < terms and
+                  all(t in key for t in candidate.terms if t.n_nonlinear)]
+        if bounds:
+            j = min(bounds, key=lambda k: (fits[k].cost, k))
+            potential[i] = min(potential[i], fits[j].cost)
+            starts[i] = _started(candidate, fits[i], usable[j], fits[j])
+    if not starts:
+        return []
+    ok = [f if f is not None else Fit(usable[i]) for i, f in enumerate(fits)]
+    keep = set(_rank.contenders(ok, potential, margin))
+    return [(usable[i], starts[i]) for i in sorted(starts) if i in keep]
+
+
+def _started(candidate: Candidate, own: Fit, nested: Candidate, fitted: Fit) -> Fit:
+    """``own`` with the nonlinear constants of ``candidate`` set to those ``fitted`` found for the
+    same terms of ``nested``."""
+    values = dict(own.values)
+    for term, names in zip(candidate.terms, candidate.names):
+        if term.n_nonlinear:
+            theirs = nested.names[nested.terms.index(term)]
+            values.update((names[k], fitted.values[theirs[k]]) for k in range(len(names)) if k != term.coefficient)
+    return Fit(candidate, values, own.cost, own.mse, own.ok, own.reason)
+
+
 @dataclass(frozen=True)
 class Fitted:
     """Every usable candidate's fit (in candidate order), and how far the refinement got."""
@@ -203,6 +247,16 @@ def fit_all(
     for i, f in zip(todo, done):
         if f is not None:
             fits[i] = f
+    if settings.prune_margin is not None and (deadline is None or time.monotonic() < deadline):
+        warm = _extensions(usable, fits, {i for i, f in zip(todo, done) if f is not None and usable[i].nonlinear},
+                           set(todo), settings.prune_margin)
+        again = refine(warm, compiler, y, settings, None, jobs, deadline, 0, len(warm), scheduler)
+        index = {id(c): i for i, c in enumerate(usable)}
+        for (candidate, _), f in zip(warm, again):
+            i = index[id(candidate)]
+            if f is not None and f.ok and f.cost < fits[i].cost:
+                fits[i] = f
+        work, done, todo = work + warm, done + again, todo + [index[id(c)] for c, _ in warm]
     # as _fit_jobs decides: a job without a start is searched by DE, the others are polished
     searched = sum(1 for (candidate, start), f in zip(work, done)
                    if start is None and f is not None and candidate.nonlinear)
