@@ -79,3 +79,19 @@ def line_scores(columns: np.ndarray, owner: np.ndarray, count: int, intercept: n
     scores = np.full(count, np.inf)
     np.minimum.at(scores, owner, np.minimum(alone_bic, pair_bic))
     return scores
+
+
+def ranked(scores: list[float], keys: list[tuple], rel: float = 1e-9) -> list[int]:
+    """Indices by score, lowest first, where scores within rounding of each other (``rel`` of their
+    size) count as equal and ``keys`` order them. Scores tie by construction (the two shapes of the
+    best pair on a line share its score; on lines of three points several pairs fit exactly), and
+    the last bits of a tie differ between machines and libraries; the ranking must not."""
+    order = sorted(range(len(scores)), key=lambda i: (scores[i], keys[i]))
+    groups: list[list[int]] = []
+    for i in order:
+        first = scores[groups[-1][0]] if groups else None
+        if first is not None and np.isfinite(first) and scores[i] - first <= rel * max(abs(first), 1.0):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return [i for group in groups for i in sorted(group, key=lambda i: keys[i])]

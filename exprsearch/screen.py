@@ -28,7 +28,7 @@ from .candidates import Choice, Expansion, Term
 from .compile import Compiler
 from .grammar import Limits
 from .identify import ShapeRule, factor_parts
-from .lines import line_scores, lines
+from .lines import line_scores, lines, ranked
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
 MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an even spread of them)
@@ -123,7 +123,7 @@ class DataScreen:
         for j, score in zip(single, self._shape_scores([group[j][0] for j in single],
                                                        [self.compiler.factors.index(n) for n in names])):
             scores[j] = score
-        order = sorted(range(len(group)), key=lambda i: (scores[i], group[i][0].complexity if group[i] else 0, i))
+        order = ranked(scores, [(group[i][0].complexity if group[i] else 0, i) for i in range(len(group))])
         return [group[i] for i in sorted(order[:keep])]
 
     def _shape_scores(self, terms: list[Term], own: list[int]) -> list[float]:
@@ -291,7 +291,7 @@ class DataScreen:
         top: list[set[sympy.Expr]] = [set() for _ in factors]
         for f_index, lone in sorted(alone.items()):
             scores = self._shape_scores([items[i][0] for i in lone], [f_index])
-            order = sorted(range(len(lone)), key=lambda j: (scores[j], nonlinear[lone[j]], lone[j]))
+            order = ranked(scores, [(bool(nonlinear[i]), i) for i in lone])
             top[f_index] = {parts[lone[j]][f_index] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
         return {i for i in screened if all(p is one or p in top[k] for k, p in enumerate(parts[i]))}
 

@@ -1,8 +1,10 @@
 import itertools
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from exprsearch.lines import line_scores, lines
+from exprsearch.lines import line_scores, lines, ranked
 
 
 def _grid(ps, ns):
@@ -33,3 +35,14 @@ def test_the_true_shape_scores_best_along_its_lines():
     scores = line_scores(columns, np.arange(4), 5, 1 / y, np.ones_like(y), line)
     assert scores[2] < min(*scores[:2], scores[3])
     assert scores[4] == np.inf  # a transform without a column
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([-83.1, -81.9, 0.0, 12.5, np.inf]), min_size=1, max_size=8),
+       st.randoms(use_true_random=False))
+def test_scores_that_differ_only_in_their_last_bits_rank_by_their_keys(levels, rnd):
+    keys = [(i,) for i in range(len(levels))]
+    nudged = [s if not np.isfinite(s) else s * (1 + 1e-13 * rnd.uniform(-1, 1)) for s in levels]
+    order = ranked(nudged, keys)
+    assert order == ranked(levels, keys)
+    assert [levels[i] for i in order] == sorted(levels)  # ties aside, lowest first
