@@ -393,3 +393,18 @@ def test_the_process_pool_works_where_processes_are_spawned_not_forked(monkeypat
     spawned = search(frame, "time", "data-parallel", jobs=2, resamples=0, prune_margin=None)
     alone = search(frame, "time", "data-parallel", jobs=1, resamples=0, prune_margin=None)
     assert spawned.refined >= 16 and spawned.law.to_json() == alone.law.to_json()
+
+
+@pytest.mark.slow
+def test_a_table_of_thousands_of_configurations_with_repetitions_gets_its_law(tmp_path):
+    """10,000 rows over 3,330 configurations: the lack-of-fit test's thousands of degrees of
+    freedom once stopped the run with a traceback (mpmath's series did not converge)."""
+    rng = np.random.default_rng(0)
+    p, n = (a.ravel() for a in np.meshgrid([1.0, 2, 4, 8, 16, 32], np.geomspace(1000, 64000, 555)))
+    p, n = np.tile(p, 3)[:10_000], np.tile(n, 3)[:10_000]
+    time_ = (2 + 0.01 * n / p + 0.15 * p) * (1 + 0.02 * rng.standard_normal(p.size))
+    data = tmp_path / "big.csv"
+    data.write_text("p,n,time\n" + "\n".join(f"{a},{b},{c}" for a, b, c in zip(p, n, time_)))
+    result = run("run", data, "-t", "time", "--bootstrap", "0", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert str(load(tmp_path / "o" / "law.json").template) == "c0 + c1*p + c2*n/p"

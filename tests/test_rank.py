@@ -72,6 +72,18 @@ def test_f_survival_is_scipys(d1, d2):
         assert f_survival(d1, d2, f) == pytest.approx(fdtrc(d1, d2, f), rel=1e-10, abs=1e-300)
 
 
+@pytest.mark.parametrize("d1, d2", [(5000, 9000), (1000, 99000), (9997, 20000)])
+def test_f_survival_with_thousands_of_degrees_of_freedom_is_scipys(d1, d2):
+    """A table of 10,000 distinct configurations with repetitions: mpmath's series stopped the run
+    with "hypsum() failed to converge"."""
+    from scipy.special import fdtrc
+
+    for f in [0.5, 0.9, 1.0, 1.05, 1.3]:
+        assert f_survival(d1, d2, f) == pytest.approx(fdtrc(d1, d2, f), rel=1e-8, abs=1e-300)
+    pure = Noise(sum_squares=0.0004 * d2, dof=d2, configurations=d1 + 3)
+    assert lack_of_fit_p(0.0004 * d2 / (d1 + d2), d1 + d2, 3, pure) > 0.5
+
+
 def test_extended_bic_charges_constants_and_search_size():
     assert extended_bic(0.01, 50, 3, 10) < extended_bic(0.01, 50, 4, 10)
     assert extended_bic(0.01, 50, 3, 10) < extended_bic(0.01, 50, 3, 1000)
