@@ -48,6 +48,32 @@ def test_stacked_costs_equal_each_candidate_own_energy():
         np.testing.assert_allclose(mine, theirs, rtol=1e-9)
 
 
+def test_stacks_cut_to_bound_memory_give_the_costs_of_one_stack(monkeypatch):
+    """Polishing on 100,000 rows stacked every population's design at once (2.3 GiB); cut into
+    stacks of bounded size, the costs are the same to the bit."""
+    import exprsearch.lockstep as lockstep_module
+    from exprsearch.fit import _Problem
+
+    compiled, y, _ = started(FORMS)
+    problems = [_Problem(c, y, 1e-6) for c in compiled]
+    thetas = [np.linspace(0.3, 2.9, 3 + k)[None, :] for k in range(len(problems))]
+    whole = _costs(problems, thetas, 1e-6)
+    monkeypatch.setattr(lockstep_module, "STACK_VALUES", 2 * len(y) * 3)  # a member or two a stack
+    assert lockstep_module._chunks([0, 1, 2], [len(y) * 3] * 3) == [[0, 1], [2]]
+    for cut, one in zip(_costs(problems, thetas, 1e-6), whole):
+        assert np.array_equal(cut, one)
+
+
+def test_past_the_stack_rows_each_candidate_is_polished_alone(monkeypatch):
+    import exprsearch.lockstep as lockstep_module
+
+    compiled, y, starts = started(FORMS)
+    monkeypatch.setattr(lockstep_module, "STACK_ROWS", len(y) - 1)
+    for c, s, f in zip(compiled, starts, lockstep_module.polish(compiled, y, FitSettings(), starts)):
+        alone = fit(c, y, FitSettings(), start=s, local=True)
+        assert f.values == alone.values and f.cost == alone.cost
+
+
 def test_lockstep_runs_searches_of_different_lengths_to_the_end_of_each():
     def bowl(target):
         return lambda theta: (theta[0] - target) ** 2
