@@ -91,7 +91,10 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
     datasets, failures = _datasets(path, profile, series)
     if failures:
         name, message = next(iter(failures.items()))
-        others = "" if target is not None else "; pass --target CALLPATH:METRIC to fit another series"
+        count = f"{len(failures)} of its {len(series)} series cannot be fitted; " if len(failures) > 1 else ""
+        others = "" if target is not None else (
+            f"; {count}pass --target CALLPATH:METRIC to fit another series, or model every series that can "
+            f"be fitted with 'exprsearch profile {path}'")
         raise DataError(f"'{path}', series {name}: {message}{others}")
     return datasets
 
