@@ -21,27 +21,27 @@ from .fit import INVALID_COST, Fit, FitSettings, _Problem, fit
 from .linear import ridge
 from .polish import lockstep, quasi_newton, stencil
 
-STACK_ROWS = 2000  # past this many rows one fit's overhead is small and L-BFGS-B needs fewer costs
+STACK_ROWS = 2000  # past this many rows each candidate is polished alone (see stacked)
 STACK_VALUES = 4_000_000  # design values one stack holds at most (32 MB); 100k rows took 2.3 GiB
 
 
-def stacked(settings: FitSettings, candidate: Candidate) -> bool:
-    """Whether :func:`polish_together` fits ``candidate`` (started from a grid): any with fitted
-    exponents under the squared loss. With a robust loss each fit is reweighted in its own loop
-    (by L-BFGS-B where it has several exponents)."""
-    return settings.loss == "squared" and len(candidate.nonlinear) >= 1
+def stacked(settings: FitSettings, candidate: Candidate, rows: int) -> bool:
+    """Whether :func:`polish_together` fits ``candidate`` (started from a grid) on ``rows`` rows:
+    any with fitted exponents under the squared loss, on at most :data:`STACK_ROWS` rows. With a
+    robust loss each fit is reweighted in its own loop (by L-BFGS-B where it has several
+    exponents). Stacking pays where numpy's per-call overhead is the cost; on 100,000 rows the
+    stacked quasi-Newton rounds took 43 s and 2.3 GiB where one fit at a time takes 8 s."""
+    return settings.loss == "squared" and len(candidate.nonlinear) >= 1 and rows <= STACK_ROWS
 
 
 def polish(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettings, starts: list[Fit],
            rows: list[np.ndarray] | None = None) -> list[Fit]:
     """Polish each candidate's nonlinear constants locally from its ``start`` (on ``rows[i]``
-    only, where given): under the squared loss and on at most :data:`STACK_ROWS` rows together
-    (:func:`polish_together`), the rest one by one by :func:`exprsearch.fit.fit`, in the order
-    given. Stacking pays where numpy's per-call overhead is the cost; on 100,000 rows the
-    stacked quasi-Newton rounds took 43 s and 2.3 GiB where one fit at a time takes 8 s."""
+    only, where given): those :func:`stacked` says together (:func:`polish_together`), the rest
+    one by one by :func:`exprsearch.fit.fit`, in the order given."""
     rows = rows or [None] * len(compiled)
-    together = [k for k, c in enumerate(compiled) if stacked(settings, c.candidate) and
-                len(y if rows[k] is None else rows[k]) <= STACK_ROWS]
+    together = [k for k, c in enumerate(compiled)
+                if stacked(settings, c.candidate, len(y if rows[k] is None else rows[k]))]
     out: list[Fit | None] = [None] * len(compiled)
     polished = polish_together([compiled[k] for k in together], y, settings, [starts[k] for k in together],
                                [rows[k] for k in together])
@@ -88,8 +88,9 @@ def _costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float) -> li
             groups[len(problem.compiled.basis), len(problem.y)].append(i)
     for (m, n), group in groups.items():
         for members in _chunks(group, [thetas[i].shape[1] * n * m for i in group]):
-            _stack_costs([problems[i] for i in members], [thetas[i] for i in members], lam, m, n,
-                         out, members)
+            costs = _stack_costs([problems[i] for i in members], [thetas[i] for i in members], lam, m, n)
+            for i, cost in zip(members, costs):
+                out[i] = cost
     return out  # type: ignore[return-value]
 
 
@@ -106,9 +107,10 @@ def _chunks(members: list[int], values: list[int]) -> list[list[int]]:
     return pieces + ([piece] if piece else [])
 
 
-def _stack_costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float, m: int, n: int,
-                 out: list[np.ndarray | None], members: list[int]) -> None:
-    """The costs of one stack of problems with ``m`` terms on ``n`` rows, into ``out[members]``."""
+def _stack_costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float, m: int,
+                 n: int) -> list[np.ndarray]:
+    """The costs of each problem's ``thetas``, for one stack of problems with ``m`` terms on ``n``
+    rows."""
     sizes = [theta.shape[1] for theta in thetas]
     total = sum(sizes)
     design, target = np.empty((total, n, m)), np.empty((total, n))
@@ -128,7 +130,4 @@ def _stack_costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float,
     rhs = (across @ target[:, :, None])[:, :, 0] / n
     cost = ridge(gram, rhs, norm, low, high, lam, valid)[1]
     cost[~valid | ~np.isfinite(cost)] = INVALID_COST
-    start = 0
-    for i, size in zip(members, sizes):
-        out[i] = cost[start:start + size]
-        start += size
+    return np.split(cost, np.cumsum(sizes)[:-1])

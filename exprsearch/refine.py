@@ -75,22 +75,22 @@ def _fit_jobs(compiler: Compiler, y: np.ndarray, settings: FitSettings, jobs: li
     return [(f.values, f.cost, f.mse, f.ok, f.reason) for f in fits]
 
 
-def _seconds(job: tuple[Candidate, Fit | None], settings: FitSettings) -> float:
-    """A rough estimate of the time one job takes in one process."""
+def _seconds(job: tuple[Candidate, Fit | None], settings: FitSettings, rows: int) -> float:
+    """A rough estimate of the time one job on ``rows`` rows takes in one process."""
     candidate, start = job
     if start is None:
         return DE_SECONDS
-    if not stacked(settings, candidate):
+    if not stacked(settings, candidate, rows):
         return LOCAL_SECONDS
     return TOGETHER_SECONDS if len(candidate.nonlinear) == 1 else SEVERAL_SECONDS
 
 
-def _chunks(todo: list[tuple[Candidate, Fit | None]], settings: FitSettings) -> list[tuple[int, int]]:
+def _chunks(todo: list[tuple[Candidate, Fit | None]], settings: FitSettings, rows: int) -> list[tuple[int, int]]:
     """Consecutive jobs of about CHUNK_SECONDS each: enough polishes for their rounds to be
     costed together, few enough DE searches for progress and the deadline to be seen often."""
     chunks, first, work = [], 0, 0.0
     for i, job in enumerate(todo):
-        work += _seconds(job, settings)
+        work += _seconds(job, settings, rows)
         if work >= CHUNK_SECONDS or i == len(todo) - 1:
             chunks.append((first, i + 1))
             first, work = i + 1, 0.0
@@ -107,10 +107,10 @@ def refine(
     outcome does not depend on what runs it. Jobs not reached by ``deadline`` come back None."""
     if scheduler is not None and todo:
         return _on_cluster(todo, compiler, y, settings, progress, deadline, done, total, scheduler)
-    chunks = _chunks(todo, settings)
+    chunks = _chunks(todo, settings, len(y))
     rows: list[tuple] = []
     _start_worker(compiler, y, settings, todo)
-    if jobs > 1 and sum(_seconds(j, settings) for j in todo) >= POOL_MINIMUM:
+    if jobs > 1 and sum(_seconds(j, settings, len(y)) for j in todo) >= POOL_MINIMUM:
         # Forked workers inherit the jobs; elsewhere they are sent once per worker.
         forking = "fork" in multiprocessing.get_all_start_methods()
         options = ({"mp_context": multiprocessing.get_context("fork"), "initializer": _quiet_worker} if forking else
@@ -167,8 +167,8 @@ def _on_cluster(todo, compiler: Compiler, y: np.ndarray, settings: FitSettings, 
 
 
 def _extensions(usable: list[Candidate], fits: list[Fit | None], refined: set[int], tried: set[int],
-                margin: float) -> list[tuple[Candidate, Fit]]:
-    """Jobs for the candidates the pruning passed over that hold every term of a refined candidate
+                margin: float) -> dict[int, Fit]:
+    """Starts, by index, for the candidates the pruning passed over that hold every term of a refined candidate
     and more, with all their nonlinear constants in those terms: each can fit at least as well
     as that candidate (its added coefficients at zero), which the parabola through its grid
     profile may not see where the cost has a kink (a max). Those that could then reach the front
@@ -179,7 +179,7 @@ def _extensions(usable: list[Candidate], fits: list[Fit | None], refined: set[in
         if fits[j] is not None and fits[j].ok and (key not in by_terms or fits[j].cost < fits[by_terms[key]].cost):
             by_terms[key] = j
     if not by_terms:
-        return []
+        return {}
     starts: dict[int, Fit] = {}
     potential = [f.cost if f is not None and f.ok else np.inf for f in fits]
     for i, candidate in enumerate(usable):
@@ -193,10 +193,10 @@ def _extensions(usable: list[Candidate], fits: list[Fit | None], refined: set[in
             potential[i] = min(potential[i], fits[j].cost)
             starts[i] = _started(candidate, fits[i], usable[j], fits[j])
     if not starts:
-        return []
+        return {}
     ok = [f if f is not None else Fit(usable[i]) for i, f in enumerate(fits)]
     keep = set(_rank.contenders(ok, potential, margin))
-    return [(usable[i], starts[i]) for i in sorted(starts) if i in keep]
+    return {i: starts[i] for i in sorted(starts) if i in keep}
 
 
 def _started(candidate: Candidate, own: Fit, nested: Candidate, fitted: Fit) -> Fit:
@@ -248,15 +248,14 @@ def fit_all(
         if f is not None:
             fits[i] = f
     if settings.prune_margin is not None and (deadline is None or time.monotonic() < deadline):
-        warm = _extensions(usable, fits, {i for i, f in zip(todo, done) if f is not None and usable[i].nonlinear},
-                           set(todo), settings.prune_margin)
+        starts = _extensions(usable, fits, {i for i, f in zip(todo, done) if f is not None and usable[i].nonlinear},
+                             set(todo), settings.prune_margin)
+        warm = [(usable[i], start) for i, start in starts.items()]
         again = refine(warm, compiler, y, settings, None, jobs, deadline, 0, len(warm), scheduler)
-        index = {id(c): i for i, c in enumerate(usable)}
-        for (candidate, _), f in zip(warm, again):
-            i = index[id(candidate)]
+        for i, f in zip(starts, again):
             if f is not None and f.ok and f.cost < fits[i].cost:
                 fits[i] = f
-        work, done, todo = work + warm, done + again, todo + [index[id(c)] for c, _ in warm]
+        work, done, todo = work + warm, done + again, todo + list(starts)
     # as _fit_jobs decides: a job without a start is searched by DE, the others are polished
     searched = sum(1 for (candidate, start), f in zip(work, done)
                    if start is None and f is not None and candidate.nonlinear)
