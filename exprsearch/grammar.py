@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -48,6 +49,7 @@ class ConstantKind:
     min: float
     max: float
     about: str = ""
+    written: str = ""  # the name the rules use, where binding renamed the kind away from a column
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ class Grammar:
         """Names usable in alternatives: factors (as their bound columns) and constant kinds."""
         table = {f.name: sympy.Symbol(f.column or f.name, positive=True) for f in self.factors}
         table.update({name: sympy.nsimplify(value) for name, value in self.fixed.items()})
-        table.update({c.name: sympy.Symbol(c.name, real=True) for c in self.constants})
+        table.update({c.written or c.name: sympy.Symbol(c.name, real=True) for c in self.constants})
         return table
 
 
@@ -203,23 +205,22 @@ def bind(
         bound.append(replace(f, column=column))
     used = {f.column for f in bound}
     free = [c for c in columns if c not in used]
-    numbered = re.compile(rf"^(?:{'|'.join(re.escape(c.name) for c in grammar.constants)})\d*$")
-    clash = sorted(c for c in used | set(free) if numbered.match(c))
-    if clash:
-        raise BindingError(
-            f"data column '{clash[0]}' has the name of a constant of grammar '{grammar.name}' (its kinds "
-            f"{', '.join(c.name for c in grammar.constants)} are numbered c0, c1, …); rename the column"
-        )
+    constants = _renamed(grammar.constants, used | set(free))
+    names = declared | {c.written or c.name for c in constants}  # what the rules already mean
+    keys = names | set(free)
     reserved = sorted((used | set(free)) & RESERVED)
     if reserved:
         raise BindingError(f"data column '{reserved[0]}' is a name the law's Python module needs "
                            f"({', '.join(sorted(RESERVED))}); rename the column")
     for column in free:
         role = "intrinsic" if column in intrinsic else "extrinsic"
-        bound.append(Factor(name=column, role=role, column=column))
+        # the key the rules know it by: its name, unless a constant kind or another factor has it
+        key = column if column not in names else _fresh(column + "_", keys.__contains__)
+        keys.add(key)
+        bound.append(Factor(name=key, role=role, column=column))
     rules = dict(grammar.rules)
     rules.update(_provided_rules(bound, declared))
-    return replace(grammar, factors=tuple(bound), rules=rules, bound=True, fixed=fixed)
+    return replace(grammar, factors=tuple(bound), constants=constants, rules=rules, bound=True, fixed=fixed)
 
 
 def _provided_rules(
@@ -244,3 +245,27 @@ def _builtin_dir() -> Path:
     except ModuleNotFoundError:  # pragma: no cover - running from a source tree without install
         pass
     return Path(__file__).resolve().parent.parent / "grammars"
+
+
+def _fresh(name: str, taken: Callable[[str], bool], extend: str = "_") -> str:
+    """``name``, extended until ``taken`` no longer holds for it."""
+    while taken(name):
+        name += extend
+    return name
+
+
+def _renamed(kinds: tuple[ConstantKind, ...], columns: set[str]) -> tuple[ConstantKind, ...]:
+    """The constant kinds, each renamed where its numbered constants (c0, c1, …) would read as a
+    column, so a parameter named like a constant (Extra-P's ``a``, ``b``, ``c``) keeps its name."""
+    names = {k.name for k in kinds}
+    out = []
+    for kind in kinds:
+        def taken(name: str, kind: ConstantKind = kind) -> bool:
+            numbered = re.compile(rf"^{re.escape(name)}\d*$")
+            return any(numbered.match(c) for c in columns) or (name != kind.name and name in names)
+
+        if taken(kind.name):
+            kind = replace(kind, name=_fresh(kind.name, taken, kind.name[-1]), written=kind.name)
+            names.add(kind.name)
+        out.append(kind)
+    return tuple(out)

@@ -408,3 +408,24 @@ def test_a_table_of_thousands_of_configurations_with_repetitions_gets_its_law(tm
     result = run("run", data, "-t", "time", "--bootstrap", "0", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     assert str(load(tmp_path / "o" / "law.json").template) == "c0 + c1*p + c2*n/p"
+
+
+def test_factors_named_like_constants_keep_their_names(tmp_path):
+    """Extra-P's parameters are often a, b, c: the constants give way, not the data."""
+    c, c1 = np.meshgrid([1.0, 2, 4, 8, 16], [1e3, 4e3, 16e3, 64e3])
+    table = tmp_path / "named.csv"
+    table.write_text("c,c1,time\n" + "".join(f"{p:g},{n:g},{2 + 0.001 * n / p:.9g}\n"
+                                                for p, n in zip(c.ravel(), c1.ravel())))
+    out = tmp_path / "out"
+    result = run("run", table, "--target", "time", "--out", out)
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "law.json").read_text())
+    assert record["factors"] == ["c", "c1"] and record["template"] == "cc0 + c1*cc1/c"
+    spec = importlib.util.spec_from_file_location("named_law", out / "law.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    points = {"c": np.array([1.0, 64.0]), "c1": np.array([1e3, 1e6])}
+    np.testing.assert_allclose(module.predict(**points), 2 + 0.001 * points["c1"] / points["c"], rtol=1e-6)
+    np.testing.assert_allclose(load(out / "law.json").predict(points), module.predict(**points), rtol=1e-9)
+    explained = run("explain", out, "--vary", "c=1..1024", "--fix", "c1=1000000", "--json")
+    assert explained.exit_code == 0, explained.output

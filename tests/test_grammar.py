@@ -1,4 +1,7 @@
+import re
+
 import pytest
+import sympy
 
 from exprsearch import grammar
 from exprsearch.errors import BindingError, GrammarError
@@ -110,11 +113,27 @@ t = ["<factor>", "1/<factor>"]
         grammar.parse_text(text.replace("<t>*{1,2}", "<t>*{0,2}"), "mine.toml")
 
 
-def test_names_that_would_collide_with_numbered_constants_or_law_py_are_refused():
+def test_columns_named_like_constants_are_searched_under_their_names():
     g = grammar.load("default")
-    for column in ("c1", "k12", "c"):
-        with pytest.raises(BindingError, match=f"column '{column}' has the name of a constant"):
-            grammar.bind(g, ("p", column))
+    for columns in (("p", "c1"), ("p", "c"), ("c", "cc0")):  # cc0: the new name must not clash either
+        bound = grammar.bind(g, columns)
+        kind, other = bound.constants
+        assert other == g.constants[1]  # k0, k1 clash with no column
+        numbered = re.compile(rf"^{kind.name}\d*$")
+        assert kind.written == "c" and not any(numbered.match(c) for c in columns)
+        symbols = bound.symbols()
+        assert symbols["c"] == sympy.Symbol(kind.name, real=True)  # the rules' c is still the constant
+        keys = [f.name for f in bound.factors]
+        assert [symbols[k] for k in keys] == [sympy.Symbol(c, positive=True) for c in columns]
+        assert [a.text for a in bound.rules["factor"]] == keys
+    assert grammar.bind(g, ("p", "cores", "kv")).constants == g.constants  # no clash, no rename
+    # a column named like a declared factor that is mapped elsewhere is a factor of its own
+    bound = grammar.bind(grammar.load("data-parallel"), ("workers", "p"), {"p": "workers"})
+    assert [(f.name, f.column) for f in bound.factors] == [("p", "workers"), ("p_", "p")]
+
+
+def test_names_law_py_needs_are_refused():
+    g = grammar.load("default")
     with pytest.raises(BindingError, match="column 'numpy' is a name the law's Python module needs"):
         grammar.bind(g, ("p", "numpy"))
     assert grammar.bind(g, ("p", "cores", "kv")).bound  # a kind's letters followed by others are fine
