@@ -5,7 +5,9 @@ lack-of-fit F-test cannot tell its residuals from that noise (p ≥ ``alpha``). 
 the adequate law with the fewest constants (the best-fitting one among those), so a gain smaller
 than the noise never buys a more complex law; the constant alone, which says no factor matters,
 is kept out when laws with terms fit significantly better by an F-test against the same noise
-or by the extended BIC (the lack-of-fit test has little power with few repetitions). Without
+or by the extended BIC (the lack-of-fit test has little power with few repetitions), and a law
+holding the chosen one's terms and more is taken where it fits significantly better by that
+F-test and its extended BIC is strongly lower (a term the others half absorb). Without
 repetitions, or when no law is adequate, the chosen law has the lowest extended BIC, which
 charges for every constant and for how many laws of at most that size the grammar offered.
 """
@@ -25,6 +27,7 @@ from .fit import Fit
 MSE_FLOOR = 1e-20  # relative errors below 1e-10 are numerically exact fits
 T_PINNED = 2.0  # a term whose coefficient is within two standard errors of zero is not pinned down
 EBIC_TIE = 2.0  # extended BICs closer than this are not evidence for one law over the other
+EBIC_STRONG = 6.0  # a difference beyond this is strong evidence (Kass and Raftery's scale)
 
 
 @dataclass(frozen=True)
@@ -242,9 +245,10 @@ def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool =
     if adequate:
         fewest = min(front[i].n_constants for i in adequate)
         chosen, tied = _simplest_of_best([i for i in adequate if front[i].n_constants == fewest], front)
+        chosen, stepped = _stepped_up(chosen, adequate, front, pure, n_rows, alpha)
         rule = (
             f"fewest constants among the {len(adequate)} law(s) on the front whose misfit is "
-            f"within the measured noise (lack-of-fit p >= {alpha}){held}{tied}"
+            f"within the measured noise (lack-of-fit p >= {alpha}){held}{tied}{stepped}"
         )
     else:
         why = ("robust loss: the noise test does not apply" if robust else
@@ -295,6 +299,39 @@ def _dependence_shown(flat: int, pool: list[int], front: Sequence[Scored], pure:
         return (f"; the constant alone left out, as law {favoured + 1} has an extended BIC lower by "
                 f"{front[flat].ebic - front[favoured].ebic:.1f}")
     return ""
+
+
+def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure: Noise, n_rows: int | None,
+                alpha: float) -> tuple[int, str]:
+    """The law that extends ``front[chosen]`` (holds its every term, and more) where the data
+    show the extension: it fits significantly better by an extra-sum-of-squares F-test against the
+    measured noise (p < ``alpha``), and its extended BIC, which charges the search's size, is lower
+    by more than ``EBIC_STRONG``: strong evidence, as a constant beyond the fewest adequate ones
+    must bring. Repeated from the extension. The lack-of-fit test alone has too little power to
+    see a term the law's others half absorb (exposed communication beside a max)."""
+    if not n_rows or pure.dof < 1 or pure.sum_squares <= 0:
+        return chosen, ""
+    start, p_value = chosen, None
+    while True:
+        terms = set(front[chosen].fit.candidate.terms)
+        passed = []
+        for i in adequate:
+            extra = front[i].n_constants - front[chosen].n_constants
+            if extra < 1 or not terms < set(front[i].fit.candidate.terms) or \
+                    front[i].ebic >= front[chosen].ebic - EBIC_STRONG:
+                continue
+            gain = n_rows * max(front[chosen].fit.mse - front[i].fit.mse, 0.0) / extra
+            p = f_survival(extra, pure.dof, gain / (pure.sum_squares / pure.dof))
+            if p < alpha:
+                passed.append((front[i].ebic, front[i].complexity, i, p))
+        if not passed:
+            break
+        _, _, chosen, p_value = min(passed)
+    if chosen == start:
+        return chosen, ""
+    return chosen, (f"; law {chosen + 1} holds law {start + 1}'s terms and more, and fits significantly "
+                    f"better (F-test against the measured noise, p = {p_value:.2g}) with an extended BIC "
+                    f"lower by more than {EBIC_STRONG:g}")
 
 
 def _simplest_of_best(pool: list[int], front: Sequence[Scored]) -> tuple[int, str]:

@@ -152,3 +152,29 @@ def test_select_leaves_out_the_constant_alone_when_the_extended_bic_favours_a_te
     ranking = select(front, pure, n_rows=12)
     assert ranking.chosen == 1 and "extended BIC lower by 2.5" in ranking.rule
     assert select(_flat_and_linear(0.02, 0.01, (-10.0, -11.5)), pure, n_rows=12).chosen == 0  # within the tie
+
+
+def _law_and_extensions(mses: tuple[float, ...], ebics: tuple[float, ...]) -> list[Scored]:
+    """A front of `c0 + c1*p`, `c0 + c1*p + c2*log2(p)` and `c0 + c1*sqrt(p) + c2*log2(p)`, each
+    adequate (lack-of-fit p 0.5)."""
+    g = grammar.parse_text('[factors]\np = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n[rules]\n'
+                           'start = ["c + c*p", "c + c*p + c*log2(p)", "c + c*sqrt(p) + c*log2(p)"]\n', "test.toml")
+    laws = candidates.generate(grammar.bind(g, ("p",))).candidates
+    return [Scored(Fit(law, {}, mse, mse, True), 5 + i, law.n_constants, 1.0, 0.01, 0.99, 1.0, ebic, 0.5)
+            for i, (law, mse, ebic) in enumerate(zip(laws, mses, ebics))]
+
+
+def test_select_steps_up_to_an_extension_the_data_show_strongly():
+    # 30 rows, noise 1 % on 20 degrees of freedom (1e-4 per degree of freedom): the log2 p term
+    # removes 30 * (4e-4 - 1.5e-4) = 7.5e-3, F = 75, p ≈ 4e-8
+    pure = Noise(0.01, 20, 10)
+    front = _law_and_extensions((4e-4, 1.5e-4, 1e-4), (-200.0, -210.0, -203.0))
+    ranking = select(front, pure, n_rows=30)
+    assert ranking.chosen == 1 and "holds law 1's terms and more" in ranking.rule
+    assert select(front, pure).chosen == 0  # without the row count there is no test
+    # the third law fits best but does not hold the first one's terms: never a step up
+    assert select(_law_and_extensions((4e-4, 3e-4, 1e-4), (-200.0, -199.0, -230.0)), pure, n_rows=30).chosen == 0
+    # extended BIC lower by only 4: positive, not strong evidence
+    assert select(_law_and_extensions((4e-4, 1.5e-4, 1e-4), (-200.0, -204.0, -190.0)), pure, n_rows=30).chosen == 0
+    # a gain within the noise: 30 * 4e-6 = 1.2e-4 against 1e-4, F = 1.2, p = 0.29
+    assert select(_law_and_extensions((4e-4, 3.96e-4, 1e-4), (-200.0, -210.0, -190.0)), pure, n_rows=30).chosen == 0
