@@ -161,3 +161,21 @@ def test_cube_without_pycubexr_says_how_to_get_it(tmp_path, monkeypatch):
                         if name.startswith("pycubexr") else real(name, *a, **k))
     with pytest.raises(DataError, match=r"needs pycubexr: pip install 'exprsearch\[cube\]'"):
         load_series(tmp_path)
+
+
+def test_an_extrap_text_file_without_its_parameter_line_is_read_as_one(tmp_path):
+    """Extra-P's own negative example starts at POINTS: the reader says what is missing, instead
+    of reading it as a table whose columns are POINTS, 1000, 2000."""
+    path = tmp_path / "neg.txt"
+    path.write_text("POINTS 1000 2000 4000\n\nREGION met1\nDATA 4.1 3.9 4.0\nDATA 4.1 3.9 4.0\nDATA 4.1 3.9 4.0\n")
+    assert detect_format(path) == "extrap-text"
+    with pytest.raises(DataError, match="line 1: POINTS before any PARAMETER; name the parameters first"):
+        load_series(path)
+    result = run("profile", path, "--out", tmp_path / "out")
+    assert result.exit_code == 2 and "POINTS before any PARAMETER" in result.output
+
+
+def test_a_table_whose_first_column_is_named_like_a_keyword_stays_a_table(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("data time\n1 2.0\n2 3.1\n4 5.2\n")
+    assert detect_format(path) == "table"

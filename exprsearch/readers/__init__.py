@@ -30,6 +30,7 @@ def _readers() -> dict[str, Callable[[Path], Profile]]:
     }
 
 
+EXTRAP_KEYWORDS = frozenset({"PARAMETER", "POINTS", "REGION", "METRIC", "DATA"})  # an Extra-P text file's first word
 FORMATS = ("table", "extrap-text", "extrap-json", "extrap-jsonl", "talpas", "extrap-experiment", "cube")
 
 
@@ -47,7 +48,7 @@ def detect_format(path: str | Path) -> str:
     if suffix == ".extra-p" or zipfile.is_zipfile(path):
         return "extrap-experiment"
     head = path.read_text(errors="replace")[:4096].lstrip()
-    if suffix == ".txt" and head.upper().startswith(("PARAMETER", "#")):
+    if suffix == ".txt" and (head.upper().startswith(("PARAMETER", "#")) or _keyword_lines(head)):
         return "extrap-text"
     if suffix == ".txt" and head.startswith("{") and '"parameters"' in head and ";" in head.split("\n", 1)[0]:
         return "talpas"
@@ -56,6 +57,14 @@ def detect_format(path: str | Path) -> str:
     if suffix == ".json" and ('"callpaths"' in head or '"parameters"' in head and '"measurements"' in head):
         return "extrap-json"
     return "table"
+
+
+def _keyword_lines(head: str) -> bool:
+    """Whether every whole line of ``head`` but comments starts with an Extra-P keyword (a table
+    whose first column is named ``data`` does not: its rows start with numbers)."""
+    lines = [line.split(maxsplit=1)[0].upper() for line in head.splitlines()[:-1]
+             if line.strip() and not line.lstrip().startswith("#")]
+    return bool(lines) and all(word in EXTRAP_KEYWORDS for word in lines)
 
 
 def read_profile(path: str | Path, fmt: str | None = None) -> Profile:

@@ -44,6 +44,8 @@ def _parse(text: str, path: Path):
                     raise ValueError("PARAMETER without a name")
                 parameters.extend(names)
             elif keyword == "POINTS":
+                if not parameters:
+                    raise ValueError("POINTS before any PARAMETER; name the parameters first (PARAMETER p)")
                 points.extend(_points(rest, len(parameters)))
             elif keyword in ("REGION", "METRIC"):
                 if not rest:
