@@ -288,9 +288,7 @@ def _dependence_shown(flat: int, pool: list[int], front: Sequence[Scored], pure:
         return ""
     fewest = min(front[i].n_constants for i in varying)
     best = min((i for i in varying if front[i].n_constants == fewest), key=lambda i: front[i].fit.mse)
-    extra = fewest - front[flat].n_constants
-    gain = n_rows * max(front[flat].fit.mse - front[best].fit.mse, 0.0) / extra
-    p = f_survival(extra, pure.dof, gain / (pure.sum_squares / pure.dof))
+    p = _extra_sum_p(front[flat], front[best], pure, n_rows)
     if p < alpha:
         return (f"; the constant alone left out, as law {best + 1} fits significantly better "
                 f"(F-test against the measured noise, p = {p:.2g})")
@@ -299,6 +297,14 @@ def _dependence_shown(flat: int, pool: list[int], front: Sequence[Scored], pure:
         return (f"; the constant alone left out, as law {favoured + 1} has an extended BIC lower by "
                 f"{front[flat].ebic - front[favoured].ebic:.1f}")
     return ""
+
+
+def _extra_sum_p(small: Scored, large: Scored, pure: Noise, n_rows: int) -> float:
+    """The extra-sum-of-squares F-test of ``large`` (more constants) against ``small``, its gain
+    per added constant measured against the noise of the repetitions: p-value."""
+    extra = large.n_constants - small.n_constants
+    gain = n_rows * max(small.fit.mse - large.fit.mse, 0.0) / extra
+    return f_survival(extra, pure.dof, gain / (pure.sum_squares / pure.dof))
 
 
 def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure: Noise, n_rows: int | None,
@@ -316,12 +322,10 @@ def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure:
         terms = set(front[chosen].fit.candidate.terms)
         passed = []
         for i in adequate:
-            extra = front[i].n_constants - front[chosen].n_constants
-            if extra < 1 or not terms < set(front[i].fit.candidate.terms) or \
-                    front[i].ebic >= front[chosen].ebic - EBIC_STRONG:
+            if front[i].n_constants <= front[chosen].n_constants or not terms < set(front[i].fit.candidate.terms) \
+                    or front[i].ebic >= front[chosen].ebic - EBIC_STRONG:
                 continue
-            gain = n_rows * max(front[chosen].fit.mse - front[i].fit.mse, 0.0) / extra
-            p = f_survival(extra, pure.dof, gain / (pure.sum_squares / pure.dof))
+            p = _extra_sum_p(front[chosen], front[i], pure, n_rows)
             if p < alpha:
                 passed.append((front[i].ebic, front[i].complexity, i, p))
         if not passed:
