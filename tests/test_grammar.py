@@ -2,6 +2,8 @@ import re
 
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exprsearch import grammar
 from exprsearch.errors import BindingError, GrammarError
@@ -140,3 +142,19 @@ def test_names_law_py_needs_are_refused():
     text = "[constants]\nc1 = { min = 0, max = inf }\n[rules]\nstart = \"c1\"\n"
     with pytest.raises(GrammarError, match="line 2: constant kind 'c1' must be letters only"):
         grammar.parse_text(text, "mine.toml")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["c", "c0", "c12", "cc", "cc1", "ccc", "k", "k1", "kk0", "p", "p_", "c_", "n"]),
+                min_size=1, max_size=4, unique=True))
+def test_any_columns_bind_with_distinct_names_for_factors_and_constants(columns):
+    bound = grammar.bind(grammar.load("default"), tuple(columns))
+    keys = [f.name for f in bound.factors]
+    assert len(set(keys)) == len(keys) and [f.column for f in bound.factors] == columns
+    kinds = [k.name for k in bound.constants]
+    assert len(set(kinds)) == len(kinds)
+    for kind in kinds:  # no numbered constant reads as a column
+        assert not any(re.fullmatch(rf"{kind}\d*", column) for column in columns)
+    symbols = bound.symbols()
+    assert {symbols[k] for k in keys} == {sympy.Symbol(c, positive=True) for c in columns}
+    assert [symbols[k.written or k.name] for k in bound.constants] == [sympy.Symbol(k, real=True) for k in kinds]
