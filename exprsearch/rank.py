@@ -320,17 +320,21 @@ def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure:
     start, p_value = chosen, None
     while True:
         terms = set(front[chosen].fit.candidate.terms)
-        passed = []
+        passed: dict[int, float] = {}
         for i in adequate:
             if front[i].n_constants <= front[chosen].n_constants or not terms < set(front[i].fit.candidate.terms) \
                     or front[i].ebic >= front[chosen].ebic - EBIC_STRONG:
                 continue
             p = _extra_sum_p(front[chosen], front[i], pure, n_rows)
             if p < alpha:
-                passed.append((front[i].ebic, front[i].complexity, i, p))
+                passed[i] = p
         if not passed:
             break
-        _, _, chosen, p_value = min(passed)
+        # of the extensions with the fewest constants, as in the choice itself: the simplest of
+        # those the extended BIC cannot tell apart
+        fewest = min(front[i].n_constants for i in passed)
+        chosen, _ = _simplest_of_best([i for i in passed if front[i].n_constants == fewest], front)
+        p_value = passed[chosen]
     if chosen == start:
         return chosen, ""
     return chosen, (f"; law {chosen + 1} holds law {start + 1}'s terms and more, and fits significantly "

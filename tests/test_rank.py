@@ -178,3 +178,19 @@ def test_select_steps_up_to_an_extension_the_data_show_strongly():
     assert select(_law_and_extensions((4e-4, 1.5e-4, 1e-4), (-200.0, -204.0, -190.0)), pure, n_rows=30).chosen == 0
     # a gain within the noise: 30 * 4e-6 = 1.2e-4 against 1e-4, F = 1.2, p = 0.29
     assert select(_law_and_extensions((4e-4, 3.96e-4, 1e-4), (-200.0, -210.0, -190.0)), pure, n_rows=30).chosen == 0
+
+
+def test_of_extensions_the_data_cannot_tell_apart_the_step_up_takes_the_simplest():
+    g = grammar.parse_text('[factors]\np = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n[rules]\n'
+                           'start = ["c + c*p", "c + c*p + c*log2(p)", "c + c*p + c*sqrt(p)"]\n', "test.toml")
+    laws = candidates.generate(grammar.bind(g, ("p",))).candidates
+    pure = Noise(0.01, 20, 10)
+
+    def front(ebics):
+        return [Scored(Fit(law, {}, mse, mse, True), law.complexity, law.n_constants, 1.0, 0.01, 0.99, 1.0, e, 0.5)
+                for law, mse, e in zip(laws, (4e-4, 1.5e-4, 1.4e-4), ebics)]
+
+    assert laws[1].complexity < laws[2].complexity  # log2 p is the simpler shape
+    ranking = select(front((-200.0, -210.0, -211.0)), pure, n_rows=30)  # within 2: not told apart
+    assert ranking.chosen == 1 and "holds law 1's terms" in ranking.rule
+    assert select(front((-200.0, -210.0, -213.0)), pure, n_rows=30).chosen == 2  # told apart: the better
