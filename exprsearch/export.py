@@ -70,7 +70,8 @@ def latex(law: Law) -> str:
 def python_module(law: Law) -> str:
     """Source of a module, needing only numpy, whose ``predict`` evaluates the law."""
     arguments = ", ".join(law.factors)
-    conversions = "".join(f"    {f} = numpy.asarray({f}, dtype=float)\n" for f in law.factors)
+    # numpy.float64, not float: a factor may be named like a builtin
+    conversions = "".join(f"    {f} = numpy.asarray({f}, dtype=numpy.float64)\n" for f in law.factors)
     shape = f"numpy.broadcast({', '.join(law.factors)}).shape" if len(law.factors) > 1 else f"{law.factors[0]}.shape"
     return (
         f'"""{law.target} = {to_text(law.expression)}\n\n'

@@ -429,3 +429,18 @@ def test_factors_named_like_constants_keep_their_names(tmp_path):
     np.testing.assert_allclose(load(out / "law.json").predict(points), module.predict(**points), rtol=1e-9)
     explained = run("explain", out, "--vary", "c=1..1024", "--fix", "c1=1000000", "--json")
     assert explained.exit_code == 0, explained.output
+
+
+def test_factors_named_like_python_builtins_give_a_working_law_py(tmp_path):
+    """law.py's predict takes the factors as arguments: one named float must not shadow what
+    the module needs (it used to end in 'Cannot interpret 2.0 as a data type')."""
+    grid = [(p, n) for p in (1.0, 2, 4, 8, 16) for n in (1e3, 4e3, 16e3)]
+    table = tmp_path / "builtins.csv"
+    table.write_text("float,int,time\n" + "".join(f"{p:g},{n:g},{2 + 0.001 * n / p:.9g}\n" for p, n in grid))
+    out = tmp_path / "out"
+    result = run("run", table, "--target", "time", "--out", out)
+    assert result.exit_code == 0, result.output
+    spec = importlib.util.spec_from_file_location("builtin_named_law", out / "law.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    np.testing.assert_allclose(module.predict(2.0, 1000.0), 2 + 0.001 * 1000 / 2, rtol=1e-6)
