@@ -243,8 +243,7 @@ def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool =
         adequate = [i for i in adequate if i != flat[0]]
         held += beaten
     if adequate:
-        fewest = min(front[i].n_constants for i in adequate)
-        chosen, tied = _simplest_of_best([i for i in adequate if front[i].n_constants == fewest], front)
+        chosen, tied = _simplest_of_best(adequate, front)
         chosen, stepped = _stepped_up(chosen, adequate, front, pure, n_rows, alpha)
         rule = (
             f"fewest constants among the {len(adequate)} law(s) on the front whose misfit is "
@@ -330,10 +329,7 @@ def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure:
                 passed[i] = p
         if not passed:
             break
-        # of the extensions with the fewest constants, as in the choice itself: the simplest of
-        # those the extended BIC cannot tell apart
-        fewest = min(front[i].n_constants for i in passed)
-        chosen, _ = _simplest_of_best([i for i in passed if front[i].n_constants == fewest], front)
+        chosen, _ = _simplest_of_best(list(passed), front)  # as the choice itself picks among laws
         p_value = passed[chosen]
     if chosen == start:
         return chosen, ""
@@ -343,11 +339,13 @@ def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure:
 
 
 def _simplest_of_best(pool: list[int], front: Sequence[Scored]) -> tuple[int, str]:
-    """The least complex law among those whose extended BIC is within ``EBIC_TIE`` of the lowest
-    in ``pool`` (the data cannot tell them apart: prefer the lowest-order shape), and a phrase
-    saying so when that is not the lowest itself. Used among adequate laws only: without
-    repetitions nothing says the laws are equally good (on the public single-factor series
-    applying it there raised the CM-DARE median error from 8.4 % to 9.6 %)."""
+    """Of the laws in ``pool`` with the fewest constants, the least complex among those whose
+    extended BIC is within ``EBIC_TIE`` of the lowest (the data cannot tell them apart: prefer the
+    lowest-order shape), and a phrase saying so when that is not the lowest itself. Used among
+    adequate laws only: without repetitions nothing says the laws are equally good (on the public
+    single-factor series applying it there raised the CM-DARE median error from 8.4 % to 9.6 %)."""
+    fewest = min(front[i].n_constants for i in pool)
+    pool = [i for i in pool if front[i].n_constants == fewest]
     best = min(pool, key=lambda i: (front[i].ebic, front[i].complexity))
     tied = [i for i in pool if front[i].ebic <= front[best].ebic + EBIC_TIE]
     chosen = min(tied, key=lambda i: (front[i].complexity, front[i].ebic))
