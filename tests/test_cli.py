@@ -26,6 +26,14 @@ def run(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
+def law_module(path: Path, name: str):
+    """The law.py at ``path``, imported as a module on its own."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_version_and_help():
     assert __version__ in run("--version").output
     assert "run" in run("--help").output
@@ -44,9 +52,7 @@ def test_run_writes_every_file_and_they_agree(amdahl_csv, tmp_path):
     assert record["template"] == "c0 + c1*n/p"
     assert len(record["dataset"]["sha256"]) == 64 and len(record["grammar"]["sha256"]) == 64
 
-    spec = importlib.util.spec_from_file_location("fitted_law", out / "law.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = law_module(out / "law.py", "fitted_law")
     points = {"n": np.array([100.0, 5e3, 2e6]), "p": np.array([1.0, 64.0, 512.0])}
     from_module = module.predict(**points)
     from_memory = load(out / "law.json").predict(points)
@@ -421,9 +427,7 @@ def test_factors_named_like_constants_keep_their_names(tmp_path):
     assert result.exit_code == 0, result.output
     record = json.loads((out / "law.json").read_text())
     assert record["factors"] == ["c", "c1"] and record["template"] == "cc0 + c1*cc1/c"
-    spec = importlib.util.spec_from_file_location("named_law", out / "law.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = law_module(out / "law.py", "named_law")
     points = {"c": np.array([1.0, 64.0]), "c1": np.array([1e3, 1e6])}
     np.testing.assert_allclose(module.predict(**points), 2 + 0.001 * points["c1"] / points["c"], rtol=1e-6)
     np.testing.assert_allclose(load(out / "law.json").predict(points), module.predict(**points), rtol=1e-9)
@@ -440,7 +444,5 @@ def test_factors_named_like_python_builtins_give_a_working_law_py(tmp_path):
     out = tmp_path / "out"
     result = run("run", table, "--target", "time", "--out", out)
     assert result.exit_code == 0, result.output
-    spec = importlib.util.spec_from_file_location("builtin_named_law", out / "law.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = law_module(out / "law.py", "builtin_named_law")
     np.testing.assert_allclose(module.predict(2.0, 1000.0), 2 + 0.001 * 1000 / 2, rtol=1e-6)
