@@ -70,20 +70,24 @@ def latex(law: Law) -> str:
 def python_module(law: Law) -> str:
     """Source of a module, needing only numpy, whose ``predict`` evaluates the law."""
     arguments = ", ".join(law.factors)
-    # numpy.float64, not float: a factor may be named like a builtin
-    conversions = "".join(f"    {f} = numpy.asarray({f}, dtype=numpy.float64)\n" for f in law.factors)
-    shape = f"numpy.broadcast({', '.join(law.factors)}).shape" if len(law.factors) > 1 else f"{law.factors[0]}.shape"
+    # a factor may be named numpy (or like a builtin): the module's own names must not clash
+    np = "numpy"
+    while np in law.factors:
+        np += "_"
+    imported = "import numpy\n\n" if np == "numpy" else f"import numpy as {np}\n\n"
+    conversions = "".join(f"    {f} = {np}.asarray({f}, dtype={np}.float64)\n" for f in law.factors)
+    shape = f"{np}.broadcast({', '.join(law.factors)}).shape" if len(law.factors) > 1 else f"{law.factors[0]}.shape"
     return (
         f'"""{law.target} = {to_text(law.expression)}\n\n'
         f"Fitted by exprsearch {law.version} with grammar '{law.grammar.get('name')}'; "
         f'this module needs only numpy.\n"""\n\n'
-        "import numpy\n\n"
+        f"{imported}"
         f"FACTORS = {tuple(law.factors)!r}\n"
         f"TARGET = {law.target!r}\n\n\n"
         f"def predict({arguments}):\n"
         f'    """Predicted {law.target}; arguments are numbers or numpy arrays that broadcast."""\n'
         f"{conversions}"
-        f"    return numpy.zeros({shape}) + ({to_numpy_code(law.expression)})\n"
+        f"    return {np}.zeros({shape}) + ({to_numpy_code(law.expression, np)})\n"
     )
 
 

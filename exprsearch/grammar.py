@@ -26,7 +26,6 @@ from .vocabulary import suggest
 ROLES = ("extrinsic", "intrinsic")
 PROVIDED_RULES = ("factor", "extrinsic", "intrinsic", "other")
 REFERENCE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>(?:(\*)?\{(\d+),(\d+)\})?")
-RESERVED = frozenset({"numpy", "predict", "FACTORS", "TARGET"})  # names law.py defines or imports
 
 
 @dataclass(frozen=True)
@@ -208,10 +207,6 @@ def bind(
     constants = _renamed(grammar.constants, used | set(free))
     names = declared | {c.written or c.name for c in constants}  # what the rules already mean
     keys = names | set(free)
-    reserved = sorted((used | set(free)) & RESERVED)
-    if reserved:
-        raise BindingError(f"data column '{reserved[0]}' is a name the law's Python module needs "
-                           f"({', '.join(sorted(RESERVED))}); rename the column")
     for column in free:
         role = "intrinsic" if column in intrinsic else "extrinsic"
         # the key the rules know it by: its name, unless a constant kind or another factor has it

@@ -126,12 +126,21 @@ def to_latex(expr: sympy.Expr) -> str:
 
 
 class _NumPyPrinter(NumPyPrinter):
-    """numpy code with max/min as nested numpy.maximum/minimum (sympy's reduce needs functools)."""
+    """numpy code with max/min as nested numpy.maximum/minimum (sympy's reduce needs functools),
+    numpy written as ``module`` (law.py renames it where a factor is called numpy)."""
+
+    def __init__(self, settings: dict, module: str = "numpy") -> None:
+        super().__init__(settings)
+        self._alias = module
+
+    def _module_format(self, fqn: str, register: bool = True) -> str:
+        name = super()._module_format(fqn, register)
+        return self._alias + name[len("numpy"):] if name.startswith("numpy.") else name
 
     def _nested(self, name: str, args) -> str:
         first, *rest = [self._print(a) for a in args]
         for other in rest:
-            first = f"numpy.{name}({first}, {other})"
+            first = f"{self._module_format('numpy.' + name)}({first}, {other})"
         return first
 
     def _print_Max(self, expr: sympy.Expr) -> str:
@@ -141,9 +150,10 @@ class _NumPyPrinter(NumPyPrinter):
         return self._nested("minimum", expr.args)
 
 
-def to_numpy_code(expr: sympy.Expr) -> str:
-    """Python source evaluating ``expr`` with ``numpy.`` functions, vectorised over arrays."""
-    return _NumPyPrinter({"fully_qualified_modules": True}).doprint(expr)
+def to_numpy_code(expr: sympy.Expr, module: str = "numpy") -> str:
+    """Python source evaluating ``expr`` with numpy's functions, vectorised over arrays; numpy is
+    the name ``module``."""
+    return _NumPyPrinter({"fully_qualified_modules": True}, module).doprint(expr)
 
 
 class _ReadablePrinter(StrPrinter):

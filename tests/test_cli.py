@@ -446,3 +446,22 @@ def test_factors_named_like_python_builtins_give_a_working_law_py(tmp_path):
     assert result.exit_code == 0, result.output
     module = law_module(out / "law.py", "builtin_named_law")
     np.testing.assert_allclose(module.predict(2.0, 1000.0), 2 + 0.001 * 1000 / 2, rtol=1e-6)
+
+
+def test_factors_named_like_law_py_names_give_a_working_law_py(tmp_path):
+    """Columns named numpy, predict and TARGET are searched as they are, and law.py renames its
+    numpy import around them (they used to be refused with "rename the column")."""
+    grid = [(p, n) for p in (1.0, 2, 4, 8, 16) for n in (1e3, 4e3, 16e3)]
+    table = tmp_path / "names.csv"
+    table.write_text("numpy,predict,TARGET\n" + "".join(
+        f"{n:g},{p:g},{2 + 0.001 * n / p + 0.5 * np.log2(p):.9g}\n" for p, n in grid))
+    out = tmp_path / "out"
+    result = run("run", table, "--target", "TARGET", "--out", out)
+    assert result.exit_code == 0, result.output
+    source = (out / "law.py").read_text()
+    assert "import numpy as numpy_" in source and "log" in source
+    module = law_module(out / "law.py", "numpy_named_law")
+    assert module.FACTORS == ("numpy", "predict") and module.TARGET == "TARGET"
+    np.testing.assert_allclose(module.predict(numpy=64000.0, predict=256.0),
+                               2 + 0.001 * 64000 / 256 + 0.5 * 8, rtol=1e-3)
+
