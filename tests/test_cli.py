@@ -465,3 +465,25 @@ def test_factors_named_like_law_py_names_give_a_working_law_py(tmp_path):
     np.testing.assert_allclose(module.predict(numpy=64000.0, predict=256.0),
                                2 + 0.001 * 64000 / 256 + 0.5 * 8, rtol=1e-3)
 
+
+@pytest.mark.parametrize("args", [
+    ("run", "DATA", "--target", "time", "-t", "time"),
+    ("run", "DATA", "--target=time", "--target=other"),
+    ("explain", "LAW", "--vary", "p=1..64", "--vary", "n=64000"),
+    ("grammar", "check", "default", "-t", "a", "--target", "b"),
+])
+def test_an_option_that_takes_one_value_given_twice_is_refused(tmp_path, args):
+    """click keeps the last of a repeated one-value option silently; the user meant both."""
+    result = run(*args)
+    assert result.exit_code == 2
+    assert "was given 2 times but takes one value" in result.output
+    assert ("--target/-t" if "-t" in args else "--vary" if "--vary" in args else "--target") in result.output
+
+
+def test_repeatable_options_and_repeated_flags_are_not_refused(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("p,time\n" + "".join(f"{p},{2 + 10 / p:.6g}\n" for p in (1, 2, 4, 8, 16)))
+    assert run("run", table, "--target", "time", "--out", tmp_path / "out").exit_code == 0
+    result = run("predict", tmp_path / "out", "--at", "p=32", "--at", "p=64", "--json", "--json")
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.output)["predictions"]) == 2

@@ -10,15 +10,49 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
+from typer.core import TyperGroup
 
 from .. import __version__
 from ..errors import ExprsearchError
 
+
+def _repeated(command, args: list[str]) -> tuple[str, int] | None:
+    """The first option among ``args`` that takes one value but is given more than once, with
+    how many times (spellings like ``-t`` and ``--target`` count together)."""
+    takes_value, single = {}, {}
+    for param in getattr(command, "params", ()):
+        for name in [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())]:
+            if name.startswith("-"):
+                takes_value[name] = not (param.is_flag or param.count)
+                if takes_value[name] and not param.multiple:
+                    single[name] = "/".join(sorted(param.opts, key=len, reverse=True))
+    uses: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args) and args[i] != "--":
+        name, eq, _ = args[i].partition("=") if args[i].startswith("--") else (args[i], "", "")
+        if name in single:
+            uses.setdefault(single[name], []).append(name)
+        i += 2 if takes_value.get(name) and not eq else 1
+    return next(((option, len(names)) for option, names in uses.items() if len(names) > 1), None)
+
+
+class _OnceGroup(TyperGroup):
+    """Commands whose one-value options refuse a second value (click would keep the last one
+    silently: ``explain --vary p=… --vary n=…`` would explain n alone)."""
+
+    def resolve_command(self, ctx, args):
+        name, command, rest = super().resolve_command(ctx, args)
+        repeated = _repeated(command, rest)
+        if repeated:
+            ctx.fail(f"{repeated[0]} was given {repeated[1]} times but takes one value; keep the one you mean")
+        return name, command, rest
+
+
 app = typer.Typer(
     help="Discover interpretable closed-form performance laws from measurements.",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=_OnceGroup,
 )
-grammar_app = typer.Typer(help="List, show and check grammar files.", no_args_is_help=True)
+grammar_app = typer.Typer(help="List, show and check grammar files.", no_args_is_help=True, cls=_OnceGroup)
 app.add_typer(grammar_app, name="grammar")
 out = Console()
 err = Console(stderr=True)
