@@ -46,8 +46,9 @@ class Suggestion:
     config: dict[str, float]
     cost: float
     gain: float  # share of the target's variance that measuring here is expected to remove
-    measured: bool
+    measured: bool  # the data holds this configuration already: a repeat run
     sentence: str
+    repeats: int | None = None  # the earlier suggestion of this answer it repeats (numbered from 1)
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     settled = agreed and near_measured
     precision = np.eye(len(features))
     taken = {f: set(np.unique(result.dataset.column(f)).tolist()) for f in law.factors}
-    chosen, gains, repeats = [], [], []
+    in_data = measured.copy()
+    chosen, gains = [], []
     for _ in range(count):
         open_ = usable[:-1] & (cost > 0) & (dearest <= budget if capped else True)
         if not open_.any():
@@ -166,18 +168,19 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
             break
         chosen.append(best)
         gains.append(gain)
-        repeats.append(bool(measured[best]))
         measured[best] = True  # a second suggestion of it in this answer is a repeat
         taken = {f: taken[f] | {float(grid[f][best])} for f in law.factors}
         # as if measured: condition the ensemble on that configuration, and plan the rest
         precision = precision + np.outer(features[:, best], features[:, best]) / noise
         budget = max(budget - (dearest[best] if capped else cost[best]), 0.0)
     plausible = tuple((to_readable(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
-    suggestions = tuple(
-        Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g, again,
-                   _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices, again)
-                   if i not in chosen[:k] else _again(i, g, cost[i], law.factors, grid, devices, chosen.index(i) + 1))
-        for k, (i, g, again) in enumerate(zip(chosen, gains, repeats)))
+    suggestions = []
+    for k, (i, g) in enumerate(zip(chosen, gains)):
+        first = chosen.index(i)  # below k where this answer suggested it before
+        sentence = (_again(i, g, cost[i], law.factors, grid, devices, first + 1) if first < k else
+                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices, bool(in_data[i])))
+        suggestions.append(Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g,
+                                      bool(in_data[i]), sentence, first + 1 if first < k else None))
     sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
     if agreed and not near_measured:
         where = ", ".join(f"{f}={grid[f][nearest]:g}" for f in law.factors)
@@ -192,7 +195,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         sentences = (*sentences[:-1], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
                      f"--vary space costs at most the budget of {budget:.4g} (at the upper end of its 95 % interval): a "
                      "larger --cost-budget or cheaper configurations are needed.")
-    return Advice(suggestions, settled, point, (float(low), float(high)), plausible, sentences)
+    return Advice(tuple(suggestions), settled, point, (float(low), float(high)), plausible, sentences)
 
 
 def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:

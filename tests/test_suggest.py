@@ -165,6 +165,24 @@ def test_runs_the_plan_repeats_are_marked_as_measured():
     assert advice.suggestions and all(s.measured and "once more" in s.sentence for s in advice.suggestions)
 
 
+def test_a_repeat_names_what_it_repeats_a_measured_run_or_an_earlier_suggestion():
+    """``measured`` is about the data alone; a configuration this answer suggested before is a
+    repeat of that suggestion (the table used to call it 'measured already')."""
+    seen_both = set()
+    for seed in range(3):
+        frame = measured(lambda p: 2 + 40 / p + 0.05 * p, [1, 2, 4, 8, 16], reps=1, seed=seed)
+        result = search(frame, "time", settings=SearchSettings(resamples=50))
+        advice = advise(result, SPACE, {"p": 512}, count=4, devices="p")
+        picked = [s.config["p"] for s in advice.suggestions]
+        for k, s in enumerate(advice.suggestions):
+            assert s.measured == (s.config["p"] in set(frame["p"]))
+            assert s.repeats == (picked.index(s.config["p"]) + 1 if s.config["p"] in picked[:k] else None)
+            assert ("once more, as in suggestion" in s.sentence) == (s.repeats is not None)
+            seen_both |= {"data"} if s.measured else set()
+            seen_both |= {"answer"} if s.repeats and not s.measured else set()
+    assert seen_both == {"data", "answer"}  # both kinds occur, so the checks above were exercised
+
+
 def test_plausible_laws_reach_beyond_the_front():
     """The front keeps one law per complexity; equally simple shapes that fit as well come from
     the search's alternatives, which are the accepted fits in order of BIC."""

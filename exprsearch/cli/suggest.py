@@ -72,7 +72,7 @@ def suggest(
     if json_:
         shown = () if advice.settled else advice.suggestions  # settled: nothing more to measure
         record = {"suggestions": [{**s.config, "cost": s.cost, "gain": s.gain, "measured": s.measured,
-                                   "why": s.sentence} for s in shown],
+                                   "repeats_suggestion": s.repeats, "why": s.sentence} for s in shown],
                   "settled": advice.settled, "prediction_at": advice.prediction_at,
                   "interval_at": list(advice.interval_at),
                   "plausible": [{"law": law, "weight": w, "prediction_at": p} for law, w, p in advice.plausible]}
@@ -83,12 +83,12 @@ def suggest(
         cli.out.print(sentence, highlight=False)
     if advice.suggestions and not advice.settled:
         factors = list(advice.suggestions[0].config)
-        table = Table("#", *factors, "cost", "gain", "measured already", title_justify="left")
+        table = Table("#", *factors, "cost", "gain", "repeat of", title_justify="left")
         for column in table.columns:
             column.overflow = "fold"
         for i, s in enumerate(advice.suggestions, start=1):
             table.add_row(str(i), *[f"{s.config[f]:g}" for f in factors], f"{s.cost:.3g}", f"{100 * s.gain:.0f} %",
-                          "yes" if s.measured else "")
+                          f"#{s.repeats}" if s.repeats else "a measured run" if s.measured else "")
         cli.out.print(table)
         for i, s in enumerate(advice.suggestions, start=1):
             cli.out.print(f"{i}. {s.sentence}", highlight=False, soft_wrap=True)
