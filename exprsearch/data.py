@@ -213,6 +213,10 @@ def load_grouped(
         _require_column(key, columns, f"'{path}'", "--by")
         if key == target:
             raise DataError(f"--by {key}: that is the target; group by another column")
+    for f in factors or ():  # the user's choice, so one answer for the file rather than one per group
+        _require_column(f, columns, f"'{path}'", "factor")
+        if f in keys:
+            raise DataError(f"--factors {f}: that column names the groups (--by); leave it out of one of them")
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     rest = frame.drop(columns=keys)
     chosen = factors or [c for c in rest.columns if c != target and _pandas().api.types.is_numeric_dtype(rest[c])]
@@ -302,7 +306,8 @@ def _check_factors(factors: list[str], target: str, columns: list[str], where: s
         if not f.isidentifier() or keyword.iskeyword(f) or f in FUNCTIONS:
             raise DataError(
                 f"{where} factor column '{f}' cannot name a factor in a law: use letters, digits "
-                "and _ (not starting with a digit, not a function name); rename the column"
+                "and _ (not starting with a digit, not a function name); rename the column, or pass --factors "
+                "naming the factor columns without it"
             )
 
 

@@ -50,6 +50,17 @@ def test_cli_by_writes_a_law_per_group_and_a_shared_form(tmp_path):
     assert json.loads((out / "shared.json").read_text())["template"] == "c0 + c1*p + c2*n/p"
 
 
+def test_cli_by_takes_several_columns_as_profile_does(tmp_path):
+    data = pd.read_csv(frameworks(tmp_path)).assign(precision=lambda f: ["fp16", "fp32"] * (len(f) // 2))
+    data.to_csv(tmp_path / "two.csv", index=False)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "two.csv"), "-t", "time", "--by", "framework,precision",
+                                      "--bootstrap", "0", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len([p for p in out.iterdir() if p.is_dir()]) == 6
+    assert (out / "framework_tf_precision_fp16" / "law.json").is_file()
+
+
 def test_by_unknown_column_exits_2(tmp_path):
     result = CliRunner().invoke(app, ["run", str(frameworks(tmp_path)), "-t", "time", "--by", "framewrk",
                                       "--out", str(tmp_path / "o")])

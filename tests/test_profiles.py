@@ -101,6 +101,34 @@ def test_profile_of_a_long_table(tmp_path):
     assert names == ["kernel=halo,metric=time", "kernel=solve,metric=time"]
 
 
+def test_profile_of_a_table_with_summary_columns_takes_the_factors_named(tmp_path):
+    """Benchmark summaries carry statistics beside the factors (N samples, sd, min…); by default
+    every numeric column is a factor, so --factors says which ones are (run had it, profile not)."""
+    lines = ["lib,op,ranks,samples,median,sd,min"] + [
+        f"{lib},{op},{p},{1000 + 7 * p},{f(p):.6g},{0.1 * f(p):.4g},{0.9 * f(p):.6g}"
+        for lib, op, f in (("a", "bcast", lambda p: 2 + 3 * np.log2(p)), ("a", "gather", lambda p: 1 + 0.5 * p),
+                           ("b", "bcast", lambda p: 4 + 2 * np.log2(p)))
+        for p in (2, 4, 8, 16, 32, 64)]
+    table = tmp_path / "mpi.csv"
+    table.write_text("\n".join(lines) + "\n")
+    plain = run("profile", table, "--target", "median", "--by", "lib,op", "--out", tmp_path / "o1")
+    assert plain.exit_code == 0 and "3 series could not be modelled" in " ".join(plain.output.split())
+    assert "pass --factors" in " ".join(plain.output.split())  # 'min' names a function
+    result = run("profile", table, "--target", "median", "--by", "lib,op", "--factors", "ranks", "--out", tmp_path / "o2")
+    assert result.exit_code == 0, result.output
+    laws = json.loads((tmp_path / "o2" / "laws.json").read_text())
+    assert laws["context"]["factors"] == "ranks"
+    found = {r["series"]: r["law"] for r in laws["series"]}
+    assert found == {"lib=a,op=bcast": "median = 3.0*log2(ranks) + 2.0", "lib=a,op=gather": "median = 0.5*ranks + 1.0",
+                     "lib=b,op=bcast": "median = 2.0*log2(ranks) + 4.0"}
+    unknown = run("profile", table, "--target", "median", "--by", "lib,op", "--factors", "ranks,nodes",
+                  "--out", tmp_path / "o3")
+    assert unknown.exit_code == 2 and "factor column 'nodes' is not in" in unknown.output
+    assert not (tmp_path / "o3").exists()  # one answer for the option, not one failure per series
+    both = run("profile", table, "--target", "median", "--by", "lib,op", "--factors", "ranks,op", "--out", tmp_path / "o4")
+    assert both.exit_code == 2 and "--factors op: that column names the groups" in both.output
+
+
 @pytest.mark.slow
 def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     data = write_profile(tmp_path / "p.txt", regions=40)
@@ -122,7 +150,8 @@ def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     (["--scale", "0"], "--scale 0: give a positive multiple"),
     (["--at", "p64"], "--at p64: write FACTOR=NUMBER pairs"),
     (["--bootstrap", "-3"], "resamples"),
-    (["--target", "x"], "--target and --by apply to tables"),
+    (["--target", "x"], "--target, --by and --factors apply to tables"),
+    (["--factors", "p"], "--target, --by and --factors apply to tables"),
 ])
 def test_bad_profile_options_exit_2_with_one_sentence(tmp_path, args, fragment):
     result = run("profile", write_profile(tmp_path / "p.txt"), *args, "--out", tmp_path / "o")

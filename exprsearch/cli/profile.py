@@ -26,6 +26,7 @@ def profile(
     data: Annotated[Path, typer.Argument(help="An Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p), a directory of CUBE runs, or a table.")],
     target: Annotated[str | None, typer.Option("--target", "-t", help="Tables: the measured column (default: 'value' if present).")] = None,
     by: Annotated[str | None, typer.Option(help="Tables: comma-separated columns naming a series (default: callpath/kernel and metric if present).")] = None,
+    factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas, extrap-experiment or cube (default: detected).")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file; pmnf (Extra-P's normal form) is about 7x faster on large profiles.")] = "default",
     at: Annotated[str | None, typer.Option(help="The configuration to rank series at: p=512,n=16000 (factors not given: --scale × their largest measured value).")] = None,
@@ -62,11 +63,11 @@ def profile(
             raise SettingsError(f"--scale {scale:g}: give a positive multiple")
         if not (force or resume):
             _export.check_free(directory, SUMMARY)
-        series, failures = _series(data, fmt, target, by)
+        series, failures = _series(data, fmt, target, by, cli._split(factors))
         point = parse_point(at, "--at") if at else {}
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
         sha = next((d.sha256 for d in series.values()), None) or digest(data)  # read once when it can be
-        context = {"data": str(data), "sha256": sha, "grammar": grammar, "at": point,
+        context = {"data": str(data), "sha256": sha, "grammar": grammar, "at": point, "factors": factors,
                    "scale": scale, "seed": seed, "bootstrap": bootstrap}
         done = []
         if resume and (directory / "laws.json").is_file():
@@ -130,15 +131,16 @@ def profile(
             f"{unmodelled[0].series}: {unmodelled[0].error})"), highlight=False, soft_wrap=True)
 
 
-def _series(data: Path, fmt: str | None, target: str | None, by: str | None):
+def _series(data: Path, fmt: str | None, target: str | None, by: str | None, factors: list[str] | None):
     """The series of ``data`` and the ones that cannot be fitted, with their reasons."""
     from ..data import DataError, load_grouped, read_table
     from ..readers import detect_format, load_profile
 
     fmt = fmt or detect_format(data)
     if fmt != "table":
-        if target or by:
-            raise DataError("--target and --by apply to tables; an Extra-P file is split into series already")
+        if target or by or factors:
+            raise DataError("--target, --by and --factors apply to tables; an Extra-P file is split into series "
+                            "and names its parameters already")
         return load_profile(data, fmt)
     columns = [str(c) for c in read_table(data).columns]
     target = target or ("value" if "value" in columns else None)
@@ -148,7 +150,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None):
     if not keys:
         raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…); the columns of "
                         f"'{data}' are {', '.join(columns)}")
-    return load_grouped(data, target, keys)
+    return load_grouped(data, target, keys, factors)
 
 
 def _print(rows, top: int, point: dict, scale: float, out) -> None:

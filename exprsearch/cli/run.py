@@ -37,7 +37,7 @@ def run(
     validation: Annotated[str, typer.Option(help="largest: prefer laws that predict the held-out largest configurations; kfold: 5-fold CV.")] = "largest",
     strategy: Annotated[str, typer.Option(help="auto: the data choose what to fit where the grammar's space is larger than its limits; exhaustive: fit up to the limits and report what they cut.")] = "auto",
     scheduler: Annotated[str | None, typer.Option(help="Refine on a Dask cluster: a scheduler address (tcp://host:8786) or local:N (the 'dask' extra); the law is the same.")] = None,
-    by: Annotated[str | None, typer.Option(help="Fit one law per value of this column (framework, gpu, model).")] = None,
+    by: Annotated[str | None, typer.Option(help="Fit one law per value of this column, or per combination of comma-separated columns (framework, gpu, model).")] = None,
     shared_form: Annotated[bool, typer.Option(help="With --by: also fit one form shared by all groups, constants per group.")] = False,
     levels: Annotated[bool, typer.Option(help="With --intrinsic: test whether each intrinsic factor's values order the times: the law against its coefficients refitted per value (levels.json).")] = True,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).")] = None,
@@ -194,7 +194,7 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
             columns = ", ".join(str(c) for c in read_table(data).columns)
             raise DataError(f"pass --target COLUMN, the measured time; the columns of '{data}' are {columns}")
         if by is not None:
-            return load_groups(data, target, by, _split(factors), drop_missing=drop_missing)
+            return load_groups(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing)
         return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}
     if by is not None:
         raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
