@@ -11,7 +11,7 @@ import numpy as np
 
 from .compile import factor_symbol, to_function
 from .errors import ExprsearchError
-from .vocabulary import ExpressionSyntaxError, parse, suggest
+from .vocabulary import ExpressionSyntaxError, parse, suggest, to_readable
 
 
 class ConfigError(ExprsearchError, ValueError):
@@ -27,6 +27,8 @@ def parse_values(spec: str, factor: str) -> np.ndarray:
             low_text, _, rest = text.partition("..")
             high_text, _, step = rest.partition(":")
             low, high = float(low_text), float(high_text)
+            if not (np.isfinite(low) and np.isfinite(high)):
+                raise ConfigError(f"{factor}={spec}: give finite numbers (not nan or inf)")
             if high < low:
                 raise ConfigError(f"{factor}={spec}: the range is empty ({low:g} > {high:g}); write LOW..HIGH")
             if step.startswith("x"):
@@ -49,6 +51,8 @@ def parse_values(spec: str, factor: str) -> np.ndarray:
         ) from None
     if values.size == 0:
         raise ConfigError(f"{factor}={spec}: no values given")
+    if not np.isfinite(values).all():
+        raise ConfigError(f"{factor}={spec}: give finite numbers (not nan or inf)")
     twice = values[np.flatnonzero(np.diff(np.sort(values)) == 0)[:1]]
     if twice.size:
         raise ConfigError(f"{factor}={spec}: {twice[0]:g} is given twice; give each value once")
@@ -68,6 +72,8 @@ def parse_point(spec: str, option: str) -> dict[str, float]:
             sep = ""
         if not sep or not name.strip():
             raise ConfigError(f"{option} {spec}: write FACTOR=NUMBER pairs separated by commas")
+        if not np.isfinite(point[name.strip()]):
+            raise ConfigError(f"{option} {spec}: '{value.strip()}' is not a finite number; give one")
     return point
 
 
@@ -111,6 +117,36 @@ def grid(factors: tuple[str, ...], vary: Mapping[str, np.ndarray], fixed: Mappin
     for name, value in fixed.items():
         columns[name] = np.full(len(combos), float(value))
     return columns
+
+
+def defined(law, columns: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The law's predictions at ``columns`` and where they are a time: positive and finite (a law
+    with 1/p or log2 p gives none at p = 0, one with a falling term may go negative far out)."""
+    with np.errstate(all="ignore"):
+        time = law.predict(columns)
+    return time, np.isfinite(time) & (time > 0)
+
+
+def check_defined(law, columns: Mapping[str, np.ndarray], option: str, rows: bool = False) -> np.ndarray:
+    """The law's predictions at ``columns``; a configuration where it gives no time is an error
+    that names it (with ``rows``, also its row of a table; it used to print inf or nan)."""
+    time, ok = defined(law, columns)
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        at = f"row {i + 1} ({describe(columns, i)})" if rows else describe(columns, i)
+        raise ConfigError(f"{option}: at {at} the law gives {time[i]:g}, not a time "
+                          f"({law.target} = {to_readable(law.expression, 4)}); {_measured(law)}")
+    return time
+
+
+def describe(columns: Mapping[str, np.ndarray], i: int) -> str:
+    """Configuration ``i`` of ``columns`` as ``p = 0, n = 1000``."""
+    return ", ".join(f"{k} = {np.asarray(v)[i]:g}" for k, v in columns.items())
+
+
+def _measured(law) -> str:
+    ranges = [f"{f} {lo:g}..{hi:g}" for f, (lo, hi) in law.domain.items() if f in law.factors]
+    return ("give values near the measured ones (" + ", ".join(ranges) + ")") if ranges else "give other values"
 
 
 def constraint_mask(constraints: list[str], columns: Mapping[str, np.ndarray]) -> np.ndarray:

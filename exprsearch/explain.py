@@ -10,7 +10,7 @@ import numpy as np
 import sympy
 
 from .compile import factor_symbol, to_function
-from .configs import ConfigError, check_factors
+from .configs import ConfigError, check_defined, check_factors
 from .law import Law
 from .vocabulary import to_readable
 
@@ -67,6 +67,9 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
         hint = f" (measured {measured[0]:g}..{measured[1]:g})" if measured else ""
         raise ConfigError(f"give factor '{others[0]}' a value: --fix {others[0]}=VALUE{hint}")
     values = np.asarray(values, dtype=float)
+    # a factor the law does not use may be left out of --fix: any value stands for it
+    check_defined(law, {f: values if f == factor else np.full(values.shape, fixed.get(f, 1.0)) for f in law.factors},
+                  "--vary")
     x = factor_symbol(factor)
     fix = {factor_symbol(k): sympy.Float(v) for k, v in fixed.items()}
     pieces = [(label, term.xreplace(fix)) for label, term in law.terms()]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .configs import ConfigError, constraint_mask, grid
+from .configs import ConfigError, constraint_mask, defined, describe, grid
 from .law import Law
 
 SECONDS = {"s": 1.0, "min": 60.0, "h": 3600.0}
@@ -30,6 +30,7 @@ class Optimum:
     pareto: tuple[Choice, ...]
     considered: int  # configurations in the grid
     feasible: int  # of those, meeting the constraints and the budget
+    undefined: tuple[int, str] = (0, "")  # configurations where the law gives no time, and the first
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,12 @@ def optimize(
     if not vary:
         raise ConfigError("give at least one --vary FACTOR=RANGE to search over")
     columns = grid(law.factors, vary, fixed, law.domain)
-    time = law.predict(columns)
-    keep = constraint_mask(list(where), columns) & np.isfinite(time) & (time > 0)
+    time, ok = defined(law, columns)
+    if not ok.any():
+        raise ConfigError(f"the law gives no time (positive and finite) anywhere in the --vary grid, e.g. at "
+                          f"{describe(columns, 0)}: {time[0]:g}; search near the measured values")
+    undefined = (int((~ok).sum()), describe(columns, int(np.flatnonzero(~ok)[0])) if not ok.all() else "")
+    keep = constraint_mask(list(where), columns) & ok
     if not keep.any():
         raise ConfigError("no configuration meets the --where constraints; relax them")
     cost = _cost(time, columns, pricing, keep) if pricing and (pricing.price is not None or pricing.table is not None) else None
@@ -62,7 +67,7 @@ def optimize(
         fastest = int(np.flatnonzero(keep)[np.argmin(time[keep])])
         raise ConfigError(
             f"no configuration meets the budget of {budget:g}; the fastest is "
-            f"{_describe(columns, fastest)} at {time[fastest]:.4g}"
+            f"{describe(columns, fastest)} at {time[fastest]:.4g}"
         )
     objective = "cost" if cost is not None else "time"
     score = cost if cost is not None else time
@@ -71,7 +76,7 @@ def optimize(
     pareto = _pareto(index, time, cost) if cost is not None else [best]
     choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()}, float(time[i]),  # noqa: E731
                               None if cost is None else float(cost[i]))
-    return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()))
+    return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()), undefined)
 
 
 def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, keep: np.ndarray) -> np.ndarray:
@@ -109,5 +114,3 @@ def _pareto(index: np.ndarray, time: np.ndarray, cost: np.ndarray) -> list[int]:
     return front
 
 
-def _describe(columns: dict[str, np.ndarray], i: int) -> str:
-    return ", ".join(f"{k} = {v[i]:g}" for k, v in columns.items())

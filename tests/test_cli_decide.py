@@ -33,6 +33,9 @@ def test_predict_table_json_and_extrapolation_warning(law_file, tmp_path):
     configs = tmp_path / "c.csv"
     configs.write_text("p,n,comment\n1,1000,x\n2,2000,y\n")
     assert run("predict", law_file, "--data", configs, "--json").exit_code == 0
+    configs.write_text("p,n\n1,1000\n0,2000\n")
+    outside = run("predict", law_file, "--data", configs)
+    assert outside.exit_code == 2 and "at row 2 (p = 0, n = 2000) the law gives inf" in " ".join(outside.output.split())
 
 
 def test_decisions_take_the_folder_run_wrote(law_file, tmp_path):
@@ -102,12 +105,27 @@ def test_optimize_draws_the_pareto_set(law_file, tmp_path):
         (["explain", "--vary", "p=1..8"], "--fix n=VALUE"),
         (["predict", "--at", "p=1,m=3"], "'m', which is not a factor"),
         (["predict"], "give configurations"),
+        # where the law gives no time, it says so instead of printing inf or nan as a prediction
+        (["predict", "--at", "p=0,n=16000"], "--at: at p = 0, n = 16000 the law gives inf, not a time"),
+        (["predict", "--at", "p=nan,n=1"], "'nan' is not a finite number"),
+        (["explain", "--vary", "p=-4..8", "--fix", "n=16000"], "--vary: at p = -4, n = 16000 the law gives -38.6, not a time"),
+        (["explain", "--vary", "p=1..inf", "--fix", "n=16000"], "give finite numbers"),
+        (["optimize", "--vary", "p=-8..0", "--fix", "n=16000"], "the law gives no time (positive and finite) anywhere"),
     ],
 )
 def test_bad_input_exits_2(law_file, args, fragment):
     result = run(args[0], law_file, *args[1:])
     assert result.exit_code == 2
     assert fragment in " ".join(result.output.split())
+
+
+def test_optimize_leaves_out_where_the_law_gives_no_time_and_says_so(law_file):
+    result = run("optimize", law_file, "--vary", "p=0..64", "--fix", "n=16000")
+    assert result.exit_code == 0 and "p = 33" in result.output
+    assert "left out 1 configuration(s) where the law gives no time (positive and finite), first p = 0, n = 16000" in (
+        " ".join(result.output.split()))
+    record = json.loads(run("optimize", law_file, "--vary", "p=0..64", "--fix", "n=16000", "--json").stdout)
+    assert record["undefined"] == 1 and record["considered"] == 65 and record["feasible"] == 64
 
 
 def test_missing_law_file(tmp_path):

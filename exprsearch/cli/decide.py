@@ -105,7 +105,7 @@ def predict(
 
     import pandas as pd
 
-    from ..configs import ConfigError, check_factors, parse_point
+    from ..configs import ConfigError, check_defined, check_factors, parse_point
 
     def work():
         law = _law(law_file)
@@ -132,7 +132,8 @@ def predict(
                 warnings.append(f"the law over the values of '{levels}' explained the measurements as well as "
                                 "these per-value constants; without --levels it predicts unmeasured values too")
             return law, frame, warnings
-        frame[law.target] = law.predict(columns)
+        frame[law.target] = check_defined(law, columns, f"--data '{data}'" if data is not None else "--at",
+                                          rows=data is not None)
         if law.bootstrap:
             frame["low_95"], frame["high_95"] = law.predict_interval(columns)
             width = (frame["high_95"] - frame["low_95"]) / frame[law.target]
@@ -261,7 +262,7 @@ def optimize_command(
     law, o = _guard(work)
     if json_:
         record = {"objective": o.objective, "best": o.best.__dict__, "considered": o.considered,
-                  "feasible": o.feasible, "pareto": [c.__dict__ for c in o.pareto]}
+                  "feasible": o.feasible, "undefined": o.undefined[0], "pareto": [c.__dict__ for c in o.pareto]}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
         return
     best = o.best
@@ -270,6 +271,10 @@ def optimize_command(
     what = "cheapest" if o.objective == "cost" else "fastest"
     out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
               f"{law.target} {best.time:.4g}{cost}", highlight=False)
+    if o.undefined[0]:
+        err.print(Text("note: ", style="yellow") + Text(
+            f"left out {o.undefined[0]} configuration(s) where the law gives no time (positive and finite), "
+            f"first {o.undefined[1]}"), highlight=False)
     if o.objective == "cost" and len(o.pareto) > 1:
         table = Table(*best.config, law.target, "cost", title="time vs cost: Pareto set", title_justify="left")
         for c in o.pareto[:30]:
