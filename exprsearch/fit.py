@@ -44,14 +44,14 @@ class FitSettings:
     prune_margin: float | None = 0.1  # refine by DE only what may come within this of the front; None: all
 
     def __post_init__(self) -> None:
-        whole("seed", self.seed, 0, 2**32 - 1)
+        whole("seed (--seed)", self.seed, 0, 2**32 - 1)
         # above zero: it keeps the normal equations of collinear terms solvable (at 0 they are singular)
         number("regularization", self.regularization, 0.0, strict=True)
         whole("popsize", self.popsize, 1)
         whole("maxiter", self.maxiter, 1)
         number("tol", self.tol, 0.0, strict=True)
         if self.loss not in LOSSES:
-            raise SettingsError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+            raise SettingsError(f"loss (--loss) must be one of {', '.join(LOSSES)}, got {self.loss!r}")
         whole("robust_iterations", self.robust_iterations, 1)
         whole("grid", self.grid, 3)
         if self.prune_margin is not None:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 VALIDATIONS = ("largest", "kfold")
 STRATEGIES = ("auto", "exhaustive")
+MAX_RESAMPLES = 10_000  # bootstrap refits: 95 % percentile intervals settle within a few thousand
 
 
 @dataclass(frozen=True)
@@ -80,15 +81,18 @@ class SearchSettings:
 
     def __post_init__(self) -> None:
         if self.validation not in VALIDATIONS:
-            raise SettingsError(f"validation must be one of {', '.join(VALIDATIONS)}, got {self.validation!r}")
+            raise SettingsError(f"validation (--validation) must be one of {', '.join(VALIDATIONS)}, "
+                                f"got {self.validation!r}")
         if self.strategy not in STRATEGIES:
-            raise SettingsError(f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+            raise SettingsError(f"strategy (--strategy) must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
         if self.scheduler is not None:
             check_scheduler(self.scheduler)
-        whole("resamples", self.resamples, 0)
-        whole("jobs", self.jobs, 0)
+        # beyond MAX_RESAMPLES the intervals do not change in their digits, and the draws alone
+        # would fill memory (10**8 took 11 GB before it was stopped)
+        whole("resamples (--bootstrap)", self.resamples, 0, MAX_RESAMPLES)
+        whole("jobs (--jobs)", self.jobs, 0)
         if self.time_limit is not None:
-            number("time_limit", self.time_limit, 0.0)
+            number("time_limit (--time-limit)", self.time_limit, 0.0)
 
     def updated(self, **options: object) -> SearchSettings:
         """A copy with ``options`` changed; each names a field of this class or of FitSettings."""

@@ -128,7 +128,7 @@ BAD_DATA = {
     "unknown-factor": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "--factors", "p,m"], "factor column 'm' is not in"),
     "unknown-map": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "-g", "data-parallel", "--map", "q=p"], "'q' is not a factor of grammar"),
     "bad-map": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "--map", "p"], "--map takes NAME=COLUMN"),
-    "bad-loss": ("p,n,time\n1,2,3\n2,2,2\n4,2,1\n", ["-t", "time", "--loss", "l1"], "loss must be one of squared, huber, absolute"),
+    "bad-loss": ("p,n,time\n1,2,3\n2,2,2\n4,2,1\n", ["-t", "time", "--loss", "l1"], "loss (--loss) must be one of squared, huber, absolute"),
     "too-few-rows": ("p,time\n1,3\n2,2\n", ["-t", "time", "-g", "data-parallel"], "2 distinct configuration(s)"),
     "duplicate-column": ("p,p,time\n1,2,3\n2,2,2\n4,2,1\n", ["-t", "time"],
                          "line 1 has two columns named 'p' (columns 1 and 2); rename one"),
@@ -258,7 +258,7 @@ def test_time_limit_keeps_a_law_and_says_so(amdahl_csv, tmp_path):
     assert result.exit_code == 0, result.output
     assert "time limit" in result.output and (tmp_path / "o" / "law.json").exists()
     result = run("run", amdahl_csv, "-t", "time", "--time-limit", "-1", "--out", tmp_path / "x")
-    assert result.exit_code == 2 and "time_limit must be a finite number of at least 0, got -1.0" in result.output
+    assert result.exit_code == 2 and "time_limit (--time-limit) must be a finite number of at least 0, got -1.0" in result.output
 
 
 @pytest.mark.slow
@@ -331,10 +331,12 @@ def test_columns_left_out_as_non_numeric_are_named_before_the_search(tmp_path):
 
 
 @pytest.mark.parametrize("option, value, fragment", [
-    ("--seed", "-1", "seed must be a whole number from 0 to 4294967295, got -1"),
-    ("--bootstrap", "-5", "resamples must be a whole number 0 or more, got -5"),
-    ("--jobs", "-2", "jobs must be a whole number 0 or more, got -2"),
-    ("--strategy", "greedy", "strategy must be one of auto, exhaustive, got 'greedy'"),
+    ("--seed", "-1", "seed (--seed) must be a whole number from 0 to 4294967295, got -1"),
+    ("--bootstrap", "-5", "resamples (--bootstrap) must be a whole number from 0 to 10000, got -5"),
+    # a typo of a few zeros used to fill memory with resample draws (11 GB at 10**8)
+    ("--bootstrap", "100000000", "resamples (--bootstrap) must be a whole number from 0 to 10000, got 100000000"),
+    ("--jobs", "-2", "jobs (--jobs) must be a whole number 0 or more, got -2"),
+    ("--strategy", "greedy", "strategy (--strategy) must be one of auto, exhaustive, got 'greedy'"),
 ])
 def test_settings_out_of_range_stop_with_a_sentence_and_no_traceback(amdahl_csv, tmp_path, option, value, fragment):
     done = subprocess.run([sys.executable, "-m", "exprsearch.cli", "run", str(amdahl_csv), "-t", "time", option, value,

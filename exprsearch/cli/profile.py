@@ -33,7 +33,7 @@ def profile(
     scale: Annotated[float, typer.Option(help="Factors missing from --at are taken at this multiple of their largest measured value.")] = 2.0,
     jobs: Annotated[int, typer.Option(help="Local processes, one series each (0: one per core).")] = 0,
     scheduler: Annotated[str | None, typer.Option(help="A Dask scheduler address (tcp://host:8786), or local:N for a local cluster of N workers.")] = None,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples per law, for the intervals in each law.json (0: none).")] = 0,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples per law, for the intervals in each law.json (0: none; at most 10000).")] = 0,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>-profile).")] = None,
     laws: Annotated[bool, typer.Option("--laws", help="Also write each series' law.json under <out>/series/.")] = False,

@@ -32,7 +32,7 @@ def run(
     seed: Annotated[int, typer.Option(help="Seed for differential evolution and folds.")] = 0,
     jobs: Annotated[int, typer.Option(help="Processes refining candidates (0: one per core); the law does not depend on it.")] = 0,
     time_limit: Annotated[float | None, typer.Option(help="Seconds: stop refining when they run out and keep the best law found so far.")] = None,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the law's intervals (0: none).")] = 200,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples for the law's intervals (0: none; at most 10000).")] = 200,
     loss: Annotated[str, typer.Option(help="squared, or huber / absolute to resist outliers (warm-up rows, failed runs).")] = "squared",
     validation: Annotated[str, typer.Option(help="largest: prefer laws that predict the held-out largest configurations; kfold: 5-fold CV.")] = "largest",
     strategy: Annotated[str, typer.Option(help="auto: the data choose what to fit where the grammar's space is larger than its limits; exhaustive: fit up to the limits and report what they cut.")] = "auto",

@@ -23,7 +23,7 @@ def suggest(
     tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).")] = 0.05,
     budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time × price); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (at least 20).")] = 100,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (20 to 10000).")] = 100,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.")] = 0,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.")] = False,
 ) -> None:
