@@ -177,10 +177,15 @@ def bind(
     mapping = dict(mapping or {})
     declared = {f.name for f in grammar.factors}
     for key in mapping:
+        if key not in declared and not declared:
+            raise BindingError(
+                f"--map {key}=…: grammar '{grammar.name}' declares no factors (it takes every factor "
+                "column under its own name), so there is nothing to bind; leave out --map"
+            )
         if key not in declared:
             raise BindingError(
                 f"--map {key}=…: '{key}' is not a factor of grammar '{grammar.name}'"
-                f"{suggest(key, sorted(declared))}; its factors are {', '.join(sorted(declared)) or 'none'}"
+                f"{suggest(key, sorted(declared))}; its factors are {', '.join(sorted(declared))}"
             )
     for name in intrinsic:
         if name not in columns:

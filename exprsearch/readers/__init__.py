@@ -73,9 +73,15 @@ def read_profile(path: str | Path, fmt: str | None = None) -> Profile:
     fmt = fmt or detect_format(path)
     readers = _readers()
     if fmt not in readers:
-        raise DataError(f"'{path}': '{fmt}' is not a format of series; use one of {', '.join(readers)}")
-    if not (path.is_dir() if fmt == "cube" else path.is_file()):
-        raise DataError(f"data '{path}' does not exist or is not a {'directory' if fmt == 'cube' else 'file'}")
+        raise DataError(f"'{path}': '{fmt}' is not a format of series; use one of table, {', '.join(readers)}")
+    if not path.exists():
+        raise DataError(f"data '{path}' does not exist")
+    if fmt == "cube" and not path.is_dir():
+        raise DataError(f"--format cube reads a directory of CUBE runs, and '{path}' is a file; pass the "
+                        "directory, or another --format")
+    if fmt != "cube" and not path.is_file():
+        raise DataError(f"'{path}' is a directory; --format {fmt} reads a file (a directory of CUBE runs "
+                        "is --format cube)")
     try:
         profile = readers[fmt](path)
     except UnicodeDecodeError:
