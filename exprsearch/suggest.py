@@ -146,9 +146,11 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     taken = {f: set(np.unique(result.dataset.column(f)).tolist()) for f in law.factors}
     in_data = measured.copy()
     chosen, gains = [], []
+    short = ""  # why fewer than ``count`` runs are suggested
     for _ in range(count):
         open_ = usable[:-1] & (cost > 0) & (dearest <= budget if capped else True)
         if not open_.any():
+            short = f"the budget left ({budget:.4g}) pays for no further run"
             break
         widening = open_ & _widens(grid, taken)
         if agreed and not measured[nearest] and open_[nearest]:  # what stands between the laws and settled
@@ -165,6 +167,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         best = int(np.lexsort((measured, -np.round(spend / max(spend.max(), 1e-300), 6)))[0])
         gain = _gain(features, precision, noise, best)
         if gain < MINIMUM_GAIN and chosen:
+            short = f"a further run would remove under {100 * MINIMUM_GAIN:g} % of the uncertainty at the target"
             break
         chosen.append(best)
         gains.append(gain)
@@ -177,8 +180,9 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     suggestions = []
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
-        sentence = (_again(i, g, cost[i], law.factors, grid, devices, first + 1) if first < k else
-                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, devices, bool(in_data[i])))
+        sentence = (_again(i, g, cost[i], law.factors, grid, _basis(devices, price), first + 1) if first < k else
+                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, _basis(devices, price),
+                              bool(in_data[i])))
         suggestions.append(Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g,
                                       bool(in_data[i]), sentence, first + 1 if first < k else None))
     sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
@@ -191,6 +195,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         where = "; ".join(", ".join(f"{f}={grid[f][i]:g}" for f in law.factors) for i in left[:3])
         sentences = (sentences[0], f"Left out {len(left)} configuration(s) of the --vary space where the law or its "
                      f"bootstrap predicts no positive time ({where}{', …' if len(left) > 3 else ''}).", *sentences[1:])
+    if short and chosen and not settled:
+        sentences = (*sentences[:-1], f"{len(chosen)} of the {count} runs asked for (--count): {short}.", sentences[-1])
     if capped and not chosen and not settled:
         sentences = (*sentences[:-1], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
                      f"--vary space costs at most the budget of {budget:.4g} (at the upper end of its 95 % interval): a "
@@ -328,10 +334,16 @@ def _measured(result: Result, grid: dict) -> np.ndarray:
     return np.array([tuple(row) in taken for row in rows])
 
 
-def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, devices,
+def _basis(devices: str | None, price: float) -> str:
+    """What a run's cost is made of, in words: ``(2 × p × predicted time)``."""
+    parts = ([f"{price:g}"] if price != 1 else []) + ([devices] if devices else []) + ["predicted time"]
+    return f"({' × '.join(parts)})" if len(parts) > 1 else "(its predicted time)"
+
+
+def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, basis: str,
               again: bool = False) -> str:
     where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors) + (" once more" if again else "")
-    paid = f"costs about {cost:.3g}" + (f" ({devices} × predicted time)" if devices else " (its predicted time)")
+    paid = f"costs about {cost:.3g} {basis}"
     if len(laws) > 1:
         here = np.abs(np.log(predictions[:, i])[:, None] - np.log(predictions[:, i])[None, :])
         there = np.abs(np.log(predictions[:, -1])[:, None] - np.log(predictions[:, -1])[None, :])
@@ -343,11 +355,11 @@ def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, f
             f"uncertainty at the target; {paid}")
 
 
-def _again(i: int, gain: float, cost: float, factors, grid, devices, first: int) -> str:
+def _again(i: int, gain: float, cost: float, factors, grid, basis: str, first: int) -> str:
     """The sentence of a configuration this answer already suggested: what the earlier one said
     holds, so only the further gain and the cost."""
     where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors)
-    paid = f"costs about {cost:.3g}" + (f" ({devices} × predicted time)" if devices else " (its predicted time)")
+    paid = f"costs about {cost:.3g} {basis}"
     return (f"{where} once more, as in suggestion {first}: expected to remove a further {100 * gain:.0f} % of the "
             f"uncertainty at the target; {paid}")
 

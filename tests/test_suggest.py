@@ -183,6 +183,23 @@ def test_a_repeat_names_what_it_repeats_a_measured_run_or_an_earlier_suggestion(
     assert seen_both == {"data", "answer"}  # both kinds occur, so the checks above were exercised
 
 
+def test_fewer_runs_than_asked_say_why_and_costs_say_what_they_are_made_of():
+    frame = measured(lambda p: 2 + 40 / p + 0.05 * p, [1, 2, 4, 8, 16], reps=1)
+    result = search(frame, "time", settings=SearchSettings(resamples=50))
+    advice = advise(result, SPACE, {"p": 512}, count=200, devices="p", price=2.0)
+    assert not advice.settled and 0 < len(advice.suggestions) < 200
+    assert any(f"{len(advice.suggestions)} of the 200 runs asked for (--count): a further run would remove under 1 %"
+               in s for s in advice.sentences)
+    assert all("(2 × p × predicted time)" in s.sentence for s in advice.suggestions)
+    first = advice.suggestions[0]
+    assert first.cost == pytest.approx(2 * first.config["p"] * result.law.predict({"p": [first.config["p"]]})[0])
+    capped = advise(result, SPACE, {"p": 512}, count=10, devices="p", budget=100.0)  # one run at p = 8 is 59
+    assert len(capped.suggestions) < 10
+    assert any("runs asked for (--count): the budget left" in s for s in capped.sentences)
+    plain = advise(result, SPACE, {"p": 512}, count=1)
+    assert plain.suggestions[0].sentence.endswith("(its predicted time)")
+
+
 def test_plausible_laws_reach_beyond_the_front():
     """The front keeps one law per complexity; equally simple shapes that fit as well come from
     the search's alternatives, which are the accepted fits in order of BIC."""
