@@ -85,7 +85,7 @@ class DaskCluster:
             if address.startswith("local:"):
                 workers = int(address.split(":", 1)[1])
                 self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                            dashboard_address=None)
+                                            dashboard_address=":0")  # any free port: 8787 may be taken
                 self.client = Client(self.cluster)
             else:
                 self.client = Client(address, timeout=10)

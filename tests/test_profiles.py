@@ -171,6 +171,32 @@ def test_one_search_refined_on_a_dask_cluster_gives_the_same_law():
     assert alone.refined >= 16 and clustered.law.to_json() == alone.law.to_json()
 
 
+@pytest.mark.slow
+def test_a_local_dask_cluster_starts_quietly_beside_another():
+    """With another cluster's dashboard on port 8787, dask used to warn 'Port 8787 is already in
+    use' into the user's output; exprsearch asks for any free port."""
+    pytest.importorskip("dask.distributed")
+    import socket
+    import warnings
+
+    from exprsearch.executor import DaskCluster
+
+    taken = socket.socket()
+    try:
+        taken.bind(("", 8787))
+        taken.listen()
+    except OSError:
+        pass  # something holds it already: the situation under test
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cluster = DaskCluster("local:1")
+            cluster.close()
+    finally:
+        taken.close()
+    assert not [w for w in caught if "already in use" in str(w.message)]
+
+
 def test_a_scheduler_that_cannot_be_one_is_refused_before_the_search(tmp_path):
     from exprsearch.errors import SettingsError
     from exprsearch.search import SearchSettings
