@@ -342,7 +342,32 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
         notes.append(f"left out factor(s) with a single value: {', '.join(factors[j] for j in single)}")
     kept = [j for j in range(len(factors)) if j not in single or len(single) == len(factors)]
     X = numeric[:, kept].copy()
+    stray = _stray_runs(X, y, positions, header_lines)
+    if stray:
+        notes.append(stray)
     return Dataset(target, tuple(factors[j] for j in kept), X, y, name, path, sha256, tuple(notes))
+
+
+def _stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, header_lines: int) -> str | None:
+    """A note on repeated runs far from the others of their configuration (a stall, a failed
+    run): off their median by more than 8 times the pooled spread of repeats and by 20 %."""
+    _, config = np.unique(X, axis=0, return_inverse=True)
+    config = config.ravel()
+    counts = np.bincount(config)
+    ordered = y[np.lexsort((y, config))]  # by configuration, then time: each one's median in place
+    start = np.cumsum(counts) - counts
+    median = ((ordered[start + (counts - 1) // 2] + ordered[start + counts // 2]) / 2)[config]
+    off = y / median - 1
+    repeats = np.abs(off[(counts[config] >= 3) & (off != 0)])
+    spread = 1.4826 * float(np.median(repeats)) if repeats.size else 0.0
+    stray = np.flatnonzero((counts[config] >= 3) & (np.abs(off) > max(8 * spread, 0.2)))
+    if not stray.size:
+        return None
+    shown = ", ".join(f"{_rows(positions[[i]], header_lines)} ({y[i] / median[i]:.3g}× the median of its "
+                      f"{counts[config[i]]} runs)" for i in stray[:3])
+    return (f"{len(stray)} run(s) lie far from the other runs of their configuration: {shown}"
+            f"{', …' if len(stray) > 3 else ''}; stalls or failed runs? They are kept: --loss huber keeps them from "
+            "dragging the law, or remove them")
 
 
 def _require_column(name: str, columns: list[str], where: str, what: str) -> None:

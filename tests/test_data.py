@@ -140,3 +140,32 @@ def test_plain_numbers_read_any_line_ending(tmp_path, end):
     path.write_bytes(f"p,time{end}1,2{end}4,5{end}".encode())
     plain = plain_numbers(path)
     assert plain is not None and {k: v.tolist() for k, v in plain.items()} == {"p": [1.0, 4.0], "time": [2.0, 5.0]}
+
+
+def _repeated(seed: int, noise: float, reps: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = [(p, (2 + 40 / p) * (1 + noise * rng.standard_normal())) for p in (1, 2, 4, 8, 16, 32) for _ in range(reps)]
+    return pd.DataFrame(rows, columns=["p", "time"])
+
+
+def test_a_run_far_from_its_repeats_is_noted_with_its_line_and_kept(tmp_path):
+    frame = _repeated(1, 0.02)
+    frame.loc[10, "time"] *= 5  # a stalled run among the three at p = 8
+    path = tmp_path / "stall.csv"
+    frame.to_csv(path, index=False)
+    data = load_table(path, "time")
+    assert data.n_rows == len(frame)  # noted, not dropped
+    (note,) = [n for n in data.notes if "lie far" in n]
+    assert note.startswith("1 run(s) lie far from the other runs of their configuration: line 12 (")
+    assert "--loss huber" in note
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.02, 0.10])
+def test_ordinary_noise_and_identical_repeats_are_not_called_stray(noise):
+    import warnings
+
+    for seed in range(20):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no numpy warning from identical repeats either
+            data = from_frame(_repeated(seed, noise, reps=5), "time")
+        assert not [n for n in data.notes if "lie far" in n], (noise, seed)
