@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import keyword
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,34 +13,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import DataError
+from .tables import lazy_pandas, plain_columns, read_bytes, read_table
 from .vocabulary import FUNCTIONS, suggest
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# pandas is imported by the readers that need it: a plain numeric CSV/TSV, the common case, is
-# read without it, which saves a fifth of a second at every start (docs/benchmarks.md).
-_READERS = {
-    ".csv": lambda p: _pandas().read_csv(p),
-    ".tsv": lambda p: _pandas().read_csv(p, sep="\t"),
-    ".txt": lambda p: _pandas().read_csv(p, sep=None, engine="python"),
-    ".parquet": lambda p: _pandas().read_parquet(p),
-    ".json": lambda p: _pandas().read_json(p),
-}
-_SEPARATORS = {".csv": ",", ".tsv": "\t"}
-_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-
-
 def is_frame(data: object) -> bool:
     """Whether ``data`` is a pandas DataFrame, without importing pandas when it is not loaded."""
     pandas = sys.modules.get("pandas")
     return pandas is not None and isinstance(data, pandas.DataFrame)
-
-
-def _pandas():
-    import pandas
-
-    return pandas
 
 
 @dataclass(frozen=True)
@@ -83,53 +63,6 @@ class Dataset:
         )
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV/TSV/Parquet/JSON file into a DataFrame, with a clear error when it cannot."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"data file '{path}' does not exist; check the path")
-    reader = _READERS.get(path.suffix.lower())
-    if reader is None:
-        raise DataError(
-            f"'{path}' has an unknown extension '{path.suffix}'; "
-            f"use one of {', '.join(sorted(_READERS))}"
-        )
-    try:
-        frame = reader(path)
-    except Exception as exc:  # pandas raises many types for unreadable files
-        raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
-    if path.suffix.lower() in (".csv", ".tsv"):
-        _check_header(path, frame)
-    return frame
-
-
-def _check_header(path: Path, frame: pd.DataFrame) -> None:
-    """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
-    file separated by another character than the extension says (one column of 'p;n;time')."""
-    import csv
-
-    with path.open(newline="") as stream:
-        header = next(csv.reader(stream, delimiter="\t" if path.suffix.lower() == ".tsv" else ","), [])
-    seen: dict[str, int] = {}
-    for i, name in enumerate(header, start=1):
-        if name in seen:
-            raise DataError(f"'{path}' line 1 has two columns named '{name}' (columns {seen[name]} and {i}); "
-                            "rename one")
-        seen[name] = i
-    if header and len(frame.columns) == len(header):
-        repeated = frame.index[(frame.astype(str) == [str(c) for c in frame.columns]).all(axis=1)]
-        if len(repeated):
-            lines = ", ".join(str(int(i) + 2) for i in repeated[:5])
-            raise DataError(f"'{path}' line {lines} repeats the header (files joined together?); "
-                            "delete the repeated header line(s)")
-    if len(frame.columns) == 1:
-        for other in (";", "\t", "|", ","):
-            if other in str(frame.columns[0]):
-                expected = "tabs" if path.suffix.lower() == ".tsv" else "commas"
-                raise DataError(f"'{path}' line 1 seems separated by {other!r}, but a {path.suffix} file is "
-                                f"separated by {expected}: save it with {expected} (a .tsv file with tabs)")
-
-
 def load_table(
     path: str | Path,
     target: str,
@@ -138,8 +71,8 @@ def load_table(
 ) -> Dataset:
     """Read a CSV/TSV/Parquet/JSON table and validate it into a :class:`Dataset`."""
     path = Path(path)
-    raw = _read_bytes(path)
-    plain = None if raw is None else _plain_columns(raw, path.suffix)
+    raw = read_bytes(path)
+    plain = None if raw is None else plain_columns(raw, path.suffix)
     if plain is not None:
         return from_columns(plain, target, factors, drop_missing=drop_missing, name=path.stem, path=str(path),
                             sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
@@ -151,43 +84,21 @@ def load_table(
     )
 
 
-def plain_numbers(path: str | Path) -> dict[str, np.ndarray] | None:
-    """The columns of a CSV/TSV file whose header names distinct columns and whose every other
-    line is plain decimal numbers, one per column; None for anything else, which
-    :func:`read_table` (pandas) reads and checks. Where this answers, both give the same values."""
-    path = Path(path)
-    raw = _read_bytes(path)
-    return None if raw is None else _plain_columns(raw, path.suffix)
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes() if path.is_file() else None
-    except OSError:
-        return None
-
-
-def _plain_columns(raw: bytes, suffix: str) -> dict[str, np.ndarray] | None:
-    """:func:`plain_numbers` of a file's bytes, read once for both its values and its sha256."""
-    separator = _SEPARATORS.get(suffix.lower())
-    if separator is None:
-        return None
-    try:
-        text = raw.decode("utf-8-sig")  # pandas skips a byte-order mark too
-    except UnicodeDecodeError:
-        return None
-    text = text.replace("\r\n", "\n").replace("\r", "\n")  # any line ending, as a file read as text
-    head, _, body = text.partition("\n")
-    header = next(csv.reader([head], delimiter=separator), [])
-    if (len(header) < 2 or len(set(header)) < len(header)
-            or any(not name or name.strip() != name for name in header)):
-        return None
-    row = separator.join([_NUMBER] * len(header))
-    if re.fullmatch(rf"(?:{row}\n)*{row}\n?", body, flags=re.ASCII) is None:  # \d: 0-9, not other scripts' digits
-        return None
-    fields = re.split(rf"[\n{separator}]", body.rstrip("\n"))
-    matrix = np.array(fields, dtype=float).reshape(-1, len(header))
-    return {name: matrix[:, j] for j, name in enumerate(header)}
+def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Path) -> dict[str, np.ndarray]:
+    """The configurations of a table read from ``path`` to predict at: a column of finite numbers
+    per factor (other columns are the caller's)."""
+    columns = [str(c) for c in frame.columns]
+    frame = frame.set_axis(columns, axis=1)
+    header_lines = 1 if Path(path).suffix.lower() in (".csv", ".tsv", ".txt") else 0
+    found = {}
+    for f in factors:
+        _require_column(f, columns, f"'{path}'", "factor")
+        found[f] = lazy_pandas().to_numeric(frame[f], errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(~np.isfinite(found[f]))
+        if bad.size:
+            raise DataError(f"'{path}' column '{f}' has missing or non-numeric values at {_rows(bad, header_lines)}; "
+                            "give every configuration a number")
+    return found
 
 
 def load_groups(
@@ -219,7 +130,7 @@ def load_grouped(
             raise DataError(f"--factors {f}: that column names the groups (--by); leave it out of one of them")
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     rest = frame.drop(columns=keys)
-    chosen = factors or [c for c in rest.columns if c != target and _pandas().api.types.is_numeric_dtype(rest[c])]
+    chosen = factors or [c for c in rest.columns if c != target and lazy_pandas().api.types.is_numeric_dtype(rest[c])]
     groups, failures = {}, {}
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
         name = ",".join(f"{k}={v}" for k, v in zip(keys, values))
@@ -245,7 +156,7 @@ def from_frame(
     header_lines: int = 0,
 ) -> Dataset:
     """Validate a DataFrame into a :class:`Dataset` (factors default to other numeric columns)."""
-    pd = _pandas()
+    pd = lazy_pandas()
     where = f"'{path}'" if path else "the table"
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
@@ -388,13 +299,13 @@ def _rows(rows: np.ndarray, header_lines: int) -> str:
 def _mostly_numbers(column: pd.Series) -> bool:
     """Whether most of a column's non-empty values are numbers (so the rest are likely typos)."""
     present = column.dropna()
-    parsed = _pandas().to_numeric(present, errors="coerce")
+    parsed = lazy_pandas().to_numeric(present, errors="coerce")
     return len(present) > 0 and parsed.notna().sum() > len(present) / 2
 
 
 def _stray_values(column: pd.Series, name: str, where: str, header_lines: int) -> str:
     present = column.dropna()
-    stray = present[_pandas().to_numeric(present, errors="coerce").isna()]
+    stray = present[lazy_pandas().to_numeric(present, errors="coerce").isna()]
     rows = np.flatnonzero(column.index.isin(stray.index))
     shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
     return (f"{where} column '{name}' is numbers except {shown} at {_rows(rows, header_lines)}: fix those "

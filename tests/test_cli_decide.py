@@ -33,6 +33,13 @@ def test_predict_table_json_and_extrapolation_warning(law_file, tmp_path):
     configs = tmp_path / "c.csv"
     configs.write_text("p,n,comment\n1,1000,x\n2,2000,y\n")
     assert run("predict", law_file, "--data", configs, "--json").exit_code == 0
+    configs.write_text("p,n\n1,1000\nx,2000\n")
+    typo = run("predict", law_file, "--data", configs)  # used to end in a traceback
+    assert typo.exit_code == 2 and "column 'p' has missing or non-numeric values at line 3" in typo.output
+    configs.write_text("p\n1\n")
+    short = run("predict", law_file, "--data", configs)
+    assert short.exit_code == 2 and "factor column 'n' is not in" in " ".join(short.output.split())
+    assert run("predict", law_file, "--at", "p=1,n=1", "--at", "p=2").exit_code == 2  # n missing in one
     configs.write_text("p,n\n1,1000\n0,2000\n")
     outside = run("predict", law_file, "--data", configs)
     assert outside.exit_code == 2 and "at row 2 (p = 0, n = 2000) the law gives inf" in " ".join(outside.output.split())

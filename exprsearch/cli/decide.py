@@ -110,20 +110,21 @@ def predict(
     def work():
         law = _law(law_file)
         if data is not None:
-            from ..data import read_table
+            from ..data import configurations
+            from ..tables import read_table
 
             frame = read_table(data)
+            columns = configurations(frame, law.factors, data)
         elif at:
             frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
+            check_factors(list(frame.columns), law.factors, "--at")
+            missing = [f for f in law.factors if f not in frame.columns or frame[f].isna().any()]
+            if missing:
+                raise ConfigError(f"give factor '{missing[0]}' a value in every configuration")
+            columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors}
         else:
             raise ConfigError("give configurations with --at p=128,n=16000 or --data FILE")
-        if data is None:
-            check_factors(list(frame.columns), law.factors, "--at")
-        missing = [f for f in law.factors if f not in frame.columns]
-        if missing:
-            raise ConfigError(f"give factor '{missing[0]}' a value in every configuration")
         frame = frame.copy()
-        columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors}
         warnings = [w for f in law.factors if (w := _far_outside(law, f, columns[f]))]
         if levels is not None:
             per_value = _read_levels(law_file, law, levels)

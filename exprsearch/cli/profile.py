@@ -133,8 +133,9 @@ def profile(
 
 def _series(data: Path, fmt: str | None, target: str | None, by: str | None, factors: list[str] | None):
     """The series of ``data`` and the ones that cannot be fitted, with their reasons."""
-    from ..data import DataError, load_grouped, read_table
+    from ..data import DataError, load_grouped
     from ..readers import detect_format, load_profile
+    from ..tables import read_table
 
     fmt = fmt or detect_format(data)
     if fmt != "table":

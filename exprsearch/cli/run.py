@@ -185,8 +185,9 @@ def _print_levels(checked: list, directory: Path, tables: bool = True) -> None:
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,
               by: str | None = None):
     """The series to fit: one table column (per --by group), or an Extra-P file's CALLPATH:METRICs."""
-    from ..data import DataError, load_groups, load_table, read_table
+    from ..data import DataError, load_groups, load_table
     from ..readers import detect_format, load_series
+    from ..tables import read_table
 
     fmt = fmt or detect_format(data)
     if fmt == "table":
