@@ -30,7 +30,7 @@ class Optimum:
     pareto: tuple[Choice, ...]
     considered: int  # configurations in the grid
     feasible: int  # of those, meeting the constraints and the budget
-    undefined: tuple[int, str] = (0, "")  # configurations where the law gives no time, and the first
+    left_out: tuple[tuple[str, int, str], ...] = ()  # (why, how many, the first) of configurations not considered
 
 
 @dataclass(frozen=True)
@@ -55,13 +55,18 @@ def optimize(
     if not ok.any():
         raise ConfigError(f"the law gives no time (positive and finite) anywhere in the --vary grid, e.g. at "
                           f"{describe(columns, 0)}: {time[0]:g}; search near the measured values")
-    undefined = (int((~ok).sum()), describe(columns, int(np.flatnonzero(~ok)[0])) if not ok.all() else "")
+    left_out = [_left_out("where the law gives no time (positive and finite)", ~ok, columns)]
     keep = constraint_mask(list(where), columns) & ok
     if not keep.any():
         raise ConfigError("no configuration meets the --where constraints; relax them")
     cost = _cost(time, columns, pricing, keep) if pricing and (pricing.price is not None or pricing.table is not None) else None
     if cost is not None:
-        keep &= np.isfinite(cost)
+        unpriced = keep & ~np.isfinite(cost)
+        left_out.append(_left_out("that the price table gives no price for", unpriced, columns))
+        keep &= ~unpriced
+        if not keep.any():
+            raise ConfigError(f"the price table prices none of the configurations searched (the first is "
+                              f"{describe(columns, int(np.flatnonzero(unpriced)[0]))}); add rows for them")
     feasible = keep & (time <= budget) if budget is not None else keep
     if not feasible.any():
         fastest = int(np.flatnonzero(keep)[np.argmin(time[keep])])
@@ -76,7 +81,12 @@ def optimize(
     pareto = _pareto(index, time, cost) if cost is not None else [best]
     choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()}, float(time[i]),  # noqa: E731
                               None if cost is None else float(cost[i]))
-    return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()), undefined)
+    return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()),
+                   tuple(entry for entry in left_out if entry[1]))
+
+
+def _left_out(why: str, mask: np.ndarray, columns: dict[str, np.ndarray]) -> tuple[str, int, str]:
+    return why, int(mask.sum()), describe(columns, int(np.flatnonzero(mask)[0])) if mask.any() else ""
 
 
 def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, keep: np.ndarray) -> np.ndarray:
@@ -98,8 +108,19 @@ def _table_price(table: pd.DataFrame, columns: dict[str, np.ndarray]) -> np.ndar
     keys = [c for c in table.columns if c in columns]
     if not keys:
         raise ConfigError(f"the price table shares no column with the law's factors ({', '.join(columns)})")
+    for name in [*keys, "price"]:
+        values = pd.to_numeric(table[name], errors="coerce")
+        bad = np.flatnonzero(~np.isfinite(values.to_numpy(dtype=float)) | (values.to_numpy(dtype=float) < 0)
+                             if name == "price" else ~np.isfinite(values.to_numpy(dtype=float)))
+        if bad.size:
+            raise ConfigError(f"the price table's column '{name}' holds {table[name].iloc[bad[0]]!r} at row "
+                              f"{bad[0] + 1}; give {'a price of 0 or more' if name == 'price' else 'a number'}")
+    twice = table.duplicated(keys, keep=False)
+    if twice.any():
+        rows = ", ".join(str(i + 1) for i in np.flatnonzero(twice.to_numpy())[:4])
+        raise ConfigError(f"the price table prices one configuration more than once (rows {rows}); keep one row each")
     frame = pd.DataFrame({k: columns[k] for k in keys})
-    merged = frame.merge(table[[*keys, "price"]].drop_duplicates(keys), on=keys, how="left")
+    merged = frame.merge(table[[*keys, "price"]].astype(float), on=keys, how="left")
     return merged["price"].to_numpy(dtype=float)  # NaN where the table has no price: not offered
 
 

@@ -132,7 +132,9 @@ def test_optimize_leaves_out_where_the_law_gives_no_time_and_says_so(law_file):
     assert "left out 1 configuration(s) where the law gives no time (positive and finite), first p = 0, n = 16000" in (
         " ".join(result.output.split()))
     record = json.loads(run("optimize", law_file, "--vary", "p=0..64", "--fix", "n=16000", "--json").stdout)
-    assert record["undefined"] == 1 and record["considered"] == 65 and record["feasible"] == 64
+    assert record["considered"] == 65 and record["feasible"] == 64
+    assert record["left_out"] == [{"why": "where the law gives no time (positive and finite)", "count": 1,
+                                   "first": "p = 0, n = 16000"}]
 
 
 def test_missing_law_file(tmp_path):

@@ -35,6 +35,25 @@ def test_price_table_and_constraints():
     assert o.best.config["p"] == 20
 
 
+def test_configurations_a_price_table_leaves_unpriced_are_reported():
+    table = pd.DataFrame({"p": [8.0, 16.0, 32.0], "price": [1.0, 1.5, 4.0]})
+    o = optimize(law(), P, {"n": 16000}, pricing=Pricing(table=table))
+    assert o.left_out == (("that the price table gives no price for", 509, "p = 1, n = 16000"),)
+    assert o.feasible == 3
+
+
+@pytest.mark.parametrize("table, fragment", [
+    ({"p": [8.0, 16.0], "price": ["1.0", "x"]}, "the price table's column 'price' holds 'x' at row 2"),
+    ({"p": [8.0, 16.0], "price": [1.0, -2.0]}, "give a price of 0 or more"),
+    ({"p": ["8", "sixteen"], "price": [1.0, 2.0]}, "column 'p' holds 'sixteen' at row 2; give a number"),
+    ({"p": [8.0, 8.0], "price": [1.0, 2.0]}, "prices one configuration more than once (rows 1, 2)"),
+    ({"p": [1000.0], "price": [1.0]}, "prices none of the configurations searched (the first is p = 1, n = 16000)"),
+])
+def test_a_price_table_that_cannot_price_is_refused(table, fragment):
+    with pytest.raises(ConfigError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        optimize(law(), P, {"n": 16000}, pricing=Pricing(table=pd.DataFrame(table)), budget=100)
+
+
 def test_infeasible_budget_names_the_fastest():
     with pytest.raises(ConfigError, match=r"no configuration meets the budget of 5; the fastest is p = 33, n = 16000 at 11.8"):
         optimize(law(), P, {"n": 16000}, pricing=Pricing(price=1.0), budget=5)

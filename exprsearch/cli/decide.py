@@ -232,8 +232,6 @@ def optimize_command(
 ) -> None:
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
 
-    import pandas as pd
-
     from ..configs import ConfigError
     from ..optimize import Pricing, optimize
 
@@ -243,7 +241,9 @@ def optimize_command(
         if price_table is not None:
             if not price_table.is_file():
                 raise ConfigError(f"--price-table '{price_table}' does not exist")
-            table = pd.read_csv(price_table)
+            from ..tables import read_table
+
+            table = read_table(price_table)
         pricing = Pricing(price, devices, table, time_unit) if (price is not None or table is not None) else None
         if devices is not None and pricing is None:
             raise ConfigError("--devices needs --price or --price-table")
@@ -263,7 +263,8 @@ def optimize_command(
     law, o = _guard(work)
     if json_:
         record = {"objective": o.objective, "best": o.best.__dict__, "considered": o.considered,
-                  "feasible": o.feasible, "undefined": o.undefined[0], "pareto": [c.__dict__ for c in o.pareto]}
+                  "feasible": o.feasible, "pareto": [c.__dict__ for c in o.pareto],
+                  "left_out": [{"why": why, "count": count, "first": first} for why, count, first in o.left_out]}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
         return
     best = o.best
@@ -272,10 +273,9 @@ def optimize_command(
     what = "cheapest" if o.objective == "cost" else "fastest"
     out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
               f"{law.target} {best.time:.4g}{cost}", highlight=False)
-    if o.undefined[0]:
-        err.print(Text("note: ", style="yellow") + Text(
-            f"left out {o.undefined[0]} configuration(s) where the law gives no time (positive and finite), "
-            f"first {o.undefined[1]}"), highlight=False)
+    for why, count, first in o.left_out:
+        err.print(Text("note: ", style="yellow") + Text(f"left out {count} configuration(s) {why}, first {first}"),
+                  highlight=False)
     if o.objective == "cost" and len(o.pareto) > 1:
         table = Table(*best.config, law.target, "cost", title="time vs cost: Pareto set", title_justify="left")
         for c in o.pareto[:30]:
