@@ -38,6 +38,9 @@ def parse_values(spec: str, factor: str) -> np.ndarray:
                 count = int(np.floor(np.log(high / low) / np.log(ratio) + 1e-9)) + 1
                 return low * ratio ** np.arange(count)
             if step:
+                if int(step) < (1 if low == high else 2):
+                    raise ConfigError(f"{factor}={spec}: {step} values cannot span {low:g}..{high:g}; give a count of "
+                                      "at least 2 after the colon")
                 return np.linspace(low, high, int(step))
             if low.is_integer() and high.is_integer():
                 return np.arange(low, high + 1)

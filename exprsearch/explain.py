@@ -67,6 +67,9 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
         hint = f" (measured {measured[0]:g}..{measured[1]:g})" if measured else ""
         raise ConfigError(f"give factor '{others[0]}' a value: --fix {others[0]}=VALUE{hint}")
     values = np.asarray(values, dtype=float)
+    if len(np.unique(values)) < 2:
+        raise ConfigError(f"--vary {factor}: the law is followed along {factor}, which needs at least two values; "
+                          f"give a range ({factor}=1..64) or a list")
     # a factor the law does not use may be left out of --fix: any value stands for it
     check_defined(law, {f: values if f == factor else np.full(values.shape, fixed.get(f, 1.0)) for f in law.factors},
                   "--vary")

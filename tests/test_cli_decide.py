@@ -117,6 +117,8 @@ def test_optimize_draws_the_pareto_set(law_file, tmp_path):
         (["predict", "--at", "p=nan,n=1"], "'nan' is not a finite number"),
         (["explain", "--vary", "p=-4..8", "--fix", "n=16000"], "--vary: at p = -4, n = 16000 the law gives -38.6, not a time"),
         (["explain", "--vary", "p=1..inf", "--fix", "n=16000"], "give finite numbers"),
+        (["explain", "--vary", "p=4", "--fix", "n=16000"], "which needs at least two values"),  # 'keeps falling' on one
+        (["explain", "--vary", "p=1..8:0", "--fix", "n=16000"], "give a count of at least 2"),  # an IndexError before
         (["optimize", "--vary", "p=-8..0", "--fix", "n=16000"], "the law gives no time (positive and finite) anywhere"),
     ],
 )
