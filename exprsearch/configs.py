@@ -13,6 +13,8 @@ from .compile import factor_symbol, to_function
 from .errors import ExprsearchError
 from .vocabulary import ExpressionSyntaxError, parse, suggest, to_readable
 
+MAX_VALUES = 1_000_000  # values of one --vary factor
+
 
 class ConfigError(ExprsearchError, ValueError):
     """A --vary, --fix, --at or --where value cannot be used."""
@@ -36,13 +38,20 @@ def parse_values(spec: str, factor: str) -> np.ndarray:
                 if ratio <= 1 or low <= 0:
                     raise ConfigError(f"{factor}={spec}: a geometric range needs LOW > 0 and a ratio above 1")
                 count = int(np.floor(np.log(high / low) / np.log(ratio) + 1e-9)) + 1
+                if count > MAX_VALUES:
+                    raise ConfigError(f"{factor}={spec}: {count:,} values, more than {MAX_VALUES:,}; take a larger ratio")
                 return low * ratio ** np.arange(count)
             if step:
+                if int(step) > MAX_VALUES:
+                    raise ConfigError(f"{factor}={spec}: {int(step):,} values, more than {MAX_VALUES:,}; give fewer")
                 if int(step) < (1 if low == high else 2):
                     raise ConfigError(f"{factor}={spec}: {step} values cannot span {low:g}..{high:g}; give a count of "
                                       "at least 2 after the colon")
                 return np.linspace(low, high, int(step))
             if low.is_integer() and high.is_integer():
+                if high - low + 1 > MAX_VALUES:  # before numpy allocates them (1..1e8 took 8 GB)
+                    raise ConfigError(f"{factor}={spec} holds {high - low + 1:,.0f} integers, more than {MAX_VALUES:,}; "
+                                      f"use a geometric range ({factor}={low:g}..{high:g}:x2) or fewer values")
                 return np.arange(low, high + 1)
             return np.linspace(low, high, 50)
         values = np.array([float(v) for v in text.split(",") if v.strip()])

@@ -119,6 +119,8 @@ def test_optimize_draws_the_pareto_set(law_file, tmp_path):
         (["explain", "--vary", "p=1..inf", "--fix", "n=16000"], "give finite numbers"),
         (["explain", "--vary", "p=4", "--fix", "n=16000"], "which needs at least two values"),  # 'keeps falling' on one
         (["explain", "--vary", "p=1..8:0", "--fix", "n=16000"], "give a count of at least 2"),  # an IndexError before
+        (["explain", "--vary", "p=1..1e8", "--fix", "n=16000"], "holds 100,000,000 integers, more than 1,000,000"),
+        (["optimize", "--vary", "p=1..64:x1.000001", "--fix", "n=16000"], "more than 1,000,000; take a larger ratio"),
         (["optimize", "--vary", "p=-8..0", "--fix", "n=16000"], "the law gives no time (positive and finite) anywhere"),
     ],
 )

@@ -168,3 +168,41 @@ def test_line_formats_and_older_json_read_or_say_why(tmp_path_factory, text, fmt
     path = tmp_path_factory.mktemp("l") / "f.txt"
     path.write_text(text.replace('"params"', '"parameters"').replace(",", ";") if fmt == "talpas" else text)
     series_or_error(path, fmt)
+
+
+RANGES = ["p=1..8", "p=0..4", "p=-1..2", "p=1..8:x2", "p=1..8:x1", "p=1..8:0", "p=1..8:-3", "p=8..1", "p=", "=4",
+          "p=1,2,,3", "p=1e400", "q=1", "p=nan", "p", "", "p=3.5..3.5", "p=4", "p=1..1e9", "n=1..4:2", "p=1..8:2.5"]
+POINTS = ["p=8,n=1000", "p=0,n=1", "p=-4,n=16000", "p=1e400,n=1", "p=nan,n=1", "p=8", "n=1000", "q=1", "p=1,p=2", "p", ""]
+NUMBERS = ["0", "-1", "1e9", "inf", "nan", "0.5", "abc", "3"]
+CONSTRAINTS = ["p*n <= 100", "p >", "p <= n", "1 < 2", "log2(p) > 1", "__import__('os')", "p == 4", "p < 0"]
+DECISIONS = {"predict": {"--at": POINTS},
+             "explain": {"--vary": RANGES, "--threshold": NUMBERS},
+             "optimize": {"--vary": RANGES, "--where": CONSTRAINTS, "--price": NUMBERS, "--devices": ["p", "n", "q"],
+                          "--budget": NUMBERS, "--time-unit": ["s", "h", "weeks"]}}
+
+
+def _options(command: str):
+    """Each option of ``command`` left out or given one of its values, valid or not."""
+    choices = DECISIONS[command]
+    return st.tuples(*[st.one_of(st.just(()), st.sampled_from(values).map(lambda v, o=option: (o, v)))
+                       for option, values in choices.items()]).map(lambda pairs: [p for p in pairs if p])
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(DECISIONS)).flatmap(lambda command: st.tuples(st.just(command), _options(command))))
+def test_decision_commands_answer_or_say_why(tmp_path_factory, call):
+    """predict, explain and optimize with any mix of option values: a result, or exit 2 with a
+    sentence; never another exception (a range 'p=1..8:0' used to end in an IndexError)."""
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+    from tests.test_explain import law
+
+    command, options = call
+    path = tmp_path_factory.mktemp("law") / "law.json"
+    path.write_text(law().to_json())
+    given = ["--fix", "n=16000"] if command != "predict" else []  # so that the values under test are reached
+    result = CliRunner().invoke(app, [command, str(path), *given, *[part for pair in options for part in pair]])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (call, result.exception)
+    assert result.exit_code in (0, 2), (call, result.output)
+    assert result.exit_code == 0 or "Traceback" not in result.output
