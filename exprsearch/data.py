@@ -132,12 +132,14 @@ def load_grouped(
     rest = frame.drop(columns=keys)
     chosen = factors or [c for c in rest.columns if c != target and lazy_pandas().api.types.is_numeric_dtype(rest[c])]
     groups, failures = {}, {}
+    text = path.suffix.lower() in (".csv", ".tsv", ".txt")  # a header line, then a line per row
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
         name = ",".join(f"{k}={v}" for k, v in zip(keys, values))
         try:
             groups[name] = from_frame(
                 group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
                 name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
+                lines=group.index.to_numpy() + 2 if text else None,  # the group's rows where the file has them
             )
         except DataError as exc:
             failures[name] = str(exc)
@@ -154,8 +156,12 @@ def from_frame(
     path: str | None = None,
     sha256: str | None = None,
     header_lines: int = 0,
+    lines: np.ndarray | None = None,
 ) -> Dataset:
-    """Validate a DataFrame into a :class:`Dataset` (factors default to other numeric columns)."""
+    """Validate a DataFrame into a :class:`Dataset` (factors default to other numeric columns);
+    messages name each row's line of the file: ``lines`` where given (a group of a file's rows),
+    else counted after ``header_lines``."""
+    numbering = header_lines if lines is None else np.asarray(lines)
     pd = lazy_pandas()
     where = f"'{path}'" if path else "the table"
     columns = [str(c) for c in frame.columns]
@@ -169,11 +175,11 @@ def from_frame(
                     r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not _mostly_numbers(frame[c]):
                 first = int(np.flatnonzero(frame[c].notna().to_numpy())[0])
                 raise DataError(f"{where} column '{c}' holds numbers written with thousands separators "
-                                f"({frame[c].iloc[first]!r} at {_rows(np.array([first]), header_lines)}): write them "
+                                f"({frame[c].iloc[first]!r} at {_rows(np.array([first]), numbering)}): write them "
                                 "without separators, or leave the column out with --factors")
             if c != target and c not in factors and _mostly_numbers(frame[c]):
                 if not drop_missing:
-                    raise DataError(_stray_values(frame[c], c, where, header_lines))
+                    raise DataError(_stray_values(frame[c], c, where, numbering))
                 factors.append(c)  # its stray rows are dropped below, and said so
         factors = [c for c in columns if c in factors]
         ignored = [c for c in columns if c != target and c not in factors]
@@ -181,7 +187,7 @@ def from_frame(
             notes.append(f"ignored non-numeric column(s) {', '.join(ignored)}")
     _check_factors(factors, target, columns, where)
     numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    return _dataset(numeric, target, factors, drop_missing, notes, header_lines, where, name, path, sha256)
+    return _dataset(numeric, target, factors, drop_missing, notes, numbering, where, name, path, sha256)
 
 
 def from_columns(
@@ -223,7 +229,7 @@ def _check_factors(factors: list[str], target: str, columns: list[str], where: s
 
 
 def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing: bool, notes: list[str],
-             header_lines: int, where: str, name: str, path: str | None, sha256: str | None) -> Dataset:
+             numbering: int | np.ndarray, where: str, name: str, path: str | None, sha256: str | None) -> Dataset:
     """The Dataset of a float matrix (factor columns, then the target): missing values, a target
     that is not positive and factors with a single value checked, in that order."""
     positions = np.arange(len(numeric))
@@ -234,9 +240,9 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
             col = [*factors, target][int(np.flatnonzero(bad[rows[0]])[0])]
             raise DataError(
                 f"{where} column '{col}' has missing or non-numeric values at "
-                f"{_rows(rows, header_lines)}; fill or remove them, or pass --drop-missing"
+                f"{_rows(rows, numbering)}; fill or remove them, or pass --drop-missing"
             )
-        notes.append(f"dropped {len(rows)} row(s) with missing values: {_rows(rows, header_lines)}")
+        notes.append(f"dropped {len(rows)} row(s) with missing values: {_rows(rows, numbering)}")
         numeric = np.delete(numeric, rows, axis=0)
         positions = np.delete(positions, rows)
     y = numeric[:, -1].copy()
@@ -244,7 +250,7 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
     if nonpositive.size:
         raise DataError(
             f"{where} target '{target}' must be positive (errors are relative to it) but is "
-            f"zero or negative at {_rows(positions[nonpositive], header_lines)}; remove those rows"
+            f"zero or negative at {_rows(positions[nonpositive], numbering)}; remove those rows"
         )
     if len(y) < 2:
         raise DataError(f"{where} has {len(y)} usable row(s); a law needs several measurements")
@@ -253,13 +259,13 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
         notes.append(f"left out factor(s) with a single value: {', '.join(factors[j] for j in single)}")
     kept = [j for j in range(len(factors)) if j not in single or len(single) == len(factors)]
     X = numeric[:, kept].copy()
-    stray = _stray_runs(X, y, positions, header_lines)
+    stray = _stray_runs(X, y, positions, numbering)
     if stray:
         notes.append(stray)
     return Dataset(target, tuple(factors[j] for j in kept), X, y, name, path, sha256, tuple(notes))
 
 
-def _stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, header_lines: int) -> str | None:
+def _stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: int | np.ndarray) -> str | None:
     """A note on repeated runs far from the others of their configuration (a stall, a failed
     run): off their median by more than 8 times the pooled spread of repeats and by 20 %."""
     _, config = np.unique(X, axis=0, return_inverse=True)
@@ -274,7 +280,7 @@ def _stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, header_line
     stray = np.flatnonzero((counts[config] >= 3) & (np.abs(off) > max(8 * spread, 0.2)))
     if not stray.size:
         return None
-    shown = ", ".join(f"{_rows(positions[[i]], header_lines)} ({y[i] / median[i]:.3g}× the median of its "
+    shown = ", ".join(f"{_rows(positions[[i]], numbering)} ({y[i] / median[i]:.3g}× the median of its "
                       f"{counts[config[i]]} runs)" for i in stray[:3])
     return (f"{len(stray)} run(s) lie far from the other runs of their configuration: {shown}"
             f"{', …' if len(stray) > 3 else ''}; stalls or failed runs? They are kept: --loss huber keeps them from "
@@ -289,10 +295,13 @@ def _require_column(name: str, columns: list[str], where: str, what: str) -> Non
         )
 
 
-def _rows(rows: np.ndarray, header_lines: int) -> str:
-    shown = ", ".join(str(int(r) + 1 + header_lines) for r in rows[:8])
+def _rows(rows: np.ndarray, numbering: int | np.ndarray) -> str:
+    """Rows as the user finds them: lines of the file (after ``numbering`` header lines, or at the
+    line numbers ``numbering`` gives each row), or rows of a table that has no lines."""
+    lines = numbering[rows] if isinstance(numbering, np.ndarray) else np.asarray(rows) + 1 + numbering
+    shown = ", ".join(str(int(r)) for r in lines[:8])
     more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
-    kind = "line" if header_lines else "row"
+    kind = "line" if isinstance(numbering, np.ndarray) or numbering else "row"
     return f"{kind}{'s' if len(rows) > 1 else ''} {shown}{more}"
 
 
@@ -303,10 +312,10 @@ def _mostly_numbers(column: pd.Series) -> bool:
     return len(present) > 0 and parsed.notna().sum() > len(present) / 2
 
 
-def _stray_values(column: pd.Series, name: str, where: str, header_lines: int) -> str:
+def _stray_values(column: pd.Series, name: str, where: str, numbering: int | np.ndarray) -> str:
     present = column.dropna()
     stray = present[lazy_pandas().to_numeric(present, errors="coerce").isna()]
     rows = np.flatnonzero(column.index.isin(stray.index))
     shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
-    return (f"{where} column '{name}' is numbers except {shown} at {_rows(rows, header_lines)}: fix those "
+    return (f"{where} column '{name}' is numbers except {shown} at {_rows(rows, numbering)}: fix those "
             f"values, pass --drop-missing to drop those rows, or leave the column out with --factors")

@@ -113,7 +113,7 @@ def model_profile(
 
 
 COLUMNS = ("series", "law", "complexity", "constants", "mape_pct", "cv_mape_pct", "predicted_largest",
-           "dominant_largest", "predicted_at", "dominant_at", "growth", "error")
+           "dominant_largest", "predicted_at", "dominant_at", "growth", "error", "notes")
 
 
 def ranked(rows: list[SeriesLaw]) -> list[SeriesLaw]:
@@ -129,7 +129,8 @@ def summary_csv(rows: list[SeriesLaw]) -> str:
     writer.writerow(COLUMNS)
     for r in ranked(rows):
         writer.writerow(["" if getattr(r, c) is None else
-                         f"{getattr(r, c):.6g}" if isinstance(getattr(r, c), float) else getattr(r, c)
+                         f"{getattr(r, c):.6g}" if isinstance(getattr(r, c), float) else
+                         "; ".join(getattr(r, c)) if isinstance(getattr(r, c), tuple) else getattr(r, c)
                          for c in COLUMNS])
     return out.getvalue()
 

@@ -71,3 +71,13 @@ def test_kfold_validation_is_an_option():
     frame = measurements(lambda p, n: 2 + 0.01 * n / p + 0.15 * p, GRID, seed=4)
     law = search(frame, "time", "data-parallel", resamples=0, validation="kfold").law
     assert str(law.template) == "c0 + c1*p + c2*n/p"
+
+
+def test_a_group_s_bad_value_is_named_by_its_line_in_the_file(tmp_path):
+    """Groups interleave in the file: a message names the file's line, not the row in the group."""
+    path = tmp_path / "g.csv"
+    path.write_text("k,p,time\na,1,2\nb,1,3\na,2,\nb,2,4\na,4,1\nb,4,2\n")
+    result = CliRunner().invoke(app, ["run", str(path), "-t", "time", "--by", "k", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "group k=a: '" in result.output and "column 'time' has missing or non-numeric values at line 4" in (
+        " ".join(result.output.split()))

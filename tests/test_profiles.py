@@ -129,6 +129,23 @@ def test_profile_of_a_table_with_summary_columns_takes_the_factors_named(tmp_pat
     assert both.exit_code == 2 and "--factors op: that column names the groups" in both.output
 
 
+def test_laws_csv_carries_each_series_notes(tmp_path):
+    """A note about a series' data (here a stalled run) is in laws.csv, not only in laws.json, and
+    names the run's line in the file (not its row within the series)."""
+    import csv
+
+    lines = ["kernel,p,value"] + [f"{k},{p},{(2 + 40 / p) * (5 if (k, p, r) == ('b', 8, 1) else 1 + 0.01 * r):.6g}"
+                                  for k in "ab" for p in (1, 2, 4, 8, 16, 32) for r in range(3)]
+    (tmp_path / "k.csv").write_text("\n".join(lines) + "\n")
+    result = run("profile", tmp_path / "k.csv", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "o" / "laws.csv").open() as stream:
+        notes = {row["series"]: row["notes"] for row in csv.DictReader(stream)}
+    # series a fills lines 2-19; series b's second run at p = 8 is its 11th row, line 30
+    assert "1 run(s) lie far from the other runs of their configuration: line 30 (" in notes["kernel=b"]
+    assert "lie far" not in notes["kernel=a"]
+
+
 @pytest.mark.slow
 def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     data = write_profile(tmp_path / "p.txt", regions=40)
