@@ -77,10 +77,10 @@ def load_table(
         return from_columns(plain, target, factors, drop_missing=drop_missing, name=path.stem, path=str(path),
                             sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
     frame = read_table(path)  # says why a file that could not be read cannot be
-    header_lines = 1 if path.suffix.lower() in (".csv", ".tsv", ".txt") else 0
+    text = path.suffix.lower() in (".csv", ".tsv", ".txt")  # rows indexed by their line (tables.read_table)
     return from_frame(
-        frame, target, factors, drop_missing=drop_missing, name=path.stem,
-        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), header_lines=header_lines,
+        frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, name=path.stem,
+        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=frame.index.to_numpy() + 2 if text else None,
     )
 
 
@@ -89,14 +89,15 @@ def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Pa
     per factor (other columns are the caller's)."""
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
-    header_lines = 1 if Path(path).suffix.lower() in (".csv", ".tsv", ".txt") else 0
+    text = Path(path).suffix.lower() in (".csv", ".tsv", ".txt")  # rows indexed by their line (tables.read_table)
+    numbering = frame.index.to_numpy() + 2 if text else 0
     found = {}
     for f in factors:
         _require_column(f, columns, f"'{path}'", "factor")
         found[f] = lazy_pandas().to_numeric(frame[f], errors="coerce").to_numpy(dtype=float)
         bad = np.flatnonzero(~np.isfinite(found[f]))
         if bad.size:
-            raise DataError(f"'{path}' column '{f}' has missing or non-numeric values at {_rows(bad, header_lines)}; "
+            raise DataError(f"'{path}' column '{f}' has missing or non-numeric values at {_rows(bad, numbering)}; "
                             "give every configuration a number")
     return found
 

@@ -50,9 +50,22 @@ def read_table(path: str | Path) -> pd.DataFrame:
         frame = reader(path)
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
+    if path.suffix.lower() in (".csv", ".tsv", ".txt"):
+        frame = _indexed_by_line(path, frame)
     if path.suffix.lower() in (".csv", ".tsv"):
         _check_header(path, frame)
     return frame
+
+
+def _indexed_by_line(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with each row's index its line in the file minus 2 (as without blank lines, which
+    pandas skips), so that messages can name the line; as read where the lines do not match rows."""
+    lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), 0)  # the header
+    rows = [i + 1 for i, line in enumerate(lines) if i > first and line.strip()]
+    if len(rows) != len(frame):  # a quoted line break, say: keep pandas' own count
+        return frame
+    return frame.set_axis(lazy_pandas().Index(rows) - 2, axis=0)
 
 
 def _check_header(path: Path, frame: pd.DataFrame) -> None:
