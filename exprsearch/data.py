@@ -209,7 +209,13 @@ def from_columns(
     _require_column(target, names, where, "target")
     factors = [c for c in names if c != target] if factors is None else factors
     _check_factors(factors, target, names, where)
-    numeric = np.column_stack([np.asarray(columns[c], dtype=float) for c in [*factors, target]])
+    try:
+        arrays = [np.asarray(columns[c], dtype=float) for c in [*factors, target]]
+        if any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) > 1:
+            raise ValueError("each column must be one list of values, all of the same length")
+        numeric = np.column_stack(arrays)
+    except (TypeError, ValueError) as exc:  # a column of text, or columns of different lengths
+        raise DataError(f"{where} cannot be read as numeric columns of one length ({exc}); pass numbers") from None
     return _dataset(numeric, target, factors, drop_missing, [], header_lines, where, name, path, sha256)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,7 +109,7 @@ class SearchSettings:
 
 
 def search(
-    data: str | Path | pd.DataFrame | _data.Dataset,
+    data: str | Path | pd.DataFrame | Mapping[str, object] | _data.Dataset,
     target: str | None = None,
     grammar: str | Path | _grammar.Grammar = "default",
     *,
@@ -119,7 +120,8 @@ def search(
     progress: Progress | None = None,
     **options: object,
 ) -> Result:
-    """Find the law of ``target`` in ``data`` among the candidates ``grammar`` derives.
+    """Find the law of ``target`` in ``data`` (a table's path, a DataFrame, a dict of columns or a
+    Dataset) among the candidates ``grammar`` derives.
 
     ``options`` change single settings: ``search(frame, "time", seed=3, resamples=0,
     loss="huber")``; see :class:`SearchSettings` and :class:`exprsearch.fit.FitSettings`.
@@ -185,7 +187,12 @@ def _as_dataset(data, target: str | None, factors: list[str] | None) -> _data.Da
         raise SearchError("pass target=, the column holding the measured time")
     if _data.is_frame(data):
         return _data.from_frame(data, target, factors)
-    return _data.load_table(data, target, factors)
+    if isinstance(data, Mapping):
+        return _data.from_columns(data, target, factors)
+    if isinstance(data, (str, Path)):
+        return _data.load_table(data, target, factors)
+    raise SearchError(f"data is a {type(data).__name__}; pass a pandas DataFrame, a dict of columns "
+                      "(name → values), a Dataset or the path of a table")
 
 
 def _as_grammar(grammar: str | Path | _grammar.Grammar) -> _grammar.Grammar:

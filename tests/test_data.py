@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from exprsearch.data import from_frame, load_table
-from exprsearch.errors import DataError
+from exprsearch.errors import DataError, ExprsearchError
 
 
 def test_loads_csv_and_defaults_factors_to_numeric_columns(tmp_path):
@@ -93,3 +93,25 @@ def test_ordinary_noise_and_identical_repeats_are_not_called_stray(noise):
             warnings.simplefilter("error")  # no numpy warning from identical repeats either
             data = from_frame(_repeated(seed, noise, reps=5), "time")
         assert not [n for n in data.notes if "lie far" in n], (noise, seed)
+
+
+@pytest.mark.parametrize("data, fragment", [
+    ([1, 2], "data is a list; pass a pandas DataFrame, a dict of columns"),
+    ({"p": [1, 2, "x"], "time": [1, 2, 3]}, "could not convert string to float: 'x'"),
+    ({"p": [1, 2, 4], "time": [1, 2]}, "all of the same length"),
+    ({"p": [[1, 2], [3, 4]], "time": [1, 2]}, "each column must be one list of values"),
+])
+def test_search_validates_what_it_is_given(data, fragment):
+    """The library's boundary: a TypeError from deep inside (a list), or a 2-D column silently cut
+    to its first column, is now the library's own error naming what to pass."""
+    from exprsearch import search
+
+    with pytest.raises(ExprsearchError, match=fragment.replace("(", r"\(")):
+        search(data, "time", resamples=0)
+
+
+def test_search_takes_a_dict_of_columns():
+    from exprsearch import search
+
+    law = search({"p": [1, 2, 4, 8, 16], "time": [12, 7, 4.5, 3.2, 2.6]}, "time", resamples=0).law
+    assert law.predict({"p": [32]})[0] == pytest.approx(2.28, abs=0.01)
