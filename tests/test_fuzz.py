@@ -188,7 +188,7 @@ def _options(command: str):
                        for option, values in choices.items()]).map(lambda pairs: [p for p in pairs if p])
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(DECISIONS)).flatmap(lambda command: st.tuples(st.just(command), _options(command))))
 def test_decision_commands_answer_or_say_why(tmp_path_factory, call):
     """predict, explain and optimize with any mix of option values: a result, or exit 2 with a
