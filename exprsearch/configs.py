@@ -6,12 +6,16 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .compile import factor_symbol, to_function
 from .errors import ExprsearchError
 from .vocabulary import ExpressionSyntaxError, parse, suggest, to_readable
+
+if TYPE_CHECKING:
+    from .law import Law
 
 MAX_VALUES = 1_000_000  # values of one --vary factor
 
@@ -42,12 +46,13 @@ def parse_values(spec: str, factor: str) -> np.ndarray:
                     raise ConfigError(f"{factor}={spec}: {count:,} values, more than {MAX_VALUES:,}; take a larger ratio")
                 return low * ratio ** np.arange(count)
             if step:
-                if int(step) > MAX_VALUES:
-                    raise ConfigError(f"{factor}={spec}: {int(step):,} values, more than {MAX_VALUES:,}; give fewer")
-                if int(step) < (1 if low == high else 2):
-                    raise ConfigError(f"{factor}={spec}: {step} values cannot span {low:g}..{high:g}; give a count of "
-                                      "at least 2 after the colon")
-                return np.linspace(low, high, int(step))
+                count = int(step)
+                if count > MAX_VALUES:
+                    raise ConfigError(f"{factor}={spec}: {count:,} values, more than {MAX_VALUES:,}; give fewer")
+                if count < (1 if low == high else 2):
+                    raise ConfigError(f"{factor}={spec}: {count} values cannot span {low:g}..{high:g}; give a count "
+                                      "of at least 2 after the colon")
+                return np.linspace(low, high, count)
             if low.is_integer() and high.is_integer():
                 if high - low + 1 > MAX_VALUES:  # before numpy allocates them (1..1e8 took 8 GB)
                     raise ConfigError(f"{factor}={spec} holds {high - low + 1:,.0f} integers, more than {MAX_VALUES:,}; "
@@ -131,7 +136,7 @@ def grid(factors: tuple[str, ...], vary: Mapping[str, np.ndarray], fixed: Mappin
     return columns
 
 
-def defined(law, columns: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def defined(law: Law, columns: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The law's predictions at ``columns`` and where they are a time: positive and finite (a law
     with 1/p or log2 p gives none at p = 0, one with a falling term may go negative far out)."""
     with np.errstate(all="ignore"):
@@ -139,7 +144,7 @@ def defined(law, columns: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndar
     return time, np.isfinite(time) & (time > 0)
 
 
-def check_defined(law, columns: Mapping[str, np.ndarray], option: str, rows: bool = False) -> np.ndarray:
+def check_defined(law: Law, columns: Mapping[str, np.ndarray], option: str, rows: bool = False) -> np.ndarray:
     """The law's predictions at ``columns``; a configuration where it gives no time is an error
     that names it (with ``rows``, also its row of a table; it used to print inf or nan)."""
     time, ok = defined(law, columns)
@@ -156,7 +161,7 @@ def describe(columns: Mapping[str, np.ndarray], i: int) -> str:
     return ", ".join(f"{k} = {np.asarray(v)[i]:g}" for k, v in columns.items())
 
 
-def _measured(law) -> str:
+def _measured(law: Law) -> str:
     ranges = [f"{f} {lo:g}..{hi:g}" for f, (lo, hi) in law.domain.items() if f in law.factors]
     return ("give values near the measured ones (" + ", ".join(ranges) + ")") if ranges else "give other values"
 

@@ -103,15 +103,15 @@ def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, ke
 
 
 def _table_price(table: pd.DataFrame, columns: dict[str, np.ndarray]) -> np.ndarray:
+    """Each configuration's price from the table (NaN where it has none), the table checked first."""
     if "price" not in table.columns:
         raise ConfigError("the price table needs a 'price' column (per hour, per device with --devices)")
     keys = [c for c in table.columns if c in columns]
     if not keys:
         raise ConfigError(f"the price table shares no column with the law's factors ({', '.join(columns)})")
     for name in [*keys, "price"]:
-        values = pd.to_numeric(table[name], errors="coerce")
-        bad = np.flatnonzero(~np.isfinite(values.to_numpy(dtype=float)) | (values.to_numpy(dtype=float) < 0)
-                             if name == "price" else ~np.isfinite(values.to_numpy(dtype=float)))
+        values = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(~np.isfinite(values) | ((values < 0) if name == "price" else False))
         if bad.size:
             raise ConfigError(f"the price table's column '{name}' holds {table[name].iloc[bad[0]]!r} at row "
                               f"{bad[0] + 1}; give {'a price of 0 or more' if name == 'price' else 'a number'}")
