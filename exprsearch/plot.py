@@ -199,11 +199,28 @@ def _levels(fixed: dict[str, float]) -> str:
     return ", ".join(f"{k} = {v:.4g}" for k, v in fixed.items())
 
 
+def _plain_log_ticks(fig) -> None:
+    """Log axes labelled 2, 3, 50 rather than 2×10⁰, 3×10⁰, 5×10¹ (which overlap on a narrow
+    range); every minor tick labelled within a decade, those at 2 and 5 within two, none beyond."""
+    from matplotlib.ticker import FuncFormatter
+
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    for ax in fig.axes:
+        for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            if axis.get_scale() != "log" or min(limits) <= 0:
+                continue
+            axis.set_major_formatter(plain)
+            decades = np.log10(max(limits) / min(limits))
+            shown = "23456789" if decades < 1 else "25" if decades < 2 else ""
+            axis.set_minor_formatter(FuncFormatter(lambda v, _, shown=shown: f"{v:g}" if f"{v:.0e}"[0] in shown else ""))
+
+
 def _save(fig, path: Path) -> Path:
     import io
 
     from .export import write_all
 
+    _plain_log_ticks(fig)
     fig.tight_layout()
     png = io.BytesIO()
     fig.savefig(png, dpi=110, format="png")

@@ -103,3 +103,40 @@ def test_report_renders_in_a_browser(tmp_path):
     width, height, image = map(int, found.groups())
     assert width > 100 and height > 10  # the equation is laid out as math, not left as zero-size markup
     assert image > 100  # the embedded PNG decoded
+
+
+def test_log_axes_read_as_plain_numbers():
+    """2, 3, 5 rather than 2×10⁰, 3×10⁰, 5×10⁰, whose labels overlapped on a narrow range."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([1.8, 17], [2.1, 5.2])
+    ax.set(xscale="log", yscale="log")
+    plot._plain_log_ticks(fig)
+    fig.canvas.draw()
+    x = [t.get_text() for t in ax.get_xticklabels(minor=True) + ax.get_xticklabels() if t.get_text()]
+    y = [t.get_text() for t in ax.get_yticklabels(minor=True) + ax.get_yticklabels() if t.get_text()]
+    plt.close(fig)
+    assert "10" in x and "2" in x and "5" in x and not any("times" in t or "^" in t for t in x + y)
+    assert {"3", "4", "5"} <= set(y)  # within one decade every minor tick is labelled
+
+
+def test_plot_finds_the_data_law_json_names_unless_it_changed(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.csv").write_text("p,time\n" + "".join(f"{p},{2 + 40 / p:.6g}\n" for p in (1, 2, 4, 8, 16, 32)))
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", "t.csv", "-t", "time", "--out", "o", "--bootstrap", "0"]).exit_code == 0
+    found = runner.invoke(app, ["plot", "o"])
+    assert found.exit_code == 0 and (tmp_path / "o" / "measured_vs_predicted.png").is_file()
+    (tmp_path / "o" / "measured_vs_predicted.png").unlink()
+    (tmp_path / "t.csv").write_text((tmp_path / "t.csv").read_text() + "64,2.6\n")
+    changed = runner.invoke(app, ["plot", "o"])
+    assert changed.exit_code == 0 and not (tmp_path / "o" / "measured_vs_predicted.png").exists()
+    assert "'t.csv', the data the law was fitted on, is not here or has changed" in " ".join(changed.output.split())

@@ -299,9 +299,11 @@ def plot_command(
     from .. import plot as plots
     from ..data import load_table
 
+    notes = []
+
     def work():
         law = _law(law_file)
-        dataset = load_table(data, law.target, list(law.factors)) if data is not None else None
+        dataset = load_table(data, law.target, list(law.factors)) if data is not None else _measured(law, notes)
         folder = _folder(law_file)
         front_file = folder / "front.csv"
         rows = list(csv.DictReader(io.StringIO(front_file.read_text()))) if front_file.is_file() else None
@@ -315,5 +317,29 @@ def plot_command(
 
     for path in _guard(work):
         out.print(f"wrote {path}", highlight=False)
+    for note in notes:
+        err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+
+
+def _measured(law, notes: list[str]):
+    """The table the law was fitted on, where law.json names one that is still there unchanged
+    (so that plot draws measured vs predicted without being given it); else a note saying why not."""
+    import hashlib
+
+    from ..data import load_table
+    from ..errors import ExprsearchError
+
+    path, sha = law.dataset.get("path"), law.dataset.get("sha256")
+    if not path:
+        return None
+    if not Path(path).is_file() or hashlib.sha256(Path(path).read_bytes()).hexdigest() != sha:
+        notes.append(f"no measured-vs-predicted figure: '{path}', the data the law was fitted on, is not here "
+                     "or has changed since; pass the data: exprsearch plot LAW.json DATA")
+        return None
+    try:
+        return load_table(path, law.target, list(law.factors))
+    except ExprsearchError:  # an Extra-P file, say: plot takes tables
+        notes.append(f"no measured-vs-predicted figure: '{path}' is not a table; pass one: exprsearch plot LAW.json DATA")
+        return None
 
 
