@@ -59,7 +59,7 @@ class Advice:
     settled: bool
     prediction_at: float
     interval_at: tuple[float, float]
-    plausible: tuple[tuple[str, float, float], ...]  # (law, weight, prediction at the target)
+    plausible: tuple[tuple[str, str, float, float], ...]  # (law, its form, weight, prediction at the target)
     sentences: tuple[str, ...] = field(default=())
 
 
@@ -176,7 +176,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         # as if measured: condition the ensemble on that configuration, and plan the rest
         precision = precision + np.outer(features[:, best], features[:, best]) / noise
         budget = max(budget - (dearest[best] if capped else cost[best]), 0.0)
-    plausible = tuple((to_readable(t), float(w), float(p)) for (t, _), w, p in zip(laws, weights, predictions[:, -1]))
+    plausible = tuple((_written(t, v, 4), to_readable(t), float(w), float(p))
+                      for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions = []
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
@@ -224,6 +225,13 @@ def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:
             seen.add(name)
             keep.append(f)
     return [(f.candidate.template, f.values) for f in keep]
+
+
+def _written(template: sympy.Expr, values: Mapping[str, float], digits: int = 3) -> str:
+    """A plausible law as people read it: its fitted constants in place, rounded (its template
+    alone, ``c0 + c1*p**k0``, reads in the wrong order and says nothing of the sizes)."""
+    constants = {s: sympy.Float(values[s.name]) for s in template.free_symbols if s.name in values}
+    return to_readable(template.xreplace(constants), digits)
 
 
 def _features(logs: np.ndarray, weights: np.ndarray, within: np.ndarray) -> np.ndarray:
@@ -349,7 +357,7 @@ def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, f
         there = np.abs(np.log(predictions[:, -1])[:, None] - np.log(predictions[:, -1])[None, :])
         a, b = np.unravel_index(np.argmax(here * there), here.shape)
         if here[a, b] > 0:
-            return (f"{where}: separates {to_readable(laws[a][0])} from {to_readable(laws[b][0])}, which differ by "
+            return (f"{where}: separates {_written(*laws[a])} from {_written(*laws[b])}, which differ by "
                     f"{_apart(here[a, b])} here and {_apart(there[a, b])} at the target; expected to remove {100 * gain:.0f} % of the uncertainty there; {paid}")
     return (f"{where}: narrows the spread of the law's constants; expected to remove {100 * gain:.0f} % of the "
             f"uncertainty at the target; {paid}")

@@ -1,6 +1,7 @@
 """suggest: which configuration to measure next (gain per cost at the target), and when to stop."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -53,6 +54,11 @@ def test_suggest_command_prints_json(tmp_path):
     assert set(record) >= {"suggestions", "settled", "interval_at", "prediction_at", "plausible"}
     assert record["settled"] is False and 1 <= len(record["suggestions"]) <= 2
     assert set(record["suggestions"][0]) >= {"p", "cost", "gain", "why"}
+    # each plausible law with its constants in place, and its form
+    chosen = record["plausible"][0]
+    assert set(chosen) == {"law", "form", "weight", "prediction_at"} and "c0" in chosen["form"]
+    assert not re.search(r"\b[ck]\d\b", chosen["law"]) and re.search(r"\d\.\d", chosen["law"])
+    assert not re.search(r"\b[ck]\d\b", record["suggestions"][0]["why"])  # sentences name fitted laws too
     text = run("suggest", path, "-t", "time", "--vary", "p=1..64:x2", "--at", "p=512")
     assert text.exit_code == 0 and "measure next" in text.output
     broke = run("suggest", path, "-t", "time", "--vary", "p=1..64:x2", "--at", "p=512", "--cost-budget", "0.001")

@@ -75,7 +75,8 @@ def suggest(
                                    "repeats_suggestion": s.repeats, "why": s.sentence} for s in shown],
                   "settled": advice.settled, "prediction_at": advice.prediction_at,
                   "interval_at": list(advice.interval_at),
-                  "plausible": [{"law": law, "weight": w, "prediction_at": p} for law, w, p in advice.plausible]}
+                  "plausible": [{"law": law, "form": form, "weight": w, "prediction_at": p}
+                                for law, form, w, p in advice.plausible]}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
         return
     cli.out.print(f"law: {result.law.target} = {export.rounded_text(result.law)}", highlight=False, soft_wrap=True)
