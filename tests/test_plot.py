@@ -140,3 +140,22 @@ def test_plot_finds_the_data_law_json_names_unless_it_changed(tmp_path, monkeypa
     changed = runner.invoke(app, ["plot", "o"])
     assert changed.exit_code == 0 and not (tmp_path / "o" / "measured_vs_predicted.png").exists()
     assert "'t.csv', the data the law was fitted on, is not here or has changed" in " ".join(changed.output.split())
+
+
+def test_report_carries_the_notes_on_the_data_and_the_search(tmp_path):
+    """A stalled run and a search stopped at its time limit are said in report.html as on the
+    console (the report used to hold only the warnings about the law's intervals)."""
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    rng = np.random.default_rng(1)
+    rows = [(p, (2 + 40 / p) * (5 if (p, r) == (8, 1) else 1 + 0.02 * rng.standard_normal()))
+            for p in (1, 2, 4, 8, 16, 32) for r in range(3)]
+    (tmp_path / "s.csv").write_text("p,time\n" + "".join(f"{p},{t:.6g}\n" for p, t in rows))
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "s.csv"), "-t", "time", "--out", str(tmp_path / "o"),
+                                      "--report", "--bootstrap", "0", "--time-limit", "0"])
+    assert result.exit_code == 0, result.output
+    page = " ".join((tmp_path / "o" / "report.html").read_text().split())
+    assert "1 run(s) lie far from the other runs of their configuration: line 12" in page
+    assert "stopped at the time limit of 0 s" in page

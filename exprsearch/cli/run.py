@@ -210,7 +210,7 @@ def _figures_and_report(result: Result, directory: Path, plot: bool, report: boo
     front_csv = export.front_csv(result.ranking)
     rows = list(csv.DictReader(io.StringIO(front_csv)))
     figures: list[Path] = []
-    notes = list(verdicts)
+    notes = [*result.notes, *verdicts]  # what the data and the search left out belongs in the report too
     try:
         figures = plots.all_figures(result.law, directory, result.dataset, rows)
     except plots.PlotError as exc:
