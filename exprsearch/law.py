@@ -30,7 +30,7 @@ class Law:
     metrics: dict[str, float | None] = field(default_factory=dict)
     domain: dict[str, list[float]] = field(default_factory=dict)
     grammar: dict[str, str | None] = field(default_factory=dict)
-    dataset: dict[str, str | None] = field(default_factory=dict)
+    dataset: dict[str, str | list[str] | None] = field(default_factory=dict)  # path, sha256, notes
     selection: str = ""
     seed: int = 0
     version: str = ""

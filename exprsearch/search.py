@@ -331,7 +331,8 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         metrics={k: (round(v, 12) if isinstance(v, float) else v) for k, v in metrics.items()},
         domain={f: [float(dataset.column(f).min()), float(dataset.column(f).max())] for f in dataset.factors},
         grammar={"name": grammar.name, "sha256": grammar.sha256},
-        dataset={"path": dataset.path, "sha256": dataset.sha256},
+        # what reading the data left out or noticed (a dropped row, a stalled run), where anything
+        dataset={"path": dataset.path, "sha256": dataset.sha256, **({"notes": list(dataset.notes)} if dataset.notes else {})},
         selection=ranking.rule,
         seed=seed,
         version=__version__,

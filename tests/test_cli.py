@@ -497,3 +497,15 @@ def test_repeatable_options_and_repeated_flags_are_not_refused(tmp_path):
     result = run("predict", tmp_path / "out", "--at", "p=32", "--at", "p=64", "--json", "--json")
     assert result.exit_code == 0, result.output
     assert len(json.loads(result.output)["predictions"]) == 2
+
+
+def test_law_json_keeps_what_reading_the_data_noticed(tmp_path):
+    rows = [(p, (2 + 40 / p) * (5 if (p, r) == (8, 1) else 1 + 0.01 * r)) for p in (1, 2, 4, 8, 16, 32) for r in range(3)]
+    path = write(tmp_path, "s.csv", "p,time\n" + "".join(f"{p},{t:.6g}\n" for p, t in rows))
+    assert run("run", path, "-t", "time", "--out", tmp_path / "o", "--bootstrap", "0").exit_code == 0
+    (note,) = json.loads((tmp_path / "o" / "law.json").read_text())["dataset"]["notes"]
+    assert note.startswith("1 run(s) lie far from the other runs of their configuration: line 12")
+    assert load(tmp_path / "o" / "law.json").dataset["notes"] == [note]
+    clean = write(tmp_path, "c.csv", "p,time\n" + "".join(f"{p},{2 + 40 / p:.6g}\n" for p in (1, 2, 4, 8, 16)))
+    assert run("run", clean, "-t", "time", "--out", tmp_path / "c", "--bootstrap", "0").exit_code == 0
+    assert "notes" not in json.loads((tmp_path / "c" / "law.json").read_text())["dataset"]  # bytes as before
