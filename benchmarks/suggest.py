@@ -281,6 +281,8 @@ def main() -> None:
     parser.add_argument("--space", choices=sorted(SPACES), default="integers",
                         help="the p that suggest may measure: every integer 1..64, or only the grid's doubling levels")
     args = parser.parse_args()
+    if args.random < 1 or args.worlds < 1:
+        parser.error("--random and --worlds take 1 or more (the tables compare with their median and first draw)")
     global CHOICES
     CHOICES = SPACES[args.space]
     if args.timing:
