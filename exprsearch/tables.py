@@ -71,8 +71,6 @@ def _indexed_by_line(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
 def _check_header(path: Path, frame: pd.DataFrame) -> None:
     """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
     file separated by another character than the extension says (one column of 'p;n;time')."""
-    import csv
-
     with path.open(newline="") as stream:
         header = next(csv.reader(stream, delimiter="\t" if path.suffix.lower() == ".tsv" else ","), [])
     seen: dict[str, int] = {}
