@@ -46,6 +46,11 @@ class SeriesLaw:
     error: str = ""
     law_json: str = ""
 
+    @property
+    def data_notes(self) -> list[str]:
+        """What reading the series' data noticed (a stalled run, rows dropped), as its law.json keeps it."""
+        return json.loads(self.law_json)["dataset"].get("notes", []) if self.law_json else []
+
 
 @dataclass(frozen=True)
 class _Job:

@@ -134,7 +134,7 @@ def test_laws_csv_carries_each_series_notes(tmp_path):
     names the run's line in the file (not its row within the series)."""
     import csv
 
-    lines = ["kernel,p,value"] + [f"{k},{p},{(2 + 40 / p) * (5 if (k, p, r) == ('b', 8, 1) else 1 + 0.01 * r):.6g}"
+    lines = ["kernel,p,n,value"] + [f"{k},{p},1000,{(2 + 40 / p) * (5 if (k, p, r) == ('b', 8, 1) else 1 + 0.01 * r):.6g}"
                                   for k in "ab" for p in (1, 2, 4, 8, 16, 32) for r in range(3)]
     (tmp_path / "k.csv").write_text("\n".join(lines) + "\n")
     result = run("profile", tmp_path / "k.csv", "--out", tmp_path / "o")
@@ -144,6 +144,9 @@ def test_laws_csv_carries_each_series_notes(tmp_path):
     # series a fills lines 2-19; series b's second run at p = 8 is its 11th row, line 30
     assert "1 run(s) lie far from the other runs of their configuration: line 30 (" in notes["kernel=b"]
     assert "lie far" not in notes["kernel=a"]
+    said = " ".join(result.output.split())  # at the end, as the series that could not be modelled are
+    assert "note: on the data of kernel=b: 1 run(s) lie far" in said
+    assert "note: on the data of 2 series: left out factor(s) with a single value: n" in said  # once, not twice
 
 
 @pytest.mark.slow

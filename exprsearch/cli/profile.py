@@ -124,6 +124,17 @@ def profile(
         cli._error(f"interrupted (Ctrl-C) with {left} series left; the summary holds the {len(finished)} finished. "
                    f"Resume with the same command and --resume")
         raise typer.Exit(130)
+    noticed: dict[str, list[str]] = {}  # each note on the data, with the series it is about
+    for row in finished:
+        for note in row.data_notes:
+            noticed.setdefault(note, []).append(row.series)
+    for note, names in list(noticed.items())[:3]:
+        about = names[0] if len(names) == 1 else f"{len(names)} series"
+        cli.err.print(Text("note: ", style="yellow") + Text(f"on the data of {about}: {note}"),
+                      highlight=False, soft_wrap=True)
+    if len(noticed) > 3:
+        cli.err.print(Text("note: ", style="yellow") + Text(f"{len(noticed) - 3} more notes on the data in laws.csv"),
+                      highlight=False)
     unmodelled = [r for r in finished if r.error]
     if unmodelled:
         cli.err.print(Text("note: ", style="yellow") + Text(
