@@ -192,6 +192,10 @@ def test_grammar_commands(tmp_path):
     bad = write(tmp_path, "bad.toml", '[rules]\nstart = "c"\n')
     result = run("grammar", "check", bad)
     assert result.exit_code == 2 and "[constants]" in result.output
+    table = write(tmp_path, "t.csv", "p,time\n1,3\n2,2\n")
+    untargeted = run("grammar", "check", "default", "--data", table)  # a sentence like run's, not typer's box
+    assert untargeted.exit_code == 2 and "error: --data needs --target COLUMN" in untargeted.output
+    assert "its columns are" not in untargeted.output and "are p, time" in " ".join(untargeted.output.split())
 
 
 def test_console_script_runs_in_a_subprocess(amdahl_csv, tmp_path):

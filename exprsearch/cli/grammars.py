@@ -46,7 +46,11 @@ def grammar_check(
         g = _grammar.load(file)
         if data is not None:
             if target is None:
-                raise typer.BadParameter("--data needs --target")
+                from ..errors import DataError
+                from ..tables import read_table
+
+                columns = ", ".join(str(c) for c in read_table(data).columns)
+                raise DataError(f"--data needs --target COLUMN, the measured time; the columns of '{data}' are {columns}")
             columns = load_table(data, target).factors
         else:
             columns = tuple(f.name for f in g.factors) or ("x1", "x2")
