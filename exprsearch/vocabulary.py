@@ -111,8 +111,23 @@ def _convert(node: ast.AST, symbols: Mapping[str, sympy.Symbol], text: str) -> s
     )
 
 
+def _plain(text: str) -> str:
+    """A number as sympy prints it at its precision, but 120 rather than 1.2e+2 (sympy writes a
+    rounded number of hundreds or thousands with an exponent); below a million only."""
+    _, _, exponent = text.partition("e+")
+    if not exponent or int(exponent) > 5:
+        return text
+    value = float(text)
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
 class _LatexPrinter(LatexPrinter):
-    """sympy's LaTeX printer with log2 written as \\log_2."""
+    """sympy's LaTeX printer with log2 written as \\log_2, and rounded hundreds as 120, not
+    1.2 \\cdot 10^{2}."""
+
+    def _print_Float(self, expr: sympy.Float) -> str:
+        text = StrPrinter()._print_Float(expr)
+        return _plain(text) if _plain(text) != text else super()._print_Float(expr)
 
     def _print_log2(self, expr: sympy.Expr, exp: str | None = None) -> str:
         arg = self._print(expr.args[0])
@@ -165,6 +180,9 @@ class _ReadablePrinter(StrPrinter):
 
     def _print_Min(self, expr: sympy.Expr) -> str:
         return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Float(self, expr: sympy.Float) -> str:
+        return _plain(super()._print_Float(expr))
 
 
 def to_readable(expr: sympy.Expr, digits: int | None = None) -> str:

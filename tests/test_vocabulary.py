@@ -1,7 +1,7 @@
 import pytest
 import sympy
 
-from exprsearch.vocabulary import ExpressionSyntaxError, parse, to_latex, to_numpy_code, to_text
+from exprsearch.vocabulary import ExpressionSyntaxError, parse, to_latex, to_numpy_code, to_readable, to_text
 
 p, n = sympy.symbols("p n", positive=True)
 SYMBOLS = {"p": p, "n": n}
@@ -32,3 +32,17 @@ def test_printers_are_round_trippable():
     assert parse(to_text(expr), SYMBOLS) == expr
     assert "numpy.log2(p)" in to_numpy_code(expr)
     assert r"\log_{2}{\left(p \right)}" in to_latex(expr)
+
+
+@pytest.mark.parametrize("value, digits, shown", [
+    (300, 2, "300"), (120, 2, "120"), (1234.5, 3, "1230"), (-350, 2, "-350"),
+    (0.00061, 2, "0.00061"), (1.84e-6, 3, "1.84e-6"), (1.2e7, 2, "1.2e+7"), (12.5, 3, "12.5"),
+])
+def test_readable_numbers_keep_hundreds_and_thousands_plain(value, digits, shown):
+    """A rounded 300 read '3.0e+2' in laws such as '1.2e+2*log2(gpu_count)**2 + 3.0e+2'."""
+    assert to_readable(sympy.Float(value, digits)) == shown
+
+
+def test_latex_keeps_hundreds_plain_too():
+    p = sympy.Symbol("p", positive=True)
+    assert to_latex(sympy.Float(300, 2) * p + sympy.Float(1.2e7, 2)) == r"300 \cdot p + 1.2 \cdot 10^{7}"
