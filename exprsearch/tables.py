@@ -46,6 +46,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
             f"'{path}' has an unknown extension '{path.suffix}'; "
             f"use one of {', '.join(sorted(_READERS))}"
         )
+    if path.suffix.lower() == ".parquet" and not _importable("pyarrow", "fastparquet"):
+        raise DataError(f"reading '{path}' needs pyarrow: pip install 'exprsearch[parquet]' (or save the table as CSV)")
     try:
         frame = reader(path)
     except Exception as exc:  # pandas raises many types for unreadable files
@@ -55,6 +57,13 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if path.suffix.lower() in (".csv", ".tsv"):
         _check_header(path, frame)
     return frame
+
+
+def _importable(*modules: str) -> bool:
+    """Whether any of ``modules`` can be imported (without importing it)."""
+    from importlib.util import find_spec
+
+    return any(find_spec(m) is not None for m in modules)
 
 
 def _indexed_by_line(path: Path, frame: pd.DataFrame) -> pd.DataFrame:

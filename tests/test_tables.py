@@ -80,3 +80,15 @@ def test_plain_numbers_read_any_line_ending(tmp_path, end):
     path.write_bytes(f"p,time{end}1,2{end}4,5{end}".encode())
     plain = plain_numbers(path)
     assert plain is not None and {k: v.tolist() for k, v in plain.items()} == {"p": [1.0, 4.0], "time": [2.0, 5.0]}
+
+
+def test_a_parquet_file_without_pyarrow_says_how_to_read_it(tmp_path, monkeypatch):
+    """pandas' own message named two engines and no way to get one; the extra is named."""
+    from exprsearch import tables
+    from exprsearch.errors import DataError
+
+    path = tmp_path / "t.parquet"
+    path.write_bytes(b"PAR1")
+    monkeypatch.setattr(tables, "_importable", lambda *modules: False)
+    with pytest.raises(DataError, match=r"needs pyarrow: pip install 'exprsearch\[parquet\]'"):
+        read_table(path)
