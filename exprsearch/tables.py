@@ -53,9 +53,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if path.suffix.lower() in (".csv", ".tsv", ".txt"):
-        frame = _indexed_by_line(path, frame)
-    if path.suffix.lower() in (".csv", ".tsv"):
-        _check_header(path, frame)
+        lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()  # once, for both
+        frame = _indexed_by_line(lines, frame)
+        if path.suffix.lower() != ".txt":
+            _check_header(path, lines, frame)
     return frame
 
 
@@ -66,10 +67,9 @@ def _importable(*modules: str) -> bool:
     return any(find_spec(m) is not None for m in modules)
 
 
-def _indexed_by_line(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+def _indexed_by_line(lines: list[str], frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with each row's index its line in the file minus 2 (as without blank lines, which
     pandas skips), so that messages can name the line; as read where the lines do not match rows."""
-    lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
     first = next((i for i, line in enumerate(lines) if line.strip()), 0)  # the header
     rows = [i + 1 for i, line in enumerate(lines) if i > first and line.strip()]
     if len(rows) != len(frame):  # a quoted line break, say: keep pandas' own count
@@ -77,11 +77,10 @@ def _indexed_by_line(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
     return frame.set_axis(lazy_pandas().Index(rows) - 2, axis=0)
 
 
-def _check_header(path: Path, frame: pd.DataFrame) -> None:
+def _check_header(path: Path, lines: list[str], frame: pd.DataFrame) -> None:
     """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
     file separated by another character than the extension says (one column of 'p;n;time')."""
-    with path.open(newline="") as stream:
-        header = next(csv.reader(stream, delimiter="\t" if path.suffix.lower() == ".tsv" else ","), [])
+    header = next(csv.reader(lines[:1], delimiter="\t" if path.suffix.lower() == ".tsv" else ","), [])
     seen: dict[str, int] = {}
     for i, name in enumerate(header, start=1):
         if name in seen:
