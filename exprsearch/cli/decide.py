@@ -303,7 +303,7 @@ def plot_command(
 
     def work():
         law = _law(law_file)
-        dataset = load_table(data, law.target, list(law.factors)) if data is not None else _measured(law, notes)
+        dataset = load_table(data, law.target, list(law.factors)) if data is not None else _fitted_data(law, notes)
         folder = _folder(law_file)
         front_file = folder / "front.csv"
         rows = list(csv.DictReader(io.StringIO(front_file.read_text()))) if front_file.is_file() else None
@@ -321,7 +321,7 @@ def plot_command(
         err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
 
 
-def _measured(law, notes: list[str]):
+def _fitted_data(law, notes: list[str]):
     """The table the law was fitted on, where law.json names one that is still there unchanged
     (so that plot draws measured vs predicted without being given it); else a note saying why not."""
     import hashlib
@@ -332,14 +332,17 @@ def _measured(law, notes: list[str]):
     path, sha = law.dataset.get("path"), law.dataset.get("sha256")
     if not path:
         return None
-    if not Path(path).is_file() or hashlib.sha256(Path(path).read_bytes()).hexdigest() != sha:
+    try:
+        dataset = load_table(path, law.target, list(law.factors))  # it holds the file's sha256: one read
+    except ExprsearchError:
+        dataset = None
+    if dataset is not None and dataset.sha256 == sha:
+        return dataset
+    if dataset is None and Path(path).is_file() and hashlib.sha256(Path(path).read_bytes()).hexdigest() == sha:
+        notes.append(f"no measured-vs-predicted figure: '{path}' is not a table; pass one: exprsearch plot LAW.json DATA")
+    else:
         notes.append(f"no measured-vs-predicted figure: '{path}', the data the law was fitted on, is not here "
                      "or has changed since; pass the data: exprsearch plot LAW.json DATA")
-        return None
-    try:
-        return load_table(path, law.target, list(law.factors))
-    except ExprsearchError:  # an Extra-P file, say: plot takes tables
-        notes.append(f"no measured-vs-predicted figure: '{path}' is not a table; pass one: exprsearch plot LAW.json DATA")
-        return None
+    return None
 
 
