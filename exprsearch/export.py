@@ -71,12 +71,12 @@ def python_module(law: Law) -> str:
     """Source of a module, needing only numpy, whose ``predict`` evaluates the law."""
     arguments = ", ".join(law.factors)
     # a factor may be named numpy (or like a builtin): the module's own names must not clash
-    np = "numpy"
-    while np in law.factors:
-        np += "_"
-    imported = "import numpy\n\n" if np == "numpy" else f"import numpy as {np}\n\n"
-    conversions = "".join(f"    {f} = {np}.asarray({f}, dtype={np}.float64)\n" for f in law.factors)
-    shape = f"{np}.broadcast({', '.join(law.factors)}).shape" if len(law.factors) > 1 else f"{law.factors[0]}.shape"
+    module = "numpy"
+    while module in law.factors:
+        module += "_"
+    imported = "import numpy\n\n" if module == "numpy" else f"import numpy as {module}\n\n"
+    conversions = "".join(f"    {f} = {module}.asarray({f}, dtype={module}.float64)\n" for f in law.factors)
+    shape = f"{module}.broadcast({', '.join(law.factors)}).shape" if len(law.factors) > 1 else f"{law.factors[0]}.shape"
     return (
         f'"""{law.target} = {to_text(law.expression)}\n\n'
         f"Fitted by exprsearch {law.version} with grammar '{law.grammar.get('name')}'; "
@@ -87,7 +87,7 @@ def python_module(law: Law) -> str:
         f"def predict({arguments}):\n"
         f'    """Predicted {law.target}; arguments are numbers or numpy arrays that broadcast."""\n'
         f"{conversions}"
-        f"    return {np}.zeros({shape}) + ({to_numpy_code(law.expression, np)})\n"
+        f"    return {module}.zeros({shape}) + ({to_numpy_code(law.expression, module)})\n"
     )
 
 

@@ -178,12 +178,11 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         budget = max(budget - (dearest[best] if capped else cost[best]), 0.0)
     plausible = tuple((_written(t, v, 4), to_readable(t), float(w), float(p))
                       for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
-    suggestions = []
+    suggestions, basis = [], _basis(devices, price)
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
-        sentence = (_again(i, g, cost[i], law.factors, grid, _basis(devices, price), first + 1) if first < k else
-                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, _basis(devices, price),
-                              bool(in_data[i])))
+        sentence = (_again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else
+                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, basis, bool(in_data[i])))
         suggestions.append(Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g,
                                       bool(in_data[i]), sentence, first + 1 if first < k else None))
     sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)

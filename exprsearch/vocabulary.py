@@ -127,7 +127,8 @@ class _LatexPrinter(LatexPrinter):
 
     def _print_Float(self, expr: sympy.Float) -> str:
         text = StrPrinter()._print_Float(expr)
-        return _plain(text) if _plain(text) != text else super()._print_Float(expr)
+        plain = _plain(text)
+        return plain if plain != text else super()._print_Float(expr)
 
     def _print_log2(self, expr: sympy.Expr, exp: str | None = None) -> str:
         arg = self._print(expr.args[0])
