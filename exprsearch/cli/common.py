@@ -86,6 +86,16 @@ def main(
     """Discover interpretable closed-form performance laws from measurements."""
 
 
+def _target_needed(data, lead: str = "pass --target COLUMN", what: str = "the measured time",
+                   columns: list[str] | None = None) -> ExprsearchError:
+    """The error for a table given without its target: the table's columns, to choose from."""
+    from ..errors import DataError
+    from ..tables import read_table
+
+    columns = columns if columns is not None else [str(c) for c in read_table(data).columns]
+    return DataError(f"{lead}, {what}; the columns of '{data}' are {', '.join(columns)}")
+
+
 def _pairs(values: list[str], option: str) -> dict[str, str]:
     pairs = {}
     for value in values:

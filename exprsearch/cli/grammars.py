@@ -11,7 +11,7 @@ from rich.table import Table
 
 from .. import candidates as _candidates
 from .. import grammar as _grammar
-from .common import _guard, _split, grammar_app, out
+from .common import _guard, _split, _target_needed, grammar_app, out
 
 
 @grammar_app.command("list")
@@ -46,11 +46,7 @@ def grammar_check(
         g = _grammar.load(file)
         if data is not None:
             if target is None:
-                from ..errors import DataError
-                from ..tables import read_table
-
-                columns = ", ".join(str(c) for c in read_table(data).columns)
-                raise DataError(f"--data needs --target COLUMN, the measured time; the columns of '{data}' are {columns}")
+                raise _target_needed(data, "--data needs --target COLUMN")
             columns = load_table(data, target).factors
         else:
             columns = tuple(f.name for f in g.factors) or ("x1", "x2")

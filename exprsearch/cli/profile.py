@@ -147,6 +147,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     from ..data import DataError, load_grouped
     from ..readers import detect_format, load_profile
     from ..tables import read_table
+    from .common import _target_needed
 
     fmt = fmt or detect_format(data)
     if fmt != "table":
@@ -157,7 +158,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     columns = [str(c) for c in read_table(data).columns]
     target = target or ("value" if "value" in columns else None)
     if target is None:
-        raise DataError(f"pass --target COLUMN, the measured value; the columns of '{data}' are {', '.join(columns)}")
+        raise _target_needed(data, what="the measured value", columns=columns)
     keys = [k.strip() for k in by.split(",")] if by else [c for c in ("callpath", "kernel", "metric") if c in columns]
     if not keys:
         raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…); the columns of "

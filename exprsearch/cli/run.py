@@ -17,7 +17,7 @@ from .. import export
 from ..fit import FitSettings
 from ..search import Result, SearchSettings, search
 from ..vocabulary import to_readable
-from .common import _folder, _guard, _pairs, _progress, _split, app, err, out
+from .common import _folder, _guard, _pairs, _progress, _split, _target_needed, app, err, out
 
 
 @app.command()
@@ -187,13 +187,11 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
     """The series to fit: one table column (per --by group), or an Extra-P file's CALLPATH:METRICs."""
     from ..data import DataError, load_groups, load_table
     from ..readers import detect_format, load_series
-    from ..tables import read_table
 
     fmt = fmt or detect_format(data)
     if fmt == "table":
         if target is None:
-            columns = ", ".join(str(c) for c in read_table(data).columns)
-            raise DataError(f"pass --target COLUMN, the measured time; the columns of '{data}' are {columns}")
+            raise _target_needed(data)
         if by is not None:
             return load_groups(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing)
         return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}
