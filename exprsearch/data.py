@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import DataError
-from .tables import lazy_pandas, plain_columns, read_bytes, read_table
+from .tables import file_lines, lazy_pandas, plain_columns, read_bytes, read_table
 from .vocabulary import FUNCTIONS, suggest
 
 if TYPE_CHECKING:
@@ -77,10 +77,9 @@ def load_table(
         return from_columns(plain, target, factors, drop_missing=drop_missing, name=path.stem, path=str(path),
                             sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
     frame = read_table(path)  # says why a file that could not be read cannot be
-    text = path.suffix.lower() in (".csv", ".tsv", ".txt")  # rows indexed by their line (tables.read_table)
     return from_frame(
         frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, name=path.stem,
-        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=frame.index.to_numpy() + 2 if text else None,
+        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=file_lines(path, frame.index),
     )
 
 
@@ -89,8 +88,8 @@ def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Pa
     per factor (other columns are the caller's)."""
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
-    text = Path(path).suffix.lower() in (".csv", ".tsv", ".txt")  # rows indexed by their line (tables.read_table)
-    numbering = frame.index.to_numpy() + 2 if text else 0
+    lines = file_lines(path, frame.index)
+    numbering = lines if lines is not None else 0
     found = {}
     for f in factors:
         _require_column(f, columns, f"'{path}'", "factor")
@@ -133,14 +132,13 @@ def load_grouped(
     rest = frame.drop(columns=keys)
     chosen = factors or [c for c in rest.columns if c != target and lazy_pandas().api.types.is_numeric_dtype(rest[c])]
     groups, failures = {}, {}
-    text = path.suffix.lower() in (".csv", ".tsv", ".txt")  # a header line, then a line per row
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
         name = ",".join(f"{k}={v}" for k, v in zip(keys, values))
         try:
             groups[name] = from_frame(
                 group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
                 name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
-                lines=group.index.to_numpy() + 2 if text else None,  # the group's rows where the file has them
+                lines=file_lines(path, group.index),  # the group's rows where the file has them
             )
         except DataError as exc:
             failures[name] = str(exc)

@@ -25,6 +25,7 @@ _READERS = {
     ".json": lambda p: lazy_pandas().read_json(p),
 }
 _SEPARATORS = {".csv": ",", ".tsv": "\t"}
+_TEXT = (".csv", ".tsv", ".txt")  # a header line, then a line per row: read_table indexes rows by line
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 
 
@@ -52,12 +53,18 @@ def read_table(path: str | Path) -> pd.DataFrame:
         frame = reader(path)
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
-    if path.suffix.lower() in (".csv", ".tsv", ".txt"):
+    if path.suffix.lower() in _TEXT:
         lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()  # once, for both
         frame = _indexed_by_line(lines, frame)
         if path.suffix.lower() != ".txt":
             _check_header(path, lines, frame)
     return frame
+
+
+def file_lines(path: str | Path, index) -> np.ndarray | None:
+    """The file's line of each row :func:`read_table` read (``index``: those rows' index), or None
+    for a format without lines (Parquet, JSON)."""
+    return np.asarray(index) + 2 if Path(path).suffix.lower() in _TEXT else None
 
 
 def _importable(*modules: str) -> bool:
