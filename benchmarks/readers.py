@@ -33,9 +33,10 @@ from extrap.fileio.file_reader.json_file_reader import JsonFileReader
 from extrap.fileio.file_reader.talpas_file_reader import TalpasFileReader
 from extrap.fileio.experiment_io import read_experiment
 from extrap.fileio.file_reader.cube_file_reader2 import CubeFileReader2
+from extrap.fileio.file_reader.extrap3_experiment_reader import Extrap3ExperimentFileReader
 readers = {"cube": CubeFileReader2().read_experiment,"extrap-text": TextFileReader().read_experiment, "extrap-json": JsonFileReader().read_experiment,
            "extrap-jsonl": JsonFileReader().read_experiment, "talpas": TalpasFileReader().read_experiment,
-           "extrap-experiment": read_experiment}
+           "extrap-experiment": read_experiment, "extrap3": Extrap3ExperimentFileReader().read_experiment}
 out = {}
 for path, fmt in json.loads(sys.stdin.read()):
     try:
@@ -55,8 +56,8 @@ def files(folder: Path) -> list[tuple[Path, str]]:
     found = []
     for sub, fmt in FOLDERS.items():
         for path in sorted((folder / sub).rglob("*")) if (folder / sub).is_dir() else []:
-            if path.is_file() and path.suffix.lower() in (".txt", ".json", ".jsonl", ".extra-p"):
-                guess = fmt or {".jsonl": "extrap-jsonl", ".extra-p": "extrap-experiment",
+            if path.is_file() and path.suffix.lower() in (".txt", ".json", ".jsonl", ".extra-p", ""):
+                guess = fmt or {".jsonl": "extrap-jsonl", ".extra-p": "extrap-experiment", "": "extrap3",
                                 ".txt": "extrap-text", ".json": "extrap-json"}[path.suffix.lower()]
                 found.append((path, guess))
     cubes = folder / "cubeset"

@@ -112,12 +112,13 @@ def test_cli_runs_a_json_lines_file(tmp_path):
     assert json.loads((tmp_path / "o" / "law.json").read_text())["template"] == "c0 + c1*n/p"  # one series: no subfolder
 
 
-# Extra-P's own test inputs. The files its tests expect it to refuse are refused here too; two it
+# Extra-P's own test inputs (the files without an extension are Extra-P 3 experiments). The files
+# its tests expect it to refuse are refused here too; two it
 # refuses because a series lacks some points are read here, with a note (see benchmarks/readers.py).
 REFUSED = {"experiment_MP_neg1.txt", "experiment_MP_neg2.txt", "experiment3_neg.txt", "experiment_neg.txt"}
 SHARED_FILES = sorted(p for sub in ("text", "json", "jsonlines", "talpas", "input", "experiments")
                       for p in (DATA / sub).rglob("*")
-                      if p.is_file() and p.suffix.lower() in (".txt", ".json", ".jsonl", ".extra-p")) if DATA.is_dir() else []
+                      if p.is_file() and p.suffix.lower() in (".txt", ".json", ".jsonl", ".extra-p", "")) if DATA.is_dir() else []
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="../shared/extrap-format is not beside the project")

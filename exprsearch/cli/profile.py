@@ -27,7 +27,7 @@ def profile(
     target: Annotated[str | None, typer.Option("--target", "-t", help="Tables: the measured column (default: 'value' if present).")] = None,
     by: Annotated[str | None, typer.Option(help="Tables: comma-separated columns naming a series (default: callpath/kernel and metric if present).")] = None,
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas, extrap-experiment or cube (default: detected).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas, extrap-experiment, extrap3 or cube (default: detected).")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file; pmnf (Extra-P's normal form) is about 7x faster on large profiles.")] = "default",
     at: Annotated[str | None, typer.Option(help="The configuration to rank series at: p=512,n=16000 (factors not given: --scale × their largest measured value).")] = None,
     scale: Annotated[float, typer.Option(help="Factors missing from --at are taken at this multiple of their largest measured value.")] = 2.0,

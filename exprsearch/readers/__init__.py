@@ -18,7 +18,7 @@ from .profile import Profile
 
 
 def _readers() -> dict[str, Callable[[Path], Profile]]:
-    from . import cube, experiment, extrap_json, extrap_text, jsonlines
+    from . import cube, experiment, extrap3, extrap_json, extrap_text, jsonlines
 
     return {
         "cube": cube.read,
@@ -27,16 +27,18 @@ def _readers() -> dict[str, Callable[[Path], Profile]]:
         "extrap-jsonl": jsonlines.read,
         "talpas": jsonlines.read_talpas,
         "extrap-experiment": experiment.read,
+        "extrap3": extrap3.read,
     }
 
 
 EXTRAP_KEYWORDS = frozenset({"PARAMETER", "POINTS", "REGION", "METRIC", "DATA"})  # an Extra-P text file's first word
-FORMATS = ("table", "extrap-text", "extrap-json", "extrap-jsonl", "talpas", "extrap-experiment", "cube")
+FORMATS = ("table", "extrap-text", "extrap-json", "extrap-jsonl", "talpas", "extrap-experiment", "extrap3", "cube")
 
 
 def detect_format(path: str | Path) -> str:
     """The format of ``path`` from its extension and first bytes: one of :data:`FORMATS`."""
     from .cube import is_cube_directory
+    from .extrap3 import is_extrap3
 
     path = Path(path)
     if is_cube_directory(path):
@@ -45,6 +47,9 @@ def detect_format(path: str | Path) -> str:
         what = "holds no CUBE run folders (<run>/<name>.cubex)" if path.is_dir() else "does not exist; check the path"
         raise DataError(f"data '{path}' {what}")
     suffix = path.suffix.lower()
+    with path.open("rb") as file:
+        if is_extrap3(file.read(64)):
+            return "extrap3"
     if suffix == ".extra-p" or zipfile.is_zipfile(path):
         return "extrap-experiment"
     head = path.read_text(errors="replace")[:4096].lstrip()
