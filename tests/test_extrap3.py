@@ -4,6 +4,8 @@ back, and refused with the byte where they break; Extra-P's own three are read i
 import struct
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from exprsearch.errors import DataError
 from exprsearch.readers import detect_format, load_series, read_profile
@@ -134,3 +136,19 @@ def test_run_fits_one_series_of_it(tmp_path):
                  "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     assert "Extra-P 3 experiment" in result.output
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=4),
+       keep=st.integers(0, 10_000))
+def test_any_damaged_file_reads_or_says_why(tmp_path, edits, keep):
+    """Whatever bytes are changed or cut, the reader gives a profile or one DataError, never a crash."""
+    data = bytearray(experiment())
+    for at, value in edits:
+        data[at % len(data)] = value
+    path = tmp_path / "damaged"
+    path.write_bytes(bytes(data[:max(keep, 8)]))
+    try:
+        read_profile(path, "extrap3")
+    except DataError:
+        pass
