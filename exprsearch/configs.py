@@ -144,13 +144,16 @@ def defined(law: Law, columns: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np
     return time, np.isfinite(time) & (time > 0)
 
 
-def check_defined(law: Law, columns: Mapping[str, np.ndarray], option: str, rows: bool = False) -> np.ndarray:
+def check_defined(law: Law, columns: Mapping[str, np.ndarray], option: str, table: bool = False,
+                  lines: np.ndarray | None = None) -> np.ndarray:
     """The law's predictions at ``columns``; a configuration where it gives no time is an error
-    that names it (with ``rows``, also its row of a table; it used to print inf or nan)."""
+    that names it (from a ``table``, also its line of the file, or its row where ``lines`` is None
+    because the format has none; it used to print inf or nan)."""
     time, ok = defined(law, columns)
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
-        at = f"row {i + 1} ({describe(columns, i)})" if rows else describe(columns, i)
+        place = f"line {int(lines[i])}" if lines is not None else f"row {i + 1}"
+        at = f"{place} ({describe(columns, i)})" if table else describe(columns, i)
         raise ConfigError(f"{option}: at {at} the law gives {time[i]:g}, not a time "
                           f"({law.target} = {to_readable(law.expression, 4)}); {_measured(law)}")
     return time

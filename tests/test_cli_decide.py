@@ -40,8 +40,11 @@ def test_predict_table_json_and_extrapolation_warning(law_file, tmp_path):
     short = run("predict", law_file, "--data", configs)
     assert short.exit_code == 2 and "factor column 'n' is not in" in " ".join(short.output.split())
     assert run("predict", law_file, "--at", "p=1,n=1", "--at", "p=2").exit_code == 2  # n missing in one
-    configs.write_text("p,n\n1,1000\n0,2000\n")
+    configs.write_text("p,n\n1,1000\n\n0,2000\n")  # named by its line, as a bad value is, blank line counted
     outside = run("predict", law_file, "--data", configs)
+    assert outside.exit_code == 2 and "at line 4 (p = 0, n = 2000) the law gives inf" in " ".join(outside.output.split())
+    (tmp_path / "c.json").write_text(json.dumps([{"p": 1, "n": 1000}, {"p": 0, "n": 2000}]))  # no lines: rows
+    outside = run("predict", law_file, "--data", tmp_path / "c.json")
     assert outside.exit_code == 2 and "at row 2 (p = 0, n = 2000) the law gives inf" in " ".join(outside.output.split())
 
 

@@ -111,10 +111,11 @@ def predict(
         law = _law(law_file)
         if data is not None:
             from ..data import configurations
-            from ..tables import read_table
+            from ..tables import file_lines, read_table
 
             frame = read_table(data)
             columns = configurations(frame, law.factors, data)
+            lines = file_lines(data, frame.index)  # to name a row by its line, as configurations() does
         elif at:
             frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
             check_factors(list(frame.columns), law.factors, "--at")
@@ -122,6 +123,7 @@ def predict(
             if missing:
                 raise ConfigError(f"give factor '{missing[0]}' a value in every configuration")
             columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors}
+            lines = None
         else:
             raise ConfigError("give configurations with --at p=128,n=16000 or --data FILE")
         frame = frame.copy()
@@ -134,7 +136,7 @@ def predict(
                                 "these per-value constants; without --levels it predicts unmeasured values too")
             return law, frame, warnings
         frame[law.target] = check_defined(law, columns, f"--data '{data}'" if data is not None else "--at",
-                                          rows=data is not None)
+                                          table=data is not None, lines=lines)
         if law.bootstrap:
             frame["low_95"], frame["high_95"] = law.predict_interval(columns)
             width = (frame["high_95"] - frame["low_95"]) / frame[law.target]
