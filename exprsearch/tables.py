@@ -26,6 +26,7 @@ _READERS = {
 }
 _SEPARATORS = {".csv": ",", ".tsv": "\t"}
 _TEXT = (".csv", ".tsv", ".txt")  # a header line, then a line per row: read_table indexes rows by line
+_BY_LINE = "line - 2"  # the index name of rows read_table placed on their lines
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 
 
@@ -54,8 +55,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if path.suffix.lower() in _TEXT:
-        lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()  # once, for both
-        frame = _indexed_by_line(lines, frame)
+        text = path.read_text(encoding="utf-8-sig", errors="replace")  # once, for both
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # the breaks pandas knows
+        frame = _indexed_by_line(lines, frame, _SEPARATORS.get(path.suffix.lower()))
         if path.suffix.lower() != ".txt":
             _check_header(path, lines, frame)
     return frame
@@ -63,8 +65,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 def file_lines(path: str | Path, index) -> np.ndarray | None:
     """The file's line of each row :func:`read_table` read (``index``: those rows' index), or None
-    for a format without lines (Parquet, JSON)."""
-    return np.asarray(index) + 2 if Path(path).suffix.lower() in _TEXT else None
+    for a format without lines (Parquet, JSON) or a text file whose rows could not be placed."""
+    if Path(path).suffix.lower() not in _TEXT or getattr(index, "name", None) != _BY_LINE:
+        return None
+    return np.asarray(index) + 2
 
 
 def _importable(*modules: str) -> bool:
@@ -74,14 +78,31 @@ def _importable(*modules: str) -> bool:
     return any(find_spec(m) is not None for m in modules)
 
 
-def _indexed_by_line(lines: list[str], frame: pd.DataFrame) -> pd.DataFrame:
+def _indexed_by_line(lines: list[str], frame: pd.DataFrame, delimiter: str | None) -> pd.DataFrame:
     """The frame with each row's index its line in the file minus 2 (as without blank lines, which
-    pandas skips), so that messages can name the line; as read where the lines do not match rows."""
+    pandas skips), so that messages can name the line; as read, and not taken for lines, where the
+    rows cannot be placed."""
     first = next((i for i, line in enumerate(lines) if line.strip()), 0)  # the header
     rows = [i + 1 for i, line in enumerate(lines) if i > first and line.strip()]
-    if len(rows) != len(frame):  # a quoted line break, say: keep pandas' own count
+    if len(rows) != len(frame) and delimiter is not None:  # a quoted field holds a line break
+        rows = _record_starts(lines, delimiter)[1:]
+    if len(rows) != len(frame):
         return frame
-    return frame.set_axis(lazy_pandas().Index(rows) - 2, axis=0)
+    return frame.set_axis(lazy_pandas().Index(rows, name=_BY_LINE) - 2, axis=0)
+
+
+def _record_starts(lines: list[str], delimiter: str) -> list[int]:
+    """The line each non-blank record of a CSV/TSV file starts on (1-based), a quoted field's line
+    breaks included."""
+    reader, starts, before = csv.reader(lines, delimiter=delimiter), [], 0
+    try:
+        for record in reader:
+            if any(field.strip() for field in record):
+                starts.append(before + 1)
+            before = reader.line_num
+    except csv.Error:  # pandas read it, so this is rare; the rows are then not placed
+        return []
+    return starts
 
 
 def _check_header(path: Path, lines: list[str], frame: pd.DataFrame) -> None:

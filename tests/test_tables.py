@@ -92,3 +92,15 @@ def test_a_parquet_file_without_pyarrow_says_how_to_read_it(tmp_path, monkeypatc
     monkeypatch.setattr(tables, "_importable", lambda *modules: False)
     with pytest.raises(DataError, match=r"needs pyarrow: pip install 'exprsearch\[parquet\]'"):
         read_table(path)
+
+
+def test_rows_are_named_by_their_line_past_quoted_line_breaks(tmp_path):
+    """A note field holding line breaks spans lines; the lines named after it stay the file's."""
+    path = tmp_path / "notes.csv"
+    path.write_text('p,time,note\n1,10,"first\nrun"\n\n2,x,ok\n')
+    with pytest.raises(ExprsearchError, match="non-numeric values at line 5"):
+        load_table(path, "time", ["p"])
+    path = tmp_path / "notes.txt"  # its separator is sniffed, so its records are not placed: rows, not lines
+    path.write_text('p;time;note\n1;10;"first\nrun"\n\n2;x;ok\n')
+    with pytest.raises(ExprsearchError, match="non-numeric values at row 2;"):
+        load_table(path, "time", ["p"])
