@@ -129,6 +129,12 @@ CASES = [
          ("p", "n"), "c + c*n*w**k/p"),
     Case("CNTK-style: init overhead + compute + p log p", "5 + 0.02*n/p + 0.01*p*log2(p)",
          {"n": [1e3, 4e3, 16e3], "p": P}, ("p", "n"), "c + c*n/p + c*p*log2(p)"),
+    # three single-factor terms beside each other (added 2026-11-25: the screening's greedy beam
+    # preferred products such as log2(p)/b and missed them)
+    Case("samples / workers + log comm + per-batch overhead", "2 + 0.01*s/p + 0.3*log2(p) + 50/b",
+         {"s": [1e3, 4e3, 16e3], "p": P, "b": [16, 32, 64]}, ("p", "s"), "c + c*s/p + c*log2(p) + c/b"),
+    Case("samples / workers + linear comm + per-batch overhead", "1 + 2e-3*s/p + 0.05*p + 20/b",
+         {"s": [1e3, 4e3, 16e3], "p": P, "b": [16, 32, 64]}, ("p", "s"), "c + c*s/p + c*p + c/b"),
 ]
 
 

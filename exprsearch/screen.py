@@ -148,6 +148,7 @@ class DataScreen:
         best_column: dict[int, tuple] = {}  # item → (sse of the best model using it, its column, the model)
         models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
         levels: list[list[tuple[int, ...]]] = []
+        grown: list[tuple[int, ...]] = []  # sums of seeds kept beside the beam
         for level in range(most):
             # a model's items → (its sse, the exponents it fits, its columns, its items in order)
             found: dict[frozenset, tuple[float, int, tuple[int, ...], tuple[int, ...]]] = {}
@@ -171,8 +172,14 @@ class DataScreen:
                         found[key] = (*new, tuple(sorted(key)))
             ranked = sorted(found.values(), key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))
             kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if seeds.issuperset(m[3])] if level == 0 else [])
-            models = [(sse, columns) for sse, _, columns, _ in kept]
+            # Beside the beam, the best sums of the seeds alone grow too: greedy selection loses an
+            # additive law whose pairs each fit worse than some product does (s/p + 1/b against
+            # s/p + log2(p)/b, where log2(p) + 1/b + s/p is the law). They are parents and are
+            # fitted, but their terms do not take the survivors' places.
+            seeded = [m for m in ranked[s.beam:] if seeds.issuperset(m[3])][: s.beam] if level else []
+            models = [(sse, columns) for sse, _, columns, _ in kept + seeded]
             levels.append([model for *_, model in kept])
+            grown += [model for *_, model in seeded]
             for sse, columns in models:
                 for c in columns:
                     i = owners[c]
@@ -194,10 +201,13 @@ class DataScreen:
                     combos.add(combo)
         if low == 0:
             combos.add(())
+        every = sorted(combos, key=lambda c: (len(c), c))
+        # exponents start from the grid's best for every term that will be fitted (a term of a
+        # beam's model need not be a survivor), so that none is left to differential evolution
+        wanted = set(survivors) | {i for combo in every for i in combo}
         guesses = {items[i][0]: (thetas[c] if nonlinear[i] == 1 else
                                  self._refined(items[i][0], thetas[c], design[:, [m for m in model if m != c]], residual))
-                   for i, (_, c, model) in best_column.items() if nonlinear[i] and i in survivors}
-        every = sorted(combos, key=lambda c: (len(c), c))
+                   for i, (_, c, model) in best_column.items() if nonlinear[i] and i in wanted}
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
                f"{len(seeds)} terms of each factor's best shapes) and formed every sum of up to {most} of the "
                f"{len(survivors)} terms that took part ({len(every):,} sums)")
