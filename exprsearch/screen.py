@@ -149,6 +149,7 @@ class DataScreen:
         models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
         levels: list[list[tuple[int, ...]]] = []
         grown: list[tuple[int, ...]] = []  # sums of seeds kept beside the beam
+        exchanged: list[tuple[int, ...]] = []  # the best models improved by exchanging terms
         for level in range(most):
             # a model's items → (its sse, the exponents it fits, its columns, its items in order)
             found: dict[frozenset, tuple[float, int, tuple[int, ...], tuple[int, ...]]] = {}
@@ -180,6 +181,14 @@ class DataScreen:
             models = [(sse, columns) for sse, _, columns, _ in kept + seeded]
             levels.append([model for *_, model in kept])
             grown += [model for *_, model in seeded]
+            # Then the best model of this size exchanges its terms one at a time for the best
+            # other while that lowers the error (sequential replacement): a term the beam took
+            # early may be the wrong one of two that fit alike (p beside 1/n + 1/b, where the
+            # law has p·log2(b)).
+            swapped = exchanged_terms(design, residual, models[0], owner, nonlinear, room) if models else None
+            if swapped is not None and swapped[1] != models[0][1]:
+                exchanged.append(tuple(sorted({owners[c] for c in swapped[1]})))
+                models.insert(0, swapped)
             for sse, columns in models:
                 for c in columns:
                     i = owners[c]
@@ -189,12 +198,12 @@ class DataScreen:
                 break
         # survivors: the terms of the best models of the largest size first, then of smaller ones
         survivors: list[int] = []
-        for model in [m for level in reversed(levels) for m in level]:
+        for model in [m for level in reversed(levels) for m in level] + list(reversed(exchanged)):
             for i in model:
                 if i not in survivors:
                     survivors.append(i)
         survivors = sorted(survivors[: s.survivors]) + always
-        combos = {m for level in levels for m in level}
+        combos = {m for level in levels for m in level} | set(exchanged)
         for size in range(max(low, 1), most + 1):
             for combo in itertools.combinations(survivors, size):
                 if sum(costs[i] for i in combo) <= room:
@@ -381,6 +390,40 @@ def near_front(combos: list[tuple[int, ...]], columns: dict[int, int], sizes: di
             best = min(best, float(cost[members[reachable[members]]].min()))
         keep[members] = cost[members] <= (1 + margin) * best + 1e-9 * total
     return [c for c, k in zip(combos, keep) if k]
+
+
+def exchanged_terms(design: np.ndarray, residual: np.ndarray, model: tuple[float, tuple[int, ...]],
+                    owner: np.ndarray, nonlinear: np.ndarray, room: int) -> tuple[float, tuple[int, ...]]:
+    """``model`` (its squared error and its columns of ``design``) after exchanging one column at
+    a time for the one that fits best beside the others (of another item, ``owner`` naming each
+    column's; with a non-negative coefficient; within ``room`` fitted exponents), for as long as
+    that lowers the error: sequential replacement, which undoes an early greedy choice."""
+    sse, columns = model
+    improved = True
+    while improved:
+        improved = False
+        for k in range(len(columns)):
+            rest = columns[:k] + columns[k + 1:]
+            used = [int(owner[c]) for c in rest]
+            gain, sign = DataScreen._gains(design, residual, rest)
+            spent = int(nonlinear[used].sum()) if used else 0
+            allowed = (sign >= 0) & (nonlinear[owner] + spent <= room) & ~np.isin(owner, used)
+            if not allowed.any():
+                continue
+            score = np.where(allowed, gain, -np.inf)
+            best = int(np.argmax(score))
+            new = _sse(design, residual, rest) - float(score[best])
+            if new < sse * (1 - 1e-9) and best != columns[k]:
+                sse, columns, improved = new, (*rest, best), True
+    return sse, columns
+
+
+def _sse(design: np.ndarray, residual: np.ndarray, columns: tuple[int, ...]) -> float:
+    """The squared residual of the least-squares fit of ``residual`` by ``columns``."""
+    if columns:
+        basis = _orthonormal(design[:, list(columns)])
+        residual = residual - basis @ (basis.T @ residual)
+    return float(residual @ residual)
 
 
 def _best_per_item(owner: np.ndarray, score: np.ndarray) -> np.ndarray:

@@ -138,3 +138,21 @@ def test_the_law_does_not_hang_on_the_last_bits_of_the_data():
         nudged = data.assign(time=data["time"] * (1 + nudge * np.random.default_rng(0).standard_normal(len(data))))
         laws.add(str(search(nudged, "time", settings=SearchSettings(resamples=0)).law.template))
     assert len(laws) == 1, laws
+
+
+def test_exchanging_terms_undoes_an_early_greedy_choice():
+    """A decoy column that fits the target better than either true column alone is taken first
+    by forward selection; exchanging it for the other true column then fits exactly."""
+    from exprsearch.screen import exchanged_terms
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(40), rng.standard_normal(40)
+    decoy = a + 0.9 * b + 0.3 * rng.standard_normal(40)
+    design = np.column_stack([a, b, decoy, rng.standard_normal(40)])
+    design /= np.linalg.norm(design, axis=0)
+    target = a / np.linalg.norm(a) + b / np.linalg.norm(b)
+    assert np.argmax(np.abs(design.T @ target)) == 2  # greedy starts from the decoy
+    greedy = (float(np.sum((target - design[:, [2, 0]] @ np.linalg.lstsq(design[:, [2, 0]], target, rcond=None)[0]) ** 2)),
+              (2, 0))
+    sse, columns = exchanged_terms(design, target, greedy, np.arange(4), np.zeros(4, dtype=int), 0)
+    assert sorted(columns) == [0, 1] and sse < 1e-20 < greedy[0]
