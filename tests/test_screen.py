@@ -91,7 +91,7 @@ def test_design_weighs_terms_without_exponents_as_each_term_alone_would():
 
 
 def test_near_front_keeps_what_could_reach_the_front_and_drops_what_a_simpler_sum_beats():
-    from exprsearch.screen import near_front
+    from exprsearch.subsets import near_front
 
     rng = np.random.default_rng(0)
     design = rng.standard_normal((40, 4))
@@ -143,7 +143,7 @@ def test_the_law_does_not_hang_on_the_last_bits_of_the_data():
 def test_exchanging_terms_undoes_an_early_greedy_choice():
     """A decoy column that fits the target better than either true column alone is taken first
     by forward selection; exchanging it for the other true column then fits exactly."""
-    from exprsearch.screen import exchanged_terms
+    from exprsearch.subsets import exchanged_terms
 
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(40), rng.standard_normal(40)
