@@ -180,3 +180,18 @@ def test_a_table_whose_first_column_is_named_like_a_keyword_stays_a_table(tmp_pa
     path = tmp_path / "t.txt"
     path.write_text("data time\n1 2.0\n2 3.1\n4 5.2\n")
     assert detect_format(path) == "table"
+
+
+def test_an_extrap_text_file_without_an_extension_is_read_as_one(tmp_path):
+    """Extra-P text saved as 'kernels' was refused as a table of unknown extension."""
+    path = tmp_path / "kernels"
+    path.write_text("PARAMETER p\nPOINTS 1 2 4 8\nREGION main\nMETRIC time\n"
+                    + "".join(f"DATA {10 / p + 1:g}\n" for p in (1, 2, 4, 8)))
+    assert detect_format(path) == "extrap-text"
+    assert load_series(path)["main:time"].n_rows == 4
+    other = tmp_path / "table.dat"
+    other.write_text("p,time\n1,2\n2,1\n")
+    from exprsearch.data import load_table
+
+    with pytest.raises(DataError, match=r"unknown extension '\.dat'.*name an Extra-P format with --format"):
+        load_table(other, "time")
