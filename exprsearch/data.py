@@ -37,6 +37,7 @@ class Dataset:
     path: str | None = None
     sha256: str | None = None
     notes: tuple[str, ...] = field(default=())
+    series: str | None = None  # the callpath:metric of a file of many series (Extra-P's formats)
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -59,7 +60,7 @@ class Dataset:
         """The same dataset restricted to ``rows`` (an index or boolean mask)."""
         return Dataset(
             self.target, self.factors, self.X[rows].copy(), self.y[rows].copy(),
-            self.name, self.path, self.sha256, self.notes,
+            self.name, self.path, self.sha256, self.notes, self.series,
         )
 
 

@@ -332,7 +332,8 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         domain={f: [float(dataset.column(f).min()), float(dataset.column(f).max())] for f in dataset.factors},
         grammar={"name": grammar.name, "sha256": grammar.sha256},
         # what reading the data left out or noticed (a dropped row, a stalled run), where anything
-        dataset={"path": dataset.path, "sha256": dataset.sha256, **({"notes": list(dataset.notes)} if dataset.notes else {})},
+        dataset={"path": dataset.path, "sha256": dataset.sha256, **({"series": dataset.series} if dataset.series else {}),
+                 **({"notes": list(dataset.notes)} if dataset.notes else {})},
         selection=ranking.rule,
         seed=seed,
         version=__version__,

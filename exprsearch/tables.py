@@ -46,7 +46,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if reader is None:
         raise DataError(
             f"'{path}' has an unknown extension '{path.suffix}'; "
-            f"use one of {', '.join(sorted(_READERS))}, or name an Extra-P format with --format"
+            f"use one of {', '.join(sorted(_READERS))} (an Extra-P file is known by its content, or by run's and "
+            "profile's --format)"
         )
     if path.suffix.lower() == ".parquet" and not _importable("pyarrow", "fastparquet"):
         raise DataError(f"reading '{path}' needs pyarrow: pip install 'exprsearch[parquet]' (or save the table as CSV)")

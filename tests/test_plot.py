@@ -1,3 +1,4 @@
+import json
 import re
 import shutil
 import subprocess
@@ -159,3 +160,26 @@ def test_report_carries_the_notes_on_the_data_and_the_search(tmp_path):
     page = " ".join((tmp_path / "o" / "report.html").read_text().split())
     assert "1 run(s) lie far from the other runs of their configuration: line 12" in page
     assert "stopped at the time limit of 0 s" in page
+
+
+def test_plot_finds_the_series_of_an_extrap_file_law_json_names(tmp_path, monkeypatch):
+    """A law of one series of an Extra-P file records the series, so plot draws measured vs
+    predicted from the file (it said the file was not a table), with or without it given."""
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    lines = ["PARAMETER p", "POINTS 1 2 4 8 16", ""]
+    for region, a in (("main", 40), ("solve", 10)):
+        lines += [f"REGION {region}", "METRIC time"] + [f"DATA {2 + a / p:g}" for p in (1, 2, 4, 8, 16)] + [""]
+    (tmp_path / "k.txt").write_text("\n".join(lines))
+    runner = CliRunner()
+    assert runner.invoke(app, ["profile", "k.txt", "--laws", "--out", "o"]).exit_code == 0
+    law = tmp_path / "o" / "series" / "solve_time" / "law.json"
+    assert json.loads(law.read_text())["dataset"]["series"] == "solve:time"
+    figure = law.parent / "measured_vs_predicted.png"
+    assert runner.invoke(app, ["plot", str(law)]).exit_code == 0 and figure.is_file()
+    figure.unlink()
+    given = runner.invoke(app, ["plot", str(law), "k.txt"])
+    assert given.exit_code == 0 and figure.is_file(), given.output

@@ -193,5 +193,5 @@ def test_an_extrap_text_file_without_an_extension_is_read_as_one(tmp_path):
     other.write_text("p,time\n1,2\n2,1\n")
     from exprsearch.data import load_table
 
-    with pytest.raises(DataError, match=r"unknown extension '\.dat'.*name an Extra-P format with --format"):
+    with pytest.raises(DataError, match=r"unknown extension '\.dat'.*an Extra-P file is known by its content, or by run's and profile's --format"):
         load_table(other, "time")

@@ -299,13 +299,12 @@ def plot_command(
 ) -> None:
     """Write PNG figures: measured vs predicted, the law along a factor, the term breakdown, the front."""
     from .. import plot as plots
-    from ..data import load_table
 
     notes = []
 
     def work():
         law = _law(law_file)
-        dataset = load_table(data, law.target, list(law.factors)) if data is not None else _fitted_data(law, notes)
+        dataset = _given_data(law, data) if data is not None else _fitted_data(law, notes)
         folder = _folder(law_file)
         front_file = folder / "front.csv"
         rows = list(csv.DictReader(io.StringIO(front_file.read_text()))) if front_file.is_file() else None
@@ -323,6 +322,23 @@ def plot_command(
         err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
 
 
+def _given_data(law, data: Path):
+    """The measurements given to plot: a table, or the series of an Extra-P file that law.json names."""
+    from ..data import load_table
+    from ..errors import DataError
+    from ..readers import detect_format, load_series
+
+    fmt = detect_format(data)
+    if fmt == "table":
+        return load_table(data, law.target, list(law.factors))
+    series = law.dataset.get("series")
+    found = load_series(data, fmt, target=series)
+    if len(found) > 1:
+        raise DataError(f"'{data}' holds {len(found)} series and the law names none of them; pass the table the "
+                        "law was fitted on")
+    return next(iter(found.values()))
+
+
 def _fitted_data(law, notes: list[str]):
     """The table the law was fitted on, where law.json names one that is still there unchanged
     (so that plot draws measured vs predicted without being given it); else a note saying why not."""
@@ -331,12 +347,17 @@ def _fitted_data(law, notes: list[str]):
     from ..data import load_table
     from ..errors import ExprsearchError
 
-    path, sha = law.dataset.get("path"), law.dataset.get("sha256")
+    path, sha, series = law.dataset.get("path"), law.dataset.get("sha256"), law.dataset.get("series")
     if not path:
         return None
     try:
-        dataset = load_table(path, law.target, list(law.factors))  # it holds the file's sha256: one read
-    except ExprsearchError:
+        if series:  # one series of an Extra-P file
+            from ..readers import load_series
+
+            dataset = load_series(path, target=series)[series]
+        else:
+            dataset = load_table(path, law.target, list(law.factors))  # it holds the file's sha256: one read
+    except (ExprsearchError, KeyError):
         dataset = None
     if dataset is not None and dataset.sha256 == sha:
         return dataset

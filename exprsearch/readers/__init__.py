@@ -152,10 +152,8 @@ def _datasets(path: Path, profile: Profile, series: dict) -> tuple[dict[str, Dat
         notes = profile.notes
         if len(rows) < len(every):
             notes += (f"series {name} is measured at {len(rows)} of the file's {len(every)} points",)
-        if notes:
-            dataset = Dataset(dataset.target, dataset.factors, dataset.X, dataset.y, dataset.name, dataset.path,
-                              dataset.sha256, notes + dataset.notes)
-        datasets[name] = dataset
+        datasets[name] = Dataset(dataset.target, dataset.factors, dataset.X, dataset.y, dataset.name, dataset.path,
+                                 dataset.sha256, notes + dataset.notes, series=name)
     return datasets, failures
 
 
