@@ -149,7 +149,6 @@ class DataScreen:
         best_column: dict[int, tuple] = {}  # item → (sse of the best model using it, its column, the model)
         models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
         levels: list[list[tuple[int, ...]]] = []
-        grown: list[tuple[int, ...]] = []  # sums of seeds kept beside the beam
         exchanged: list[tuple[int, ...]] = []  # the best models improved by exchanging terms
         for level in range(most):
             # a model's items → (its sse, the exponents it fits, its columns, its items in order)
@@ -176,12 +175,11 @@ class DataScreen:
             kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if seeds.issuperset(m[3])] if level == 0 else [])
             # Beside the beam, the best sums of the seeds alone grow too: greedy selection loses an
             # additive law whose pairs each fit worse than some product does (s/p + 1/b against
-            # s/p + log2(p)/b, where log2(p) + 1/b + s/p is the law). They are parents and are
-            # fitted, but their terms do not take the survivors' places.
+            # s/p + log2(p)/b, where log2(p) + 1/b + s/p is the law). They are parents only: not
+            # fitted themselves, and their terms do not take the survivors' places.
             seeded = [m for m in ranked[s.beam:] if seeds.issuperset(m[3])][: s.beam] if level else []
             models = [(sse, columns) for sse, _, columns, _ in kept + seeded]
             levels.append([model for *_, model in kept])
-            grown += [model for *_, model in seeded]
             # Then the best model of this size exchanges its terms one at a time for the best
             # other while that lowers the error (sequential replacement): a term the beam took
             # early may be the wrong one of two that fit alike (p beside 1/n + 1/b, where the
@@ -197,7 +195,8 @@ class DataScreen:
                         best_column[i] = (sse, c, columns)
             if not models:
                 break
-        # survivors: the terms of the best models of the largest size first, then of smaller ones
+        # survivors: the terms of the best models of the largest size first, then of smaller ones,
+        # then of the exchanged models
         survivors: list[int] = []
         for model in [m for level in reversed(levels) for m in level] + list(reversed(exchanged)):
             for i in model:
