@@ -80,7 +80,7 @@ def load_table(
     frame = read_table(path)  # says why a file that could not be read cannot be
     return from_frame(
         frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, name=path.stem,
-        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=file_lines(path, frame.index),
+        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=file_lines(frame.index),
     )
 
 
@@ -89,7 +89,7 @@ def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Pa
     per factor (other columns are the caller's)."""
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
-    lines = file_lines(path, frame.index)
+    lines = file_lines(frame.index)
     numbering = lines if lines is not None else 0
     found = {}
     for f in factors:
@@ -139,7 +139,7 @@ def load_grouped(
             groups[name] = from_frame(
                 group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
                 name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
-                lines=file_lines(path, group.index),  # the group's rows where the file has them
+                lines=file_lines(group.index),  # the group's rows where the file has them
             )
         except DataError as exc:
             failures[name] = str(exc)

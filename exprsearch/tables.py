@@ -26,6 +26,7 @@ _READERS = {
 }
 _SEPARATORS = {".csv": ",", ".tsv": "\t"}
 _TEXT = (".csv", ".tsv", ".txt")  # a header line, then a line per row: read_table indexes rows by line
+SUFFIXES = frozenset(_READERS)  # the extensions of the tables read_table reads
 _BY_LINE = "line - 2"  # the index name of rows read_table placed on their lines
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 
@@ -56,20 +57,23 @@ def read_table(path: str | Path) -> pd.DataFrame:
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if path.suffix.lower() in _TEXT:
-        text = path.read_text(encoding="utf-8-sig", errors="replace")  # once, for both
-        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # the breaks pandas knows
+        lines = _unified(path.read_text(encoding="utf-8-sig", errors="replace")).split("\n")  # once, for both
         frame = _indexed_by_line(lines, frame, _SEPARATORS.get(path.suffix.lower()))
         if path.suffix.lower() != ".txt":
             _check_header(path, lines, frame)
     return frame
 
 
-def file_lines(path: str | Path, index) -> np.ndarray | None:
+def file_lines(index) -> np.ndarray | None:
     """The file's line of each row :func:`read_table` read (``index``: those rows' index), or None
-    for a format without lines (Parquet, JSON) or a text file whose rows could not be placed."""
-    if Path(path).suffix.lower() not in _TEXT or getattr(index, "name", None) != _BY_LINE:
-        return None
-    return np.asarray(index) + 2
+    for a format without lines (Parquet, JSON) or a text file whose rows could not be placed: only
+    rows placed on their lines carry the index name that says so."""
+    return np.asarray(index) + 2 if getattr(index, "name", None) == _BY_LINE else None
+
+
+def _unified(text: str) -> str:
+    """``text`` with every line ending (\\r\\n, \\r) as \\n: the line breaks pandas knows."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _importable(*modules: str) -> bool:
@@ -156,7 +160,7 @@ def plain_columns(raw: bytes, suffix: str) -> dict[str, np.ndarray] | None:
         text = raw.decode("utf-8-sig")  # pandas skips a byte-order mark too
     except UnicodeDecodeError:
         return None
-    text = text.replace("\r\n", "\n").replace("\r", "\n")  # any line ending, as a file read as text
+    text = _unified(text)
     head, _, body = text.partition("\n")
     header = next(csv.reader([head], delimiter=separator), [])
     if (len(header) < 2 or len(set(header)) < len(header)

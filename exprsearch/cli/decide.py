@@ -115,7 +115,7 @@ def predict(
 
             frame = read_table(data)
             columns = configurations(frame, law.factors, data)
-            lines = file_lines(data, frame.index)  # to name a row by its line, as configurations() does
+            lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
         elif at:
             frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
             check_factors(list(frame.columns), law.factors, "--at")
@@ -340,24 +340,19 @@ def _given_data(law, data: Path):
 
 
 def _fitted_data(law, notes: list[str]):
-    """The table the law was fitted on, where law.json names one that is still there unchanged
-    (so that plot draws measured vs predicted without being given it); else a note saying why not."""
+    """The data the law was fitted on (a table, or the series of an Extra-P file), where law.json
+    names it and it is still there unchanged (so that plot draws measured vs predicted without
+    being given it); else a note saying why not."""
     import hashlib
 
-    from ..data import load_table
     from ..errors import ExprsearchError
 
-    path, sha, series = law.dataset.get("path"), law.dataset.get("sha256"), law.dataset.get("series")
+    path, sha = law.dataset.get("path"), law.dataset.get("sha256")
     if not path:
         return None
     try:
-        if series:  # one series of an Extra-P file
-            from ..readers import load_series
-
-            dataset = load_series(path, target=series)[series]
-        else:
-            dataset = load_table(path, law.target, list(law.factors))  # it holds the file's sha256: one read
-    except (ExprsearchError, KeyError):
+        dataset = _given_data(law, Path(path))  # it holds the file's sha256: one read
+    except ExprsearchError:
         dataset = None
     if dataset is not None and dataset.sha256 == sha:
         return dataset

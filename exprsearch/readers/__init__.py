@@ -14,6 +14,7 @@ import numpy as np
 
 from ..data import Dataset, from_columns
 from ..errors import DataError
+from ..tables import SUFFIXES
 from .profile import Profile
 
 
@@ -32,7 +33,6 @@ def _readers() -> dict[str, Callable[[Path], Profile]]:
 
 
 EXTRAP_KEYWORDS = frozenset({"PARAMETER", "POINTS", "REGION", "METRIC", "DATA"})  # an Extra-P text file's first word
-TABLE_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".parquet", ".json", ".jsonl"})
 FORMATS = ("table", "extrap-text", "extrap-json", "extrap-jsonl", "talpas", "extrap-experiment", "extrap3", "cube")
 
 
@@ -56,7 +56,7 @@ def detect_format(path: str | Path) -> str:
     head = path.read_text(errors="replace")[:4096].lstrip()
     if suffix == ".txt" and (head.upper().startswith(("PARAMETER", "#")) or _keyword_lines(head)):
         return "extrap-text"
-    if suffix not in TABLE_SUFFIXES and _keyword_lines(head):  # Extra-P text saved without .txt
+    if suffix not in SUFFIXES and _keyword_lines(head):  # Extra-P text saved without .txt
         return "extrap-text"
     if suffix == ".txt" and head.startswith("{") and '"parameters"' in head and ";" in head.split("\n", 1)[0]:
         return "talpas"
