@@ -4,6 +4,7 @@ describes is reported whole even where only part of it is searched (see :mod:`ex
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections import Counter
 
@@ -64,3 +65,20 @@ def _counted(alike: tuple, base: tuple[int, int, int, int], low: int, high: int,
         if room >= 0:
             counts += table[s, :, : min(room, room_cx) + 1].sum(axis=(0, 1))
     return int(counts.sum()), tuple((base_constants + k, int(counts[k])) for k in np.flatnonzero(counts).tolist())
+
+
+def disjoint_choices(keys: list[frozenset], low: int, high: int) -> list[tuple[int, ...]]:
+    """Index tuples of ``low`` to ``high`` groups whose factor sets are pairwise disjoint: which
+    groups of transforms a product takes one of each from."""
+    out = []
+    for size in range(low, high + 1):
+        for combo in itertools.combinations(range(len(keys)), size):
+            sets = [keys[i] for i in combo]
+            if sum(len(s) for s in sets) == len(frozenset().union(*sets)):
+                out.append(combo)
+    return out
+
+
+def product_count(choices: list[tuple[int, ...]], sizes: list[int]) -> int:
+    """How many products the ``choices`` of groups make, with ``sizes`` members per group."""
+    return sum(math.prod(sizes[g] for g in choice) for choice in choices)

@@ -20,7 +20,7 @@ from sympy.core.basic import _args_sortkey
 
 from . import shared
 from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, theta
-from .counting import alike, sum_count
+from .counting import alike, disjoint_choices, product_count, sum_count
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Reference
 from .memo import Memo
 from .vocabulary import parse
@@ -231,23 +231,23 @@ class Expander:
             if len(needs) == 1:  # a transform of one factor (x·log2 x, not n·log2 w)
                 groups.setdefault(needs, []).append(item)
         keys = sorted(groups, key=lambda k: sorted(s.name for s in k))
-        choices = _disjoint_choices(keys, ref.low, ref.high)
+        choices = disjoint_choices(keys, ref.low, ref.high)
         members = [groups[k] for k in keys]
         budget = self.grammar.limits.max_products
-        full = _product_count(choices, [len(m) for m in members])
+        full = product_count(choices, [len(m) for m in members])
         keep = max(len(m) for m in members) if members else 0
-        while keep > 1 and _product_count(choices, [min(len(m), keep) for m in members]) > budget:
+        while keep > 1 and product_count(choices, [min(len(m), keep) for m in members]) > budget:
             keep -= 1
         if keep < max((len(m) for m in members), default=0):
             if self.strategy is not None:
                 members = self.strategy.atoms(members, keep)
-                made = _product_count(choices, [len(m) for m in members])
+                made = product_count(choices, [len(m) for m in members])
                 self.screened.append(
                     f"<{ref.rule}>*{{{ref.low},{ref.high}}}: {full:,} products in the space; kept the {keep} "
                     f"expansions of each factor that fit its lines best, alone or in a pair ({made:,} products)")
             else:
                 members = [sorted(m, key=self.size)[:keep] for m in members]
-                self.unmade += full - _product_count(choices, [len(m) for m in members])
+                self.unmade += full - product_count(choices, [len(m) for m in members])
         products: dict[Expansion, None] = {}
         for choice in choices:
             for combo in itertools.product(*(members[g] for g in choice)):
@@ -380,18 +380,3 @@ def _combinations(count: int, size: int) -> np.ndarray:
     """Every ``size``-subset of ``range(count)``, in itertools order, as rows of an array."""
     flat = itertools.chain.from_iterable(itertools.combinations(range(count), size))
     return np.fromiter(flat, dtype=np.int64).reshape(-1, size)
-
-
-def _disjoint_choices(keys: list[frozenset], low: int, high: int) -> list[tuple[int, ...]]:
-    """Index tuples of ``low`` to ``high`` groups whose factor sets are pairwise disjoint."""
-    out = []
-    for size in range(low, high + 1):
-        for combo in itertools.combinations(range(len(keys)), size):
-            sets = [keys[i] for i in combo]
-            if sum(len(s) for s in sets) == len(frozenset().union(*sets)):
-                out.append(combo)
-    return out
-
-
-def _product_count(choices: list[tuple[int, ...]], sizes: list[int]) -> int:
-    return sum(math.prod(sizes[g] for g in choice) for choice in choices)
