@@ -23,6 +23,7 @@ from .candidates import Expansion, Strategy, Term, analyse, complexity, occurren
 from .counting import alike, disjoint_choices, product_count, sum_count
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Reference
 from .memo import Memo
+from .snap import Snapper
 from .vocabulary import parse
 
 
@@ -51,6 +52,7 @@ class Expander:
         self.truncated = 0
         self._summaries: dict[int, tuple] = {}
         self.memo = Memo(_fingerprint(grammar, strategy is not None), self._account)
+        self.snapper = Snapper(self)
 
     def expand(self, rule: str, depth: int) -> list[Expansion]:
         key = (rule, depth)
@@ -210,7 +212,11 @@ class Expander:
         self.guesses.update(choice.guesses)
         self.undefined += choice.undefined
         self.screened.append(f"<{ref.rule}>{{{ref.low},{ref.high}}}: {total:,} sums in the space; {choice.how}")
-        return [self.merge((fixed, *(items[i] for i in combo))) for combo in choice.combos]
+        sums = [self.merge((fixed, *(items[i] for i in combo))) for combo in choice.combos]
+        snapped, guesses = self.snapper.sums(fixed, items, choice.combos, choice.guesses)
+        for term, values in guesses.items():
+            self.guesses.setdefault(term, values)
+        return list(dict.fromkeys(sums + snapped))
 
     def dependencies(self, expansion: Expansion) -> frozenset[sympy.Symbol]:
         if expansion not in self._symbols_of:  # the same expansion recurs in every series
@@ -240,6 +246,8 @@ class Expander:
             keep -= 1
         if keep < max((len(m) for m in members), default=0):
             if self.strategy is not None:
+                for factors, group in zip(keys, members):
+                    self.snapper.know(next(iter(factors)), group)
                 members = self.strategy.atoms(members, keep)
                 made = product_count(choices, [len(m) for m in members])
                 self.screened.append(
