@@ -114,11 +114,14 @@ class ShapeRule:
         for name, levels in self.levels.items():
             # shapes of this factor alone; a part that mixes factors ((m + s - 1)/s) is an
             # interaction, told apart across the other factors' values, not by this factor's
-            shapes = {self._shape(t, name) for t in terms} - {None}
+            shapes = [shape for shape in map(lambda t: self._shape(t, name), terms) if shape is not None]
             if not shapes:
                 continue
             parts = {part for part, _ in shapes}
-            if len(parts) + sum(exponents for _, exponents in shapes) > len(levels) - 1:
+            # a part with a fitted exponent is a shape of its own in each term (n**k0, n**k1)
+            used = len({part for part, exponents in shapes if not exponents}) + \
+                sum(1 + exponents for _, exponents in shapes if exponents)
+            if used > len(levels) - 1:
                 return (f"more shapes of '{name}' than its {len(levels)} distinct values can tell apart")
             if len(levels) == 2:
                 simplest = {self._simplest.get((name, self.direction(name, p))) for p in parts}

@@ -47,6 +47,16 @@ def test_k_values_support_k_minus_one_shape_constants():
     assert rule.reason(found["c0 + c1*p**2 + c2*p**k0"].terms) is None
 
 
+def test_each_term_that_fits_an_exponent_on_a_factor_uses_a_shape_and_an_exponent_of_it():
+    """n**k0 beside n**k1·p are two shapes of n with two exponents, not one shape counted once:
+    at three values of n the law could otherwise write 1/n and n² as n**k0 and n**k1."""
+    rule, found = rule_for([1000, 2000, 4000])
+    assert "more shapes of 'n' than its 3" in rule.reason(found["c0 + c1*n**k0 + c2*n**k1*p"].terms)
+    assert rule.reason(found["c0 + c1*n**k0 + c2*p**k1"].terms) is None  # one exponent on each factor
+    rule, found = rule_for([1000, 2000, 4000, 8000, 16000])
+    assert rule.reason(found["c0 + c1*n**k0 + c2*n**k1*p"].terms) is None  # four shape constants
+
+
 def test_search_with_a_factor_at_two_values_extrapolates_along_the_others():
     rng = np.random.default_rng(3)
     p, n = np.meshgrid([1.0, 2, 4, 8, 16], [1000.0, 8000.0])
