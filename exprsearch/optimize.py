@@ -10,6 +10,7 @@ import pandas as pd
 
 from .configs import ConfigError, constraint_mask, defined, describe, grid
 from .law import Law
+from .tables import file_lines
 
 SECONDS = {"s": 1.0, "min": 60.0, "h": 3600.0}
 
@@ -41,6 +42,7 @@ class Pricing:
     devices: str | None = None
     table: pd.DataFrame | None = None
     time_unit: str = "s"
+    source: str = "the price table"  # how messages name the table (the CLI names its file)
 
 
 def optimize(
@@ -99,26 +101,28 @@ def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, ke
         hours = hours * columns[pricing.devices]
     if pricing.table is None:
         return hours * pricing.price
-    return hours * _table_price(pricing.table, columns)
+    return hours * _table_price(pricing.table, columns, pricing.source)
 
 
-def _table_price(table: pd.DataFrame, columns: dict[str, np.ndarray]) -> np.ndarray:
-    """Each configuration's price from the table (NaN where it has none), the table checked first."""
+def _table_price(table: pd.DataFrame, columns: dict[str, np.ndarray], source: str) -> np.ndarray:
+    """Each configuration's price from the table (NaN where it has none), the table checked first;
+    a bad row is named by its line of the file where the table was read from one."""
     if "price" not in table.columns:
-        raise ConfigError("the price table needs a 'price' column (per hour, per device with --devices)")
+        raise ConfigError(f"{source} needs a 'price' column (per hour, per device with --devices)")
     keys = [c for c in table.columns if c in columns]
     if not keys:
-        raise ConfigError(f"the price table shares no column with the law's factors ({', '.join(columns)})")
+        raise ConfigError(f"{source} shares no column with the law's factors ({', '.join(columns)})")
+    lines = file_lines(table.index)
     for name in [*keys, "price"]:
         values = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=float)
         bad = np.flatnonzero(~np.isfinite(values) | ((values < 0) if name == "price" else False))
         if bad.size:
-            raise ConfigError(f"the price table's column '{name}' holds {table[name].iloc[bad[0]]!r} at row "
-                              f"{bad[0] + 1}; give {'a price of 0 or more' if name == 'price' else 'a number'}")
-    twice = table.duplicated(keys, keep=False)
-    if twice.any():
-        rows = ", ".join(str(i + 1) for i in np.flatnonzero(twice.to_numpy())[:4])
-        raise ConfigError(f"the price table prices one configuration more than once (rows {rows}); keep one row each")
+            raise ConfigError(f"column '{name}' of {source} holds {table[name].iloc[bad[0]]!r} at "
+                              f"{_places(lines, bad[:1])}; give {'a price of 0 or more' if name == 'price' else 'a number'}")
+    twice = np.flatnonzero(table.duplicated(keys, keep=False).to_numpy())
+    if twice.size:
+        raise ConfigError(f"{source} prices one configuration more than once ({_places(lines, twice[:4])}); "
+                          "keep one row each")
     frame = pd.DataFrame({k: columns[k] for k in keys})
     merged = frame.merge(table[[*keys, "price"]].astype(float), on=keys, how="left")
     return merged["price"].to_numpy(dtype=float)  # NaN where the table has no price: not offered
@@ -135,3 +139,8 @@ def _pareto(index: np.ndarray, time: np.ndarray, cost: np.ndarray) -> list[int]:
     return front
 
 
+def _places(lines: np.ndarray | None, rows: np.ndarray) -> str:
+    """``rows`` of a table named by their lines of its file, or by their rows where it had no lines."""
+    if lines is None:
+        return ("row " if len(rows) == 1 else "rows ") + ", ".join(str(r + 1) for r in rows)
+    return ("line " if len(rows) == 1 else "lines ") + ", ".join(str(lines[r]) for r in rows)

@@ -103,6 +103,17 @@ def test_optimize_draws_the_pareto_set(law_file, tmp_path):
     assert unpriced.exit_code == 2 and "give --price or --price-table" in unpriced.output
 
 
+def test_a_bad_price_table_is_named_by_its_file_and_line(law_file, tmp_path):
+    prices = tmp_path / "prices.csv"
+    prices.write_text("p,price\n8,1.0\n16,one\n")
+    bad = run("optimize", law_file, "--vary", "p=8,16", "--fix", "n=16000", "--price-table", prices)
+    assert bad.exit_code == 2
+    assert f"column 'price' of the price table '{prices}' holds 'one' at line 3" in " ".join(bad.output.split())
+    prices.write_text("p,price\n8,1.0\n16,2.0\n8,1.5\n")
+    twice = run("optimize", law_file, "--vary", "p=8,16", "--fix", "n=16000", "--price-table", prices)
+    assert twice.exit_code == 2 and "prices one configuration more than once (lines 2, 4)" in twice.output
+
+
 @pytest.mark.parametrize(
     "args, fragment",
     [

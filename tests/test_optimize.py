@@ -43,9 +43,9 @@ def test_configurations_a_price_table_leaves_unpriced_are_reported():
 
 
 @pytest.mark.parametrize("table, fragment", [
-    ({"p": [8.0, 16.0], "price": ["1.0", "x"]}, "the price table's column 'price' holds 'x' at row 2"),
+    ({"p": [8.0, 16.0], "price": ["1.0", "x"]}, "column 'price' of the price table holds 'x' at row 2"),
     ({"p": [8.0, 16.0], "price": [1.0, -2.0]}, "give a price of 0 or more"),
-    ({"p": ["8", "sixteen"], "price": [1.0, 2.0]}, "column 'p' holds 'sixteen' at row 2; give a number"),
+    ({"p": ["8", "sixteen"], "price": [1.0, 2.0]}, "column 'p' of the price table holds 'sixteen' at row 2; give a number"),
     ({"p": [8.0, 8.0], "price": [1.0, 2.0]}, "prices one configuration more than once (rows 1, 2)"),
     ({"p": [1000.0], "price": [1.0]}, "prices none of the configurations searched (the first is p = 1, n = 16000)"),
 ])

@@ -246,7 +246,8 @@ def optimize_command(
             from ..tables import read_table
 
             table = read_table(price_table)
-        pricing = Pricing(price, devices, table, time_unit) if (price is not None or table is not None) else None
+        pricing = Pricing(price, devices, table, time_unit, f"the price table '{price_table}'") \
+            if (price is not None or table is not None) else None
         if devices is not None and pricing is None:
             raise ConfigError("--devices needs --price or --price-table")
         if plot is not None:
