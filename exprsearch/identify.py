@@ -114,7 +114,7 @@ class ShapeRule:
         for name, levels in self.levels.items():
             # shapes of this factor alone; a part that mixes factors ((m + s - 1)/s) is an
             # interaction, told apart across the other factors' values, not by this factor's
-            shapes = [shape for shape in map(lambda t: self._shape(t, name), terms) if shape is not None]
+            shapes = [shape for shape in (self._shape(t, name) for t in terms) if shape is not None]
             if not shapes:
                 continue
             parts = {part for part, _ in shapes}
