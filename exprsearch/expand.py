@@ -342,6 +342,10 @@ class Expander:
         terms = [self.term(t) for t in sympy.Add.make_args(expr) if t != 0]
         return tuple(terms) if len(terms) < 2 else tuple(sorted(terms, key=lambda t: t.order))
 
+    def canonical_terms(self, expr: sympy.Expr) -> Expansion:
+        """The terms of ``expr`` (constant kinds as symbols) in canonical form."""
+        return self.decompose(self._canonical(expr))
+
     def term(self, generic: sympy.Expr) -> Term:
         """The analysed :class:`Term` of a canonical generic term (cached)."""
         if generic not in self.terms:

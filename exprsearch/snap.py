@@ -13,12 +13,17 @@ fixed shape its guess lands on, where that shape is one of the grammar's own.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sympy
 
 from .candidates import Expansion, Term, occurrence
 from .identify import factor_parts
 
-STEP = 2  # the exponents' grid (docs/method.md) holds multiples of 1/2
+if TYPE_CHECKING:
+    from .expand import Expander
+
+STEP = 2  # fixed shapes are powers in steps of 1/2: 1/x, sqrt(x), x, x**(3/2), x**2, ...
 
 
 class Snapper:
@@ -26,7 +31,7 @@ class Snapper:
     and the screening's guess of its exponents, the term with the guesses that land on a fixed
     shape written as that shape."""
 
-    def __init__(self, expander) -> None:
+    def __init__(self, expander: Expander) -> None:
         self.expander = expander
         self.parts: dict[sympy.Symbol, set[sympy.Expr]] = {}  # factor → the keys of its transforms
         self._made: dict[tuple[Term, tuple[float, ...]], tuple[Term, tuple[float, ...]] | None] = {}
@@ -93,7 +98,7 @@ class Snapper:
             return None
         kinds = self.expander.kinds
         values.update({occurrence(i): kinds[k] for i, k in enumerate(term.kinds) if occurrence(i) not in values})
-        expansion = self.expander.decompose(self.expander._canonical(term.pattern.xreplace(values)))
+        expansion = self.expander.canonical_terms(term.pattern.xreplace(values))
         if len(expansion) != 1 or not expansion[0].varies or expansion[0].n_nonlinear != len(rest):
             return None
         return expansion[0], tuple(rest)
