@@ -12,6 +12,7 @@ import numpy as np
 
 from .compile import factor_symbol, to_function
 from .errors import ExprsearchError
+from .tables import rows_named
 from .vocabulary import ExpressionSyntaxError, parse, suggest, to_readable
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ def check_defined(law: Law, columns: Mapping[str, np.ndarray], option: str, tabl
     time, ok = defined(law, columns)
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
-        place = f"line {int(lines[i])}" if lines is not None else f"row {i + 1}"
+        place = rows_named(np.array([i]), 0 if lines is None else lines)
         at = f"{place} ({describe(columns, i)})" if table else describe(columns, i)
         raise ConfigError(f"{option}: at {at} the law gives {time[i]:g}, not a time "
                           f"({law.target} = {to_readable(law.expression, 4)}); {_measured(law)}")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import DataError
-from .tables import file_lines, lazy_pandas, plain_columns, read_bytes, read_table
+from .tables import file_lines, lazy_pandas, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import FUNCTIONS, suggest
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Pa
         found[f] = lazy_pandas().to_numeric(frame[f], errors="coerce").to_numpy(dtype=float)
         bad = np.flatnonzero(~np.isfinite(found[f]))
         if bad.size:
-            raise DataError(f"'{path}' column '{f}' has missing or non-numeric values at {_rows(bad, numbering)}; "
+            raise DataError(f"'{path}' column '{f}' has missing or non-numeric values at {rows_named(bad, numbering)}; "
                             "give every configuration a number")
     return found
 
@@ -175,7 +175,7 @@ def from_frame(
                     r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not _mostly_numbers(frame[c]):
                 first = int(np.flatnonzero(frame[c].notna().to_numpy())[0])
                 raise DataError(f"{where} column '{c}' holds numbers written with thousands separators "
-                                f"({frame[c].iloc[first]!r} at {_rows(np.array([first]), numbering)}): write them "
+                                f"({frame[c].iloc[first]!r} at {rows_named(np.array([first]), numbering)}): write them "
                                 "without separators, or leave the column out with --factors")
             if c != target and c not in factors and _mostly_numbers(frame[c]):
                 if not drop_missing:
@@ -246,9 +246,9 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
             col = [*factors, target][int(np.flatnonzero(bad[rows[0]])[0])]
             raise DataError(
                 f"{where} column '{col}' has missing or non-numeric values at "
-                f"{_rows(rows, numbering)}; fill or remove them, or pass --drop-missing"
+                f"{rows_named(rows, numbering)}; fill or remove them, or pass --drop-missing"
             )
-        notes.append(f"dropped {len(rows)} row(s) with missing values: {_rows(rows, numbering)}")
+        notes.append(f"dropped {len(rows)} row(s) with missing values: {rows_named(rows, numbering)}")
         numeric = np.delete(numeric, rows, axis=0)
         positions = np.delete(positions, rows)
     y = numeric[:, -1].copy()
@@ -256,7 +256,7 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
     if nonpositive.size:
         raise DataError(
             f"{where} target '{target}' must be positive (errors are relative to it) but is "
-            f"zero or negative at {_rows(positions[nonpositive], numbering)}; remove those rows"
+            f"zero or negative at {rows_named(positions[nonpositive], numbering)}; remove those rows"
         )
     if len(y) < 2:
         raise DataError(f"{where} has {len(y)} usable row(s); a law needs several measurements")
@@ -287,7 +287,7 @@ def _stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: 
     stray = np.flatnonzero((counts[config] >= 3) & (np.abs(off) > max(8 * spread, 0.5)))
     if not stray.size:
         return None
-    shown = ", ".join(f"{_rows(positions[[i]], numbering)} ({y[i] / median[i]:.3g}× the median of its "
+    shown = ", ".join(f"{rows_named(positions[[i]], numbering)} ({y[i] / median[i]:.3g}× the median of its "
                       f"{counts[config[i]]} runs)" for i in stray[:3])
     return (f"{len(stray)} run(s) lie far from the other runs of their configuration: {shown}"
             f"{', …' if len(stray) > 3 else ''}; stalls or failed runs? They are kept: --loss huber keeps them from "
@@ -302,16 +302,6 @@ def _require_column(name: str, columns: list[str], where: str, what: str) -> Non
         )
 
 
-def _rows(rows: np.ndarray, numbering: int | np.ndarray) -> str:
-    """Rows as the user finds them: lines of the file (after ``numbering`` header lines, or at the
-    line numbers ``numbering`` gives each row), or rows of a table that has no lines."""
-    lines = numbering[rows] if isinstance(numbering, np.ndarray) else np.asarray(rows) + 1 + numbering
-    shown = ", ".join(str(int(r)) for r in lines[:8])
-    more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
-    kind = "line" if isinstance(numbering, np.ndarray) or numbering else "row"
-    return f"{kind}{'s' if len(rows) > 1 else ''} {shown}{more}"
-
-
 def _mostly_numbers(column: pd.Series) -> bool:
     """Whether most of a column's non-empty values are numbers (so the rest are likely typos)."""
     present = column.dropna()
@@ -324,5 +314,5 @@ def _stray_values(column: pd.Series, name: str, where: str, numbering: int | np.
     stray = present[lazy_pandas().to_numeric(present, errors="coerce").isna()]
     rows = np.flatnonzero(column.index.isin(stray.index))
     shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
-    return (f"{where} column '{name}' is numbers except {shown} at {_rows(rows, numbering)}: fix those "
+    return (f"{where} column '{name}' is numbers except {shown} at {rows_named(rows, numbering)}: fix those "
             f"values, pass --drop-missing to drop those rows, or leave the column out with --factors")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .configs import ConfigError, constraint_mask, defined, describe, grid
 from .law import Law
-from .tables import file_lines
+from .tables import file_lines, rows_named
 
 SECONDS = {"s": 1.0, "min": 60.0, "h": 3600.0}
 
@@ -112,16 +112,17 @@ def _table_price(table: pd.DataFrame, columns: dict[str, np.ndarray], source: st
     keys = [c for c in table.columns if c in columns]
     if not keys:
         raise ConfigError(f"{source} shares no column with the law's factors ({', '.join(columns)})")
-    lines = file_lines(table.index)
+    numbering = file_lines(table.index)
+    numbering = 0 if numbering is None else numbering  # rows, for a table read without lines
     for name in [*keys, "price"]:
         values = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=float)
         bad = np.flatnonzero(~np.isfinite(values) | ((values < 0) if name == "price" else False))
         if bad.size:
             raise ConfigError(f"column '{name}' of {source} holds {table[name].iloc[bad[0]]!r} at "
-                              f"{_places(lines, bad[:1])}; give {'a price of 0 or more' if name == 'price' else 'a number'}")
+                              f"{rows_named(bad[:1], numbering)}; give {'a price of 0 or more' if name == 'price' else 'a number'}")
     twice = np.flatnonzero(table.duplicated(keys, keep=False).to_numpy())
     if twice.size:
-        raise ConfigError(f"{source} prices one configuration more than once ({_places(lines, twice[:4])}); "
+        raise ConfigError(f"{source} prices one configuration more than once ({rows_named(twice[:4], numbering)}); "
                           "keep one row each")
     frame = pd.DataFrame({k: columns[k] for k in keys})
     merged = frame.merge(table[[*keys, "price"]].astype(float), on=keys, how="left")
@@ -137,10 +138,3 @@ def _pareto(index: np.ndarray, time: np.ndarray, cost: np.ndarray) -> list[int]:
             front.append(int(i))
             cheapest = cost[i]
     return front
-
-
-def _places(lines: np.ndarray | None, rows: np.ndarray) -> str:
-    """``rows`` of a table named by their lines of its file, or by their rows where it had no lines."""
-    if lines is None:
-        return ("row " if len(rows) == 1 else "rows ") + ", ".join(str(r + 1) for r in rows)
-    return ("line " if len(rows) == 1 else "lines ") + ", ".join(str(lines[r]) for r in rows)

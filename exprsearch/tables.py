@@ -71,6 +71,17 @@ def file_lines(index) -> np.ndarray | None:
     return np.asarray(index) + 2 if getattr(index, "name", None) == _BY_LINE else None
 
 
+def rows_named(rows: np.ndarray, numbering: int | np.ndarray) -> str:
+    """Rows as the user finds them: lines of the file (after ``numbering`` header lines, or at the
+    line numbers ``numbering`` gives each row, as :func:`file_lines` finds them), or rows of a
+    table that has no lines (``numbering`` 0)."""
+    lines = numbering[rows] if isinstance(numbering, np.ndarray) else np.asarray(rows) + 1 + numbering
+    shown = ", ".join(str(int(r)) for r in lines[:8])
+    more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
+    kind = "line" if isinstance(numbering, np.ndarray) or numbering else "row"
+    return f"{kind}{'s' if len(rows) > 1 else ''} {shown}{more}"
+
+
 def _unified(text: str) -> str:
     """``text`` with every line ending (\\r\\n, \\r) as \\n: the line breaks pandas knows."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
