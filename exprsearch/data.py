@@ -169,8 +169,13 @@ def from_frame(
     _require_column(target, columns, where, "target")
     notes: list[str] = []
     if factors is None:
-        factors = [c for c in columns if c != target and pd.api.types.is_numeric_dtype(frame[c])]
+        # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors
+        factors = [c for c in columns if c != target and pd.api.types.is_numeric_dtype(frame[c])
+                   and not pd.api.types.is_bool_dtype(frame[c])]
+        labels = {c for c in columns if pd.api.types.is_bool_dtype(frame[c])}
         for c in columns:
+            if c in labels:
+                continue
             if c != target and c not in factors and _mostly_numbers(frame[c].astype(str).str.replace(
                     r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not _mostly_numbers(frame[c]):
                 first = int(np.flatnonzero(frame[c].notna().to_numpy())[0])
@@ -184,10 +189,22 @@ def from_frame(
         factors = [c for c in columns if c in factors]
         ignored = [c for c in columns if c != target and c not in factors]
         if ignored:
-            notes.append(f"ignored non-numeric column(s) {', '.join(ignored)}")
+            notes.append(_ignored(frame, ignored))
     _check_factors(factors, target, columns, where)
     numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     return _dataset(numeric, target, factors, drop_missing, notes, numbering, where, name, path, sha256)
+
+
+def _ignored(frame, ignored: list[str]) -> str:
+    """The note naming the columns left out of the factors, and, where their values differ from
+    row to row, that one law is fitted across them (they may name separate series)."""
+    note = f"ignored non-numeric column(s) {', '.join(ignored)}"
+    counts = {c: int(frame[c].nunique()) for c in ignored}
+    several = [f"{c} ({n})" for c, n in counts.items() if n > 1]
+    if several:
+        note += (f"; one law is fitted across the values of {', '.join(several)}: where they name separate "
+                 "series (a framework, a model), pass --by with those columns to fit one law per series")
+    return note
 
 
 def from_columns(

@@ -59,6 +59,21 @@ def test_dataset_is_immutable(amdahl_frame):
         data.X[0, 0] = 5
 
 
+def test_columns_of_labels_are_left_out_and_said_to_mix_series_when_their_values_differ(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("framework,xla,gpus,time\ntf,True,1,3.0\ntf,False,2,2.0\nmx,True,4,2.1\nmx,False,8,2.4\n")
+    data = load_table(path, "time")
+    # True/False says which variant ran, not how large a run was: a label, not a factor 0/1
+    assert data.factors == ("gpus",)
+    note = " ".join(data.notes)
+    assert "framework, xla" in note and "framework (2), xla (2)" in note and "--by" in note
+    chosen = load_table(path, "time", ["gpus", "xla"])  # named, it is a factor, True = 1
+    assert chosen.factors == ("gpus", "xla") and chosen.X[:, 1].tolist() == [1, 0, 1, 0]
+    single = tmp_path / "one.csv"
+    single.write_text("framework,gpus,time\ntf,1,3.0\ntf,2,2.0\ntf,4,2.1\n")
+    assert load_table(single, "time").notes == ("ignored non-numeric column(s) framework",)
+
+
 def test_single_valued_factors_are_left_out_with_a_note(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text("p,n,time\n1,10,3.0\n2,10,2.0\n4,10,2.1\n")

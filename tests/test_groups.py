@@ -81,3 +81,17 @@ def test_a_group_s_bad_value_is_named_by_its_line_in_the_file(tmp_path):
     assert result.exit_code == 2
     assert "group k=a: '" in result.output and "column 'time' has missing or non-numeric values at line 4" in (
         " ".join(result.output.split()))
+
+
+def test_a_note_on_several_groups_is_said_once_naming_them(tmp_path):
+    # n is measured at one value in two of the three groups: one note, not two, and which groups
+    data = pd.read_csv(frameworks(tmp_path))
+    data = data[(data.framework == "tf") | (data.n == 4000)]
+    data.to_csv(tmp_path / "some.csv", index=False)
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "some.csv"), "-t", "time", "-g", "data-parallel",
+                                      "--by", "framework", "--bootstrap", "0", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert text.count("single value: n") == 1
+    assert "in 2 of 3 groups (framework=mxnet; framework=torch): left out factor(s) with a single value: n" in text
+    assert "\n\n" not in result.output.split("Pareto front")[0]  # no blank line left by a progress bar

@@ -112,9 +112,10 @@ def _split(value: str | None) -> list[str] | None:
 
 
 def _progress(quiet: bool) -> Progress:
+    """A bar that clears itself; shown on a terminal only (piped to a log, each bar left a blank line)."""
     return Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True, disable=quiet,
+        console=err, transient=True, disable=quiet or not err.is_terminal,
     )
 
 

@@ -66,9 +66,8 @@ def run(
                 export.check_free(folder, names)
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   scheduler)
-        for dataset in datasets.values():  # what was left out of the data is said before the search
-            for note in dataset.notes:
-                err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+        for note in _data_notes(datasets):  # what was left out of the data is said before the search
+            err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
         results = []
         for name, dataset in datasets.items():
             with _progress(quiet=json_) as bar:
@@ -115,6 +114,25 @@ def run(
         out.print(table)
     if shared is not None:
         _print_shared(shared)
+
+
+def _data_notes(datasets: dict) -> list[str]:
+    """Each note of the data once, saying which --by groups it concerns when not all of them (the
+    same note for sixteen groups is one sentence, not sixteen)."""
+    groups: dict[str, list[str]] = {}
+    for name, dataset in datasets.items():
+        for note in dataset.notes:
+            groups.setdefault(note, []).append(name)
+    if len(datasets) < 2:
+        return list(groups)
+    said = []
+    for note, names in groups.items():
+        if len(names) == len(datasets):
+            said.append(f"in every group: {note}")
+        else:
+            which = "; ".join(names) if len(names) <= 3 else f"{names[0]}; {names[1]} and {len(names) - 2} more"
+            said.append(f"in {len(names)} of {len(datasets)} groups ({which}): {note}")
+    return said
 
 
 def _shared(results, directory: Path, force: bool, settings: FitSettings):
