@@ -10,13 +10,13 @@ simplest members otherwise; either way the whole space is counted.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter
 
 import numpy as np
 import sympy
-from sympy.core.basic import _args_sortkey
 
 from . import shared
 from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, theta
@@ -385,7 +385,21 @@ def _product(factors: list[sympy.Expr]) -> sympy.Expr | None:
     parts = [a for f in factors for a in sympy.Mul.make_args(f)]
     if any(a.is_number for a in parts):
         return None
-    return sympy.Mul._from_args(tuple(sorted(parts, key=_args_sortkey)), is_commutative=True)
+    return sympy.Mul._from_args(tuple(sorted(parts, key=_ORDER_KEY)), is_commutative=True)
+
+
+_ORDERED: dict[tuple[sympy.Basic, sympy.Basic], int] = {}
+
+
+def _compare(a: sympy.Basic, b: sympy.Basic) -> int:
+    """sympy's order of two factors (:meth:`Basic.compare`), kept: the same few transforms are
+    compared in thousands of products, and comparing them walks both trees each time."""
+    if (a, b) not in _ORDERED:
+        _ORDERED[(a, b)] = a.compare(b)
+    return _ORDERED[(a, b)]
+
+
+_ORDER_KEY = functools.cmp_to_key(_compare)
 
 
 def _combinations(count: int, size: int) -> np.ndarray:
