@@ -170,9 +170,8 @@ def from_frame(
     notes: list[str] = []
     if factors is None:
         # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors
-        factors = [c for c in columns if c != target and pd.api.types.is_numeric_dtype(frame[c])
-                   and not pd.api.types.is_bool_dtype(frame[c])]
-        labels = {c for c in columns if pd.api.types.is_bool_dtype(frame[c])}
+        labels = {c for c in columns if _flags(frame[c])}
+        factors = [c for c in columns if c != target and c not in labels and pd.api.types.is_numeric_dtype(frame[c])]
         for c in columns:
             if c in labels:
                 continue
@@ -261,9 +260,12 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
         rows = np.flatnonzero(bad.any(axis=1))
         if not drop_missing:
             col = [*factors, target][int(np.flatnonzero(bad[rows[0]])[0])]
+            rows = np.flatnonzero(bad[:, [*factors, target].index(col)])
+            # a factor missing from many rows may be a column the law does not need (a cost, a zone)
+            aside = "" if col == target else ", or leave the column out of the factors with --factors"
             raise DataError(
                 f"{where} column '{col}' has missing or non-numeric values at "
-                f"{rows_named(rows, numbering)}; fill or remove them, or pass --drop-missing"
+                f"{rows_named(rows, numbering)}; fill or remove them, pass --drop-missing to drop those rows{aside}"
             )
         notes.append(f"dropped {len(rows)} row(s) with missing values: {rows_named(rows, numbering)}")
         numeric = np.delete(numeric, rows, axis=0)
@@ -317,6 +319,12 @@ def _require_column(name: str, columns: list[str], where: str, what: str) -> Non
             f"{what} column '{name}' is not in {where}{suggest(name, columns)}; "
             f"its columns are {', '.join(columns)}"
         )
+
+
+def _flags(column: pd.Series) -> bool:
+    """Whether a column holds only True and False (some cells may be empty)."""
+    present = column.dropna()
+    return len(present) > 0 and all(isinstance(v, (bool, np.bool_)) for v in present)
 
 
 def _mostly_numbers(column: pd.Series) -> bool:

@@ -150,10 +150,12 @@ def identifiable(candidates: Sequence[Candidate], configurations: np.ndarray,
         if fewest < distinct:
             raise SearchError(f"no candidate has a shape the data can identify ({Counter(skipped).most_common(1)[0][0]}); "
                               "measure more values of the factors or use a grammar with fewer shapes")
+        configurations = "1 distinct configuration" if distinct == 1 else f"{distinct} distinct configurations"
+        constants = "1 constant" if fewest == 1 else f"{fewest} constants"
         raise SearchError(
-            f"the data have {distinct} distinct configuration(s) but the simplest candidate "
-            f"needs {fewest} constants; measure more "
-            "configurations (at least one more than the law's constants) or use a grammar with fewer terms"
+            f"the data have {configurations} and the simplest candidate has {constants}, but a law needs at "
+            "least one configuration more than its constants (so that a misfit can show); measure more "
+            "configurations or use a grammar with fewer terms"
         )
     return usable, skipped
 

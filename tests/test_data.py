@@ -25,6 +25,8 @@ def test_loads_csv_and_defaults_factors_to_numeric_columns(tmp_path):
         ("p,time\n1,2\n2,0\n3,-1\n", "time", "must be positive (errors are relative to it) but is zero or negative at lines 3, 4"),
         ("time\n1\n2\n", "time", "no numeric factor column"),
         ("batch size,time\n1,2\n2,3\n", "time", "factor column 'batch size' cannot name a factor"),
+        ("p,cost,time\n1,,2\n2,0.5,3\n4,,1\n", "time", "column 'cost' has missing or non-numeric values at "
+         "lines 2, 4; fill or remove them, pass --drop-missing to drop those rows, or leave the column out"),
     ],
 )
 def test_rejects_bad_tables_with_a_sentence(tmp_path, text, target, fragment):
@@ -69,6 +71,9 @@ def test_columns_of_labels_are_left_out_and_said_to_mix_series_when_their_values
     assert "framework, xla" in note and "framework (2), xla (2)" in note and "--by" in note
     chosen = load_table(path, "time", ["gpus", "xla"])  # named, it is a factor, True = 1
     assert chosen.factors == ("gpus", "xla") and chosen.X[:, 1].tolist() == [1, 0, 1, 0]
+    gaps = tmp_path / "gaps.csv"  # True, False and empty cells: still labels, not numbers with a stray value
+    gaps.write_text("spot,gpus,time\nTrue,1,3.0\n,2,2.0\nFalse,4,2.1\n")
+    assert load_table(gaps, "time").factors == ("gpus",)
     single = tmp_path / "one.csv"
     single.write_text("framework,gpus,time\ntf,1,3.0\ntf,2,2.0\ntf,4,2.1\n")
     assert load_table(single, "time").notes == ("ignored non-numeric column(s) framework",)

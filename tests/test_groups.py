@@ -95,3 +95,23 @@ def test_a_note_on_several_groups_is_said_once_naming_them(tmp_path):
     assert text.count("single value: n") == 1
     assert "in 2 of 3 groups (framework=mxnet; framework=torch): left out factor(s) with a single value: n" in text
     assert "\n\n" not in result.output.split("Pareto front")[0]  # no blank line left by a progress bar
+
+
+def test_a_group_too_small_for_a_law_is_named_and_the_others_get_theirs(tmp_path):
+    data = pd.concat([pd.read_csv(frameworks(tmp_path)),
+                      pd.DataFrame({"p": [4, 4], "n": [1000, 1000], "time": [3.1, 3.0], "framework": ["jax", "jax"]})])
+    data.to_csv(tmp_path / "small.csv", index=False)
+    args = ["run", str(tmp_path / "small.csv"), "-t", "time", "-g", "data-parallel", "--by", "framework",
+            "--bootstrap", "0"]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "no law for group framework=jax: the data have 1 distinct configuration" in text
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["framework_mxnet", "framework_tf", "framework_torch"]
+    printed = CliRunner().invoke(app, [*args, "--json", "--out", str(tmp_path / "j")])
+    laws = json.loads(printed.stdout)
+    assert "distinct configuration" in laws["framework=jax"]["error"] and "expression" in laws["framework=tf"]
+    only = tmp_path / "only.csv"
+    only.write_text("k,p,time\na,1,2\na,1,2.1\nb,2,3\nb,2,3.2\n")
+    none = CliRunner().invoke(app, ["run", str(only), "-t", "time", "--by", "k", "--out", str(tmp_path / "n")])
+    assert none.exit_code == 2 and "no group could be fitted; the first, k=a" in " ".join(none.output.split())

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from .. import export
 from ..fit import FitSettings
-from ..search import Result, SearchSettings, search
+from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import to_readable
 from .common import _folder, _guard, _pairs, _progress, _split, _target_needed, app, err, out
 
@@ -72,10 +72,16 @@ def run(
         for name, dataset in datasets.items():
             with _progress(quiet=json_) as bar:
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
-                result = search(
-                    dataset, grammar=grammar, mapping=mapping, intrinsic=intrinsic_factors,
-                    settings=settings, progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
-                )
+                try:
+                    result = search(
+                        dataset, grammar=grammar, mapping=mapping, intrinsic=intrinsic_factors, settings=settings,
+                        progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
+                    )
+                except SearchError as exc:
+                    if len(datasets) == 1:
+                        raise
+                    failed[name] = str(exc)  # one group's data say too little: the others still get their laws
+                    continue
             export.write(result.law, result.ranking, where[name], overwrite=force)
             if levels and intrinsic_factors:
                 checked[name] = _levels(result, intrinsic_factors, settings.fit, where[name])
@@ -83,37 +89,61 @@ def run(
                 verdicts = [sentence for sentence, _ in checked.get(name, [])]
                 _figures_and_report(result, where[name], plot, report, verdicts)
             results.append((name, where[name], result))
+        if failed and not results:
+            name, reason = next(iter(failed.items()))
+            raise SearchError(f"no group could be fitted; the first, {name}: {reason}")
         shared = _shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
         return results, shared
 
     checked: dict[str, list] = {}
+    failed: dict[str, str] = {}
     results, shared = _guard(work)
     if json_:
+        _say_failed(failed)
         for name, folder, _ in results:  # stdout carries the JSON alone; the verdicts go to stderr
             _print_levels(checked.get(name, []), folder, tables=False)
-        if len(results) == 1:
+        if len(results) == 1 and not failed:
             sys.stdout.write(results[0][2].law.to_json())
         else:
             import json
 
             laws = {name: result.law.to_dict() for name, _, result in results}
+            laws.update((name, {"error": reason}) for name, reason in failed.items())
             sys.stdout.write(json.dumps(laws, indent=2) + "\n")
         return
+    grouped = len(results) + len(failed) > 1
     for name, folder, result in results:
-        if len(results) > 1:
+        if grouped:
             out.rule(name)
         _report(result, folder)
         _print_levels(checked.get(name, []), folder)
-    if len(results) > 1:
+    if grouped:
         table = Table("series", Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
                       title_justify="left")
         for name, _, result in results:
             held = result.law.metrics.get("holdout_mape_pct")
             table.add_row(name, export.rounded_text(result.law), f"{result.law.metrics['mape_pct']:.3g}",
                           "" if held is None else f"{held:.3g}")
+        for name in failed:
+            table.add_row(name, "no law (see below)", "", "")
         out.print(table)
     if shared is not None:
         _print_shared(shared)
+    _say_failed(failed)
+
+
+def _say_failed(failed: dict[str, str]) -> None:
+    """The --by groups left without a law, and why (the others' laws are written)."""
+    reasons: dict[str, list[str]] = {}
+    for name, reason in failed.items():
+        reasons.setdefault(reason, []).append(name)
+    for reason, names in reasons.items():
+        which = f"group {names[0]}" if len(names) == 1 else f"{len(names)} groups ({_named(names)})"
+        err.print(Text("note: ", style="yellow") + Text(f"no law for {which}: {reason}"), highlight=False)
+
+
+def _named(names: list[str]) -> str:
+    return "; ".join(names) if len(names) <= 3 else f"{names[0]}; {names[1]} and {len(names) - 2} more"
 
 
 def _data_notes(datasets: dict) -> list[str]:
@@ -130,8 +160,7 @@ def _data_notes(datasets: dict) -> list[str]:
         if len(names) == len(datasets):
             said.append(f"in every group: {note}")
         else:
-            which = "; ".join(names) if len(names) <= 3 else f"{names[0]}; {names[1]} and {len(names) - 2} more"
-            said.append(f"in {len(names)} of {len(datasets)} groups ({which}): {note}")
+            said.append(f"in {len(names)} of {len(datasets)} groups ({_named(names)}): {note}")
     return said
 
 
