@@ -101,7 +101,9 @@ def parse_assignments(specs: list[str], option: str) -> dict[str, str]:
     for spec in specs:
         name, sep, value = spec.partition("=")
         if not sep or not name.strip() or not value.strip():
-            raise ConfigError(f"{option} takes FACTOR=VALUES, got '{spec}'")
+            example = name.strip() if name.strip().isidentifier() else "p"
+            raise ConfigError(f"{option} takes FACTOR=VALUES, a range ({example}=1..64) or a list "
+                              f"({example}=1,2,4); got '{spec}'")
         if name.strip() in pairs:
             raise ConfigError(f"{option} gives '{name.strip()}' twice ({name.strip()}={pairs[name.strip()]} and "
                               f"{spec.strip()}); give each factor once")

@@ -75,7 +75,10 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
                   "--vary")
     x = factor_symbol(factor)
     fix = {factor_symbol(k): sympy.Float(v) for k, v in fixed.items()}
-    pieces = [(label, term.xreplace(fix)) for label, term in law.terms()]
+    # a term whose coefficient was fitted at 0 (its bound) adds nothing anywhere: said, not tabulated
+    kept = [(label, term) for label, term in law.terms() if term.is_zero is not True] or law.terms()
+    zeros = [label for label, term in law.terms() if term.is_zero is True and (label, term) not in kept]
+    pieces = [(label, term.xreplace(fix)) for label, term in kept]
     contributions = np.array([np.broadcast_to(to_function(t, (factor,))([values]), values.shape)
                               for _, t in pieces])
     total = contributions.sum(axis=0)
@@ -83,12 +86,15 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     efficiency = speedup / (values / values[0])
     curve = sympy.Add(*(t for _, t in pieces))
     limit = _exact_minimum(curve, x, values) or _numeric_limit(values, total, threshold)
-    labels = tuple(_label(label, term, fixed_term, x) for (label, term), (_, fixed_term) in zip(law.terms(), pieces))
+    labels = tuple(_label(label, term, fixed_term, x) for (label, term), (_, fixed_term) in zip(kept, pieces))
     terms = tuple(_short(t) for _, t in pieces)
     regimes = _regimes(law, x, fix, values)
     explanation = Explanation(factor, values, dict(fixed), total, labels, terms, contributions,
                               speedup, efficiency, limit, (), regimes)
     sentences = tuple(_sentences(explanation, [t for _, t in pieces], threshold))
+    if zeros:
+        sentences += (f"{len(zeros)} term(s) of the law's form ({', '.join(zeros)}) were fitted at 0 and are "
+                      "left out: the data gave them no share of the time.",)
     return replace(explanation, sentences=sentences + tuple(_regime_sentences(regimes, factor)))
 
 

@@ -41,6 +41,14 @@ def test_no_limit_and_diminishing_returns():
     assert "Beyond p ≈ 721, doubling p saves less than 5 %" in e.sentences[-1]
 
 
+def test_a_term_fitted_at_zero_is_said_not_tabulated():
+    floorless = law(constants={"c0": 0.0, "c1": 0.01, "c2": 0.15})
+    e = explain(floorless, "p", parse_values("1..64", "p"), {"n": 16000})
+    assert e.labels == ("communication", "compute") and len(e.contributions) == 2
+    assert any("(constant) were fitted at 0" in s for s in e.sentences)
+    np.testing.assert_allclose(e.total, floorless.predict({"p": e.values, "n": np.full(len(e.values), 16000.0)}))
+
+
 def test_explain_needs_every_factor():
     with pytest.raises(ConfigError, match=r"--fix n=VALUE \(measured 1000..64000\)"):
         explain(law(), "p", np.array([1.0, 2.0]), {})
