@@ -92,6 +92,18 @@ def test_optimize_time_and_cost(law_file):
     assert record["best"]["config"]["p"] == 10 and record["best"]["cost"] > 0
 
 
+def test_optimize_warns_when_its_answer_lies_far_beyond_the_measurements(law_file):
+    # measured p 1..32 and n 1000..64000; at n = 640000 the fastest p is about 206
+    args = ("optimize", law_file, "--vary", "p=1..512", "--fix", "n=640000")
+    text = " ".join(run(*args).output.split())
+    assert "in the fastest configuration, p = 207 is 6.47× the largest measured p (32): extrapolating" in text
+    assert "n = 640000 is 10× the largest measured n" in text
+    record = json.loads(run(*args, "--json").stdout)
+    assert len(record["warnings"]) == 2
+    inside = json.loads(run("optimize", law_file, "--vary", "p=1..32", "--fix", "n=16000", "--json").stdout)
+    assert inside["warnings"] == []
+
+
 def test_optimize_draws_the_pareto_set(law_file, tmp_path):
     pytest.importorskip("matplotlib")
     figure = tmp_path / "pareto.png"

@@ -264,10 +264,13 @@ def optimize_command(
         return law, found
 
     law, o = _guard(work)
+    # the best configuration is where the decision is made: the law's reach there is said with it
+    warnings = [w for f, v in o.best.config.items() if (w := _far_outside(law, f, [v]))]
     if json_:
         record = {"objective": o.objective, "best": o.best.__dict__, "considered": o.considered,
                   "feasible": o.feasible, "pareto": [c.__dict__ for c in o.pareto],
-                  "left_out": [{"why": why, "count": count, "first": first} for why, count, first in o.left_out]}
+                  "left_out": [{"why": why, "count": count, "first": first} for why, count, first in o.left_out],
+                  "warnings": warnings}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
         return
     best = o.best
@@ -278,6 +281,10 @@ def optimize_command(
               f"{law.target} {best.time:.4g}{cost}", highlight=False)
     for why, count, first in o.left_out:
         err.print(Text("note: ", style="yellow") + Text(f"left out {count} configuration(s) {why}, first {first}"),
+                  highlight=False)
+    for w in warnings:
+        err.print(Text("warning: ", style="yellow") + Text(f"in the {what} configuration, {w}; measure near it "
+                                                           "before relying on it (exprsearch suggest plans runs)"),
                   highlight=False)
     if o.objective == "cost" and len(o.pareto) > 1:
         table = Table(*best.config, law.target, "cost", title="time vs cost: Pareto set", title_justify="left")
