@@ -13,7 +13,7 @@ import numpy as np
 from .compile import factor_symbol, to_function
 from .errors import ExprsearchError
 from .tables import rows_named
-from .vocabulary import ExpressionSyntaxError, parse, suggest, to_readable
+from .vocabulary import ExpressionSyntaxError, law_name, parse, suggest, to_readable
 
 if TYPE_CHECKING:
     from .law import Law
@@ -82,15 +82,16 @@ def parse_point(spec: str, option: str) -> dict[str, float]:
     point = {}
     for part in spec.split(","):
         name, sep, value = part.partition("=")
-        if name.strip() in point:
-            raise ConfigError(f"{option} {spec}: '{name.strip()}' is given twice; give each factor once")
+        name = law_name(name) if name.strip() else name  # 'batch size=32' is batch_size in a law
+        if name in point:
+            raise ConfigError(f"{option} {spec}: '{name}' is given twice; give each factor once")
         try:
-            point[name.strip()] = float(value)
+            point[name] = float(value)
         except ValueError:
             sep = ""
         if not sep or not name.strip():
             raise ConfigError(f"{option} {spec}: write FACTOR=NUMBER pairs separated by commas")
-        if not np.isfinite(point[name.strip()]):
+        if not np.isfinite(point[name]):
             raise ConfigError(f"{option} {spec}: '{value.strip()}' is not a finite number; give one")
     return point
 
@@ -104,10 +105,11 @@ def parse_assignments(specs: list[str], option: str) -> dict[str, str]:
             example = name.strip() if name.strip().isidentifier() else "p"
             raise ConfigError(f"{option} takes FACTOR=VALUES, a range ({example}=1..64) or a list "
                               f"({example}=1,2,4); got '{spec}'")
-        if name.strip() in pairs:
-            raise ConfigError(f"{option} gives '{name.strip()}' twice ({name.strip()}={pairs[name.strip()]} and "
+        name = law_name(name)  # 'batch size=32,64' is batch_size in a law
+        if name in pairs:
+            raise ConfigError(f"{option} gives '{name}' twice ({name}={pairs[name]} and "
                               f"{spec.strip()}); give each factor once")
-        pairs[name.strip()] = value.strip()
+        pairs[name] = value.strip()
     return pairs
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import keyword
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ import numpy as np
 
 from .errors import DataError
 from .tables import file_lines, lazy_pandas, plain_columns, read_bytes, read_table, rows_named
-from .vocabulary import FUNCTIONS, suggest
+from .vocabulary import law_name, suggest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -92,13 +91,13 @@ def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Pa
     lines = file_lines(frame.index)
     numbering = lines if lines is not None else 0
     found = {}
-    for f in factors:
-        _require_column(f, columns, f"'{path}'", "factor")
-        found[f] = lazy_pandas().to_numeric(frame[f], errors="coerce").to_numpy(dtype=float)
+    for f, column in zip(factors, _columns_named(list(factors), columns)):  # 'batch size' for batch_size
+        _require_column(column, columns, f"'{path}'", "factor")
+        found[f] = lazy_pandas().to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
         bad = np.flatnonzero(~np.isfinite(found[f]))
         if bad.size:
-            raise DataError(f"'{path}' column '{f}' has missing or non-numeric values at {rows_named(bad, numbering)}; "
-                            "give every configuration a number")
+            raise DataError(f"'{path}' column '{column}' has missing or non-numeric values at "
+                            f"{rows_named(bad, numbering)}; give every configuration a number")
     return found
 
 
@@ -168,6 +167,7 @@ def from_frame(
     frame = frame.set_axis(columns, axis=1)
     _require_column(target, columns, where, "target")
     notes: list[str] = []
+    factors = _columns_named(factors, columns)
     if factors is None:
         # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors
         labels = {c for c in columns if _flags(frame[c])}
@@ -222,7 +222,7 @@ def from_columns(
     where = f"'{path}'" if path else "the table"
     names = [str(c) for c in columns]
     _require_column(target, names, where, "target")
-    factors = [c for c in names if c != target] if factors is None else factors
+    factors = [c for c in names if c != target] if factors is None else _columns_named(factors, names)
     _check_factors(factors, target, names, where)
     try:
         arrays = [np.asarray(columns[c], dtype=float) for c in [*factors, target]]
@@ -241,13 +241,20 @@ def _check_factors(factors: list[str], target: str, columns: list[str], where: s
         raise DataError(f"'{target}' is the target; it cannot also be a factor")
     if not factors:
         raise DataError(f"{where} has no numeric factor column besides '{target}'; add one")
+    named: dict[str, str] = {}
     for f in factors:
-        if not f.isidentifier() or keyword.iskeyword(f) or f in FUNCTIONS:
-            raise DataError(
-                f"{where} factor column '{f}' cannot name a factor in a law: use letters, digits "
-                "and _ (not starting with a digit, not a function name); rename the column, or pass --factors "
-                "naming the factor columns without it"
-            )
+        if law_name(f) in named:
+            raise DataError(f"{where} columns '{named[law_name(f)]}' and '{f}' would both be the factor "
+                            f"{law_name(f)} in a law; rename one, or leave one out with --factors")
+        named[law_name(f)] = f
+
+
+def _columns_named(factors: list[str] | None, columns: list[str]) -> list[str] | None:
+    """The columns of factors given by name: a column's own name, or the name it has in a law."""
+    if factors is None:
+        return None
+    in_laws = {law_name(c): c for c in columns}
+    return [f if f in columns or f not in in_laws else in_laws[f] for f in factors]
 
 
 def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing: bool, notes: list[str],
@@ -287,7 +294,10 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
     stray = _stray_runs(X, y, positions, numbering)
     if stray:
         notes.append(stray)
-    return Dataset(target, tuple(factors[j] for j in kept), X, y, name, path, sha256, tuple(notes))
+    renamed = [f for f in (factors[j] for j in kept) if law_name(f) != f]
+    if renamed:
+        notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
+    return Dataset(target, tuple(law_name(factors[j]) for j in kept), X, y, name, path, sha256, tuple(notes))
 
 
 def _stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: int | np.ndarray) -> str | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import sympy
 
 from .errors import BindingError, GrammarError
-from .vocabulary import suggest
+from .vocabulary import law_name, suggest
 
 ROLES = ("extrinsic", "intrinsic")
 PROVIDED_RULES = ("factor", "extrinsic", "intrinsic", "other")
@@ -174,7 +174,9 @@ def bind(
     ``mapping`` maps a grammar factor name to a column when they differ; columns the grammar
     does not declare become free factors (role extrinsic unless listed in ``intrinsic``).
     """
-    mapping = dict(mapping or {})
+    # columns are named as the data's factors are: 'batch size' is batch_size (vocabulary.law_name)
+    mapping = {key: law_name(column) for key, column in (mapping or {}).items()}
+    intrinsic = tuple(law_name(name) for name in intrinsic)
     declared = {f.name for f in grammar.factors}
     for key in mapping:
         if key not in declared and not declared:

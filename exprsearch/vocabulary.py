@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+import keyword
+import re
 import warnings
 from collections.abc import Callable, Mapping
 
@@ -36,6 +38,19 @@ POSITIVE_DOMAIN = (log2, sympy.log)
 
 class ExpressionSyntaxError(ValueError):
     """Raised by :func:`parse` with a message that names the offending token."""
+
+
+def law_name(column: str) -> str:
+    """The name a table's column has in a law: the column's own where a law can use it, else its
+    words joined by _ ('batch size' → batch_size, 'time (s)' → time_s), after x_ where it would
+    start with a digit and before _ where it is a keyword or a function (min → min_)."""
+    column = column.strip()
+    if column.isidentifier() and not keyword.iskeyword(column) and column not in FUNCTIONS:
+        return column
+    name = re.sub(r"\W+", "_", column).strip("_") or "x"
+    if name[0].isdigit():
+        name = "x_" + name
+    return name + "_" if keyword.iskeyword(name) or name in FUNCTIONS else name
 
 
 def suggest(name: str, choices: list[str]) -> str:

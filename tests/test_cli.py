@@ -513,3 +513,36 @@ def test_law_json_keeps_what_reading_the_data_noticed(tmp_path):
     clean = write(tmp_path, "c.csv", "p,time\n" + "".join(f"{p},{2 + 40 / p:.6g}\n" for p in (1, 2, 4, 8, 16)))
     assert run("run", clean, "-t", "time", "--out", tmp_path / "c", "--bootstrap", "0").exit_code == 0
     assert "notes" not in json.loads((tmp_path / "c" / "law.json").read_text())["dataset"]  # bytes as before
+
+
+def test_columns_named_as_people_name_them_work_from_run_to_optimize(tmp_path):
+    """'num gpus' and 'batch size' are num_gpus and batch_size in the law; every command takes
+    either name (they were refused with advice to rename the columns)."""
+    rows = ["num gpus,batch size,time (s)"] + [f"{p},{b},{(1 + 0.3 * b / p) * (1 + 0.01 * ((p + b) % 3 - 1))}"
+                                              for p in (1, 2, 4, 8, 16) for b in (16, 32, 64)]
+    data = write(tmp_path, "spaced.csv", "\n".join(rows) + "\n")
+    out = tmp_path / "o"
+    made = run("run", data, "-t", "time (s)", "-g", "data-parallel", "--map", "p=num gpus",
+               "--intrinsic", "batch size", "--bootstrap", "0", "--out", out)
+    assert made.exit_code == 0, made.output
+    text = " ".join(made.output.split())
+    assert "column 'num gpus' is the factor num_gpus" in text and "batch_size/num_gpus" in text
+    assert "not tested as levels" not in text
+    at = run("predict", out, "--at", "num gpus=32,batch size=64", "--json")
+    assert at.exit_code == 0, at.output
+    assert json.loads(at.stdout)["predictions"][0]["num_gpus"] == 32
+    configs = write(tmp_path, "configs.csv", "num gpus,batch size\n32,64\n")
+    table = run("predict", out, "--data", configs, "--json")
+    assert table.exit_code == 0, table.output
+    assert json.loads(table.stdout)["predictions"][0] == json.loads(at.stdout)["predictions"][0]
+    prices = write(tmp_path, "prices.csv", "num gpus,price\n" + "".join(f"{p},{p}\n" for p in (1, 2, 4, 8, 16)))
+    cheapest = run("optimize", out, "--vary", "num gpus=1,2,4,8,16", "--fix", "batch size=64",
+                   "--price-table", prices, "--json")
+    assert cheapest.exit_code == 0 and json.loads(cheapest.stdout)["best"]["cost"] > 0, cheapest.output
+    devices = run("optimize", out, "--vary", "num gpus=1..16", "--fix", "batch_size=64", "--price", "2",
+                  "--devices", "num gpus", "--json")
+    assert devices.exit_code == 0, devices.output
+    plan = run("suggest", data, "-t", "time (s)", "--vary", "num gpus=1..32", "--vary", "batch size=16,32,64",
+               "--at", "num gpus=32,batch size=64", "--devices", "num gpus", "--json")
+    assert plan.exit_code == 0, plan.output
+    assert set(json.loads(plan.stdout)["suggestions"][0]) >= {"num_gpus", "batch_size"}

@@ -24,7 +24,8 @@ def test_loads_csv_and_defaults_factors_to_numeric_columns(tmp_path):
         ("p,time\n1,2\n2,\n", "time", "column 'time' has missing or non-numeric values at line 3"),
         ("p,time\n1,2\n2,0\n3,-1\n", "time", "must be positive (errors are relative to it) but is zero or negative at lines 3, 4"),
         ("time\n1\n2\n", "time", "no numeric factor column"),
-        ("batch size,time\n1,2\n2,3\n", "time", "factor column 'batch size' cannot name a factor"),
+        ("batch size,batch_size,time\n1,1,2\n2,2,3\n", "time",
+         "columns 'batch size' and 'batch_size' would both be the factor batch_size in a law; rename one"),
         ("p,cost,time\n1,,2\n2,0.5,3\n4,,1\n", "time", "column 'cost' has missing or non-numeric values at "
          "lines 2, 4; fill or remove them, pass --drop-missing to drop those rows, or leave the column out"),
     ],
@@ -77,6 +78,19 @@ def test_columns_of_labels_are_left_out_and_said_to_mix_series_when_their_values
     single = tmp_path / "one.csv"
     single.write_text("framework,gpus,time\ntf,1,3.0\ntf,2,2.0\ntf,4,2.1\n")
     assert load_table(single, "time").notes == ("ignored non-numeric column(s) framework",)
+
+
+def test_a_column_whose_name_a_law_cannot_use_is_a_factor_under_a_name_it_can(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("num gpus,min,2nd,time (s)\n1,1,5,3.0\n2,2,6,2.0\n4,3,7,2.1\n")
+    data = load_table(path, "time (s)")
+    assert data.factors == ("num_gpus", "min_", "x_2nd") and data.target == "time (s)"
+    assert "column 'num gpus' is the factor num_gpus" in " ".join(data.notes)
+    # --factors may name a column either way
+    assert load_table(path, "time (s)", ["num gpus"]).factors == ("num_gpus",)
+    assert load_table(path, "time (s)", ["num_gpus", "min"]).factors == ("num_gpus", "min_")
+    frame = pd.read_csv(path)
+    assert from_frame(frame, "time (s)", ["2nd"]).factors == ("x_2nd",)
 
 
 def test_single_valued_factors_are_left_out_with_a_note(tmp_path):

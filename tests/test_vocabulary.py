@@ -1,7 +1,15 @@
 import pytest
 import sympy
 
-from exprsearch.vocabulary import ExpressionSyntaxError, parse, to_latex, to_numpy_code, to_readable, to_text
+from exprsearch.vocabulary import (
+    ExpressionSyntaxError,
+    law_name,
+    parse,
+    to_latex,
+    to_numpy_code,
+    to_readable,
+    to_text,
+)
 
 p, n = sympy.symbols("p n", positive=True)
 SYMBOLS = {"p": p, "n": n}
@@ -46,3 +54,10 @@ def test_readable_numbers_keep_hundreds_and_thousands_plain(value, digits, shown
 def test_latex_keeps_hundreds_plain_too():
     p = sympy.Symbol("p", positive=True)
     assert to_latex(sympy.Float(300, 2) * p + sympy.Float(1.2e7, 2)) == r"300 \cdot p + 1.2 \cdot 10^{7}"
+
+
+@pytest.mark.parametrize("column, name", [("p", "p"), ("batch size", "batch_size"), ("time (s)", "time_s"),
+                                          ("num-gpus", "num_gpus"), ("min", "min_"), ("lambda", "lambda_"),
+                                          ("2nd", "x_2nd"), ("((", "x")])
+def test_a_column_has_a_name_a_law_can_use(column, name):
+    assert law_name(column) == name and law_name(name) == name  # and that name is its own

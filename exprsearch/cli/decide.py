@@ -34,7 +34,9 @@ def _read_levels(law_file: Path, law, factor: str):
     """The per-value law of ``factor`` from the levels.json that run wrote beside ``law_file``."""
     from ..errors import LawError
     from ..levels import Levels
+    from ..vocabulary import law_name
 
+    factor = law_name(factor)  # as --fix names it: 'batch size' is batch_size
     path = _folder(law_file) / "levels.json"
     if not path.is_file():
         raise LawError(f"no levels.json in '{path.parent}' beside the law: run with --intrinsic {factor} to test its values as levels")
@@ -54,10 +56,12 @@ def _read_levels(law_file: Path, law, factor: str):
 def _law_at_level(law_file: Path, levels: str | None, fixed: dict[str, float]):
     """The law of law.json, or with ``levels``, its law for the value of that factor in ``fixed``."""
     from ..configs import ConfigError
+    from ..vocabulary import law_name
 
     law = _law(law_file)
     if levels is None:
         return law
+    levels = law_name(levels)
     if levels not in fixed:
         raise ConfigError(f"--levels {levels} needs --fix {levels}=VALUE, one of its measured values")
     return _read_levels(law_file, law, levels).law_at(fixed[levels])
@@ -112,10 +116,13 @@ def predict(
         if data is not None:
             from ..data import configurations
             from ..tables import file_lines, read_table
+            from ..vocabulary import law_name
 
             frame = read_table(data)
             columns = configurations(frame, law.factors, data)
             lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
+            # a column 'batch size' is the factor batch_size: shown and written under the law's name
+            frame = frame.rename(columns={c: law_name(str(c)) for c in frame.columns if law_name(str(c)) in columns})
         elif at:
             frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
             check_factors(list(frame.columns), law.factors, "--at")
@@ -236,6 +243,7 @@ def optimize_command(
 
     from ..configs import ConfigError
     from ..optimize import Pricing, optimize
+    from ..vocabulary import law_name
 
     def work():
         law = _law_at_level(law_file, levels, _fixed(fix))
@@ -246,7 +254,10 @@ def optimize_command(
             from ..tables import read_table
 
             table = read_table(price_table)
-        pricing = Pricing(price, devices, table, time_unit, f"the price table '{price_table}'") \
+            # a column 'num gpus' prices the factor num_gpus, as a table of measurements names it
+            table = table.rename(columns={c: law_name(str(c)) for c in table.columns if law_name(str(c)) in law.factors})
+        devices_factor = None if devices is None else law_name(devices)
+        pricing = Pricing(price, devices_factor, table, time_unit, f"the price table '{price_table}'") \
             if (price is not None or table is not None) else None
         if devices is not None and pricing is None:
             raise ConfigError("--devices needs --price or --price-table")

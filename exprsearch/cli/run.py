@@ -16,7 +16,7 @@ from rich.text import Text
 from .. import export
 from ..fit import FitSettings
 from ..search import Result, SearchError, SearchSettings, search
-from ..vocabulary import to_readable
+from ..vocabulary import law_name, to_readable
 from .common import _folder, _guard, _pairs, _progress, _split, _target_needed, app, err, out
 
 
@@ -51,7 +51,7 @@ def run(
     directory = out_dir or Path("exprsearch-out") / data.stem
     mapping = _pairs(map_, "--map")
     names = export.FILES + (export.FIGURES if plot or report else ()) + ((export.REPORT,) if report else ())
-    intrinsic_factors = tuple(_split(intrinsic) or ())
+    intrinsic_factors = tuple(law_name(name) for name in _split(intrinsic) or ())  # 'batch size' is batch_size
     names += (LEVELS_FILE,) if levels and intrinsic_factors else ()
 
     def work() -> list[Result]:

@@ -34,6 +34,7 @@ def suggest(
     from ..fit import FitSettings
     from ..search import SearchSettings, search
     from ..suggest import advise
+    from ..vocabulary import law_name
     from . import common as cli
     from .run import _datasets
 
@@ -59,14 +60,14 @@ def suggest(
         check_factors(list(space), dataset.factors, "--vary")  # before the search, not after it
         check_factors(list(point), dataset.factors, "--at")
         if devices is not None:
-            check_factors([devices], dataset.factors, "--devices")
+            check_factors([law_name(devices)], dataset.factors, "--devices")
         extra = [f for f in dataset.factors if f not in space]
         if extra:
             raise ConfigError(f"give factor '{extra[0]}' its values to measure: --vary {extra[0]}=…")
         # every sum the screening forms: the plausible laws include those off the front
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap, near_front=False)
         result = search(dataset, grammar=grammar, settings=settings)
-        return result, advise(result, space, point, count, devices, price, tolerance, budget)
+        return result, advise(result, space, point, count, devices and law_name(devices), price, tolerance, budget)
 
     result, advice = cli._guard(work)
     if json_:
