@@ -91,6 +91,7 @@ def stencil(start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.ndarr
     return np.asarray(best, dtype=float)
 
 
+LOOSE = 1e-5  # see quasi_newton
 LINE = np.array([4.0, 2.0, 1.0, 0.5, 0.25, 0.1])  # step lengths tried at once along each direction
 
 
@@ -101,7 +102,10 @@ def quasi_newton(start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.
     forward-difference gradient at each, so the next direction is known whichever length wins.
     Used for several exponents started near their minimum (the screening's refined grid), where
     it needs 5-10 rounds; L-BFGS-B asks for one point at a time and cannot be run in lockstep.
-    It stops when a round lowers the cost by less than ``rtol`` of it; returns the best point."""
+    It stops when a round lowers the cost by less than ``rtol`` of it, or by less than
+    :data:`LOOSE` of it where its curvature model also says less than that is left to gain (the
+    rounds that only confirm a minimum: 11 and 19 % of the rounds on two of the suite's tables, the same
+    laws); returns the best point."""
     q = len(start)
     x = np.clip(start.astype(float), low, high)
     inverse = None  # the BFGS inverse Hessian; None until a step has measured a curvature
@@ -136,6 +140,11 @@ def quasi_newton(start: np.ndarray, low: np.ndarray, high: np.ndarray, step: np.
                     left = np.eye(q) - rho * np.outer(s, change)
                     inverse = left @ inverse @ left.T + rho * np.outer(s, s)
             settled = best_cost - cost <= rtol * abs(cost)
+            if not settled and inverse is not None and best_cost - cost <= LOOSE * abs(cost):
+                # the quadratic model's decrease still to come, along the directions not held by a bound
+                held = ((points[k] <= low) & (new_gradient > 0)) | ((points[k] >= high) & (new_gradient < 0))
+                g = np.where(held, 0.0, new_gradient)
+                settled = 0.5 * float(g @ inverse @ g) <= LOOSE * abs(cost)
             x, gradient, best, best_cost = points[k], new_gradient, points[k], cost
             if settled:
                 break

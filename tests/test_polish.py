@@ -61,3 +61,22 @@ def test_the_quasi_newton_polish_stays_in_bounds_and_never_returns_worse_than_it
     undefined = drive(quasi_newton(start, low - 1, high + 1, np.ones(2)),
                       lambda t: np.where((t[0] == 1.0) & (t[1] == 1.0), 2.0, INVALID_COST))
     assert undefined.tolist() == [1.0, 1.0]
+
+
+def test_the_quasi_newton_polish_stops_once_its_model_says_little_is_left():
+    """A bowl above a floor of noise (the cost of a good law): rounds that would only confirm the
+    minimum are not run, and the minimum is still found."""
+    def bowl(theta):
+        x, y = theta[0] - 0.31, theta[1] + 0.27
+        return 1e-3 + 0.05 * x**2 + 0.02 * y**2 + 0.01 * x * y + 0.003 * x**4
+
+    for start in ([0.5, 0.1], [0.35, -0.2]):
+        rounds = []
+
+        def energy(theta, rounds=rounds):
+            rounds.append(theta.shape[1])
+            return bowl(theta)
+
+        found = drive(quasi_newton(np.array(start), np.full(2, -3.0), np.full(2, 3.0), np.full(2, 6 / 64)), energy)
+        assert np.max(np.abs(found - [0.31, -0.27])) < 1e-3
+        assert len(rounds) <= 7  # 8 with the first criterion alone
