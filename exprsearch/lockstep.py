@@ -116,10 +116,10 @@ def _stack_costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float,
     design, target = np.empty((total, n, m)), np.empty((total, n))
     norm, low, high = np.empty(total), np.empty((total, m)), np.empty((total, m))
     start = 0
-    for problem, theta, size in zip(problems, thetas, sizes):
+    for problem, size, moving in zip(problems, sizes, _moving(problems, thetas)):
         end, blocks = start + size, problem._blocks
         design[start:end, :, blocks.fixed] = blocks.design
-        design[start:end, :, blocks.moving] = blocks.columns(theta, problem)
+        design[start:end, :, blocks.moving] = moving
         target[start:end], norm[start:end] = blocks.target, blocks.norm
         low[start:end], high[start:end] = problem.low, problem.high
         start = end
@@ -131,3 +131,34 @@ def _stack_costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float,
     cost = ridge(gram, rhs, norm, low, high, lam, valid)[1]
     cost[~valid | ~np.isfinite(cost)] = INVALID_COST
     return np.split(cost, np.cumsum(sizes)[:-1])
+
+
+def _moving(problems: list[_Problem], thetas: list[np.ndarray]) -> list[np.ndarray]:
+    """Each problem's columns that move with its ``thetas`` (as :meth:`_Blocks.columns` gives
+    them); problems of one compiled candidate on other rows (a bootstrap's resamples, the folds
+    of a holdout) evaluate its terms in one call for all their exponents, not one call each."""
+    out: list[np.ndarray | None] = [None] * len(problems)
+    shared: dict[int, list[int]] = defaultdict(list)
+    for i, problem in enumerate(problems):
+        if problem.root_weights is None:
+            shared[id(problem.compiled)].append(i)
+        else:
+            out[i] = problem._blocks.columns(thetas[i], problem)
+    for members in shared.values():
+        first = problems[members[0]]
+        compiled, moving = first.compiled, first._blocks.moving
+        if len(members) == 1:
+            out[members[0]] = first._blocks.columns(thetas[members[0]], first)
+            continue
+        together = np.concatenate([thetas[i] for i in members], axis=1)
+        values = [v[:, None] for v in together]
+        with np.errstate(all="ignore"):
+            raw = [np.broadcast_to(compiled.basis[j](values), (together.shape[1], compiled.n_rows)) for j in moving]
+            at = 0
+            for i in members:
+                size, problem = thetas[i].shape[1], problems[i]
+                rows = slice(None) if problem.rows is None else problem.rows
+                part = np.stack([r[at:at + size][:, rows] for r in raw], axis=2)
+                out[i] = part / problem.y[None, :, None]
+                at += size
+    return out  # type: ignore[return-value]

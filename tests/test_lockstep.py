@@ -48,6 +48,22 @@ def test_stacked_costs_equal_each_candidate_own_energy():
         np.testing.assert_allclose(mine, theirs, rtol=1e-9)
 
 
+def test_resamples_of_one_candidate_evaluated_together_cost_what_each_alone_does():
+    """A bootstrap's resamples share their candidate's compiled terms: evaluated in one call for
+    all of them, each resample's costs are still its own, to the bit."""
+    from exprsearch.fit import _Problem
+
+    compiled, y, _ = started(FORMS)
+    rng = np.random.default_rng(3)
+    problems = [_Problem(compiled[0], y, 1e-6, rng.integers(0, len(y), len(y))) for _ in range(5)]
+    thetas = [np.linspace(0.3, 2.9, 4 + k)[None, :] for k in range(len(problems))]
+    together = _costs(problems, thetas, 1e-6)
+    for k, (problem, theta) in enumerate(zip(problems, thetas)):
+        (alone,) = _costs([problem], [theta], 1e-6)
+        assert together[k].tolist() == alone.tolist()
+        np.testing.assert_allclose(alone, problem.energy(theta), rtol=1e-9)
+
+
 def test_stacks_cut_to_bound_memory_give_the_costs_of_one_stack(monkeypatch):
     """Polishing on 100,000 rows stacked every population's design at once (2.3 GiB); cut into
     stacks of bounded size, the costs are the same to the bit."""
