@@ -294,10 +294,40 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
     stray = _stray_runs(X, y, positions, numbering)
     if stray:
         notes.append(stray)
+    names = [law_name(factors[j]) for j in kept]
+    notes.extend(_derived(names, X))
     renamed = [f for f in (factors[j] for j in kept) if law_name(f) != f]
     if renamed:
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
     return Dataset(target, tuple(law_name(factors[j]) for j in kept), X, y, name, path, sha256, tuple(notes))
+
+
+def _derived(names: list[str], X: np.ndarray) -> list[str]:
+    """Notes on factors that are on every row a product of powers of the others (a global batch
+    = workers × batch per worker): a law can write such a factor through the others, so laws the
+    data cannot tell apart multiply; naming one of them fewer with --factors keeps the law readable."""
+    left = [j for j in range(X.shape[1]) if (X[:, j] > 0).all()]
+    notes = []
+    while len(left) > 1:
+        found = []
+        for j in left:
+            others = [i for i in left if i != j]
+            design = np.column_stack([np.ones(len(X)), np.log(X[:, others])])
+            target = np.log(X[:, j])
+            powers, *_ = np.linalg.lstsq(design, target, rcond=None)
+            if np.max(np.abs(design @ powers - target)) <= 1e-9 * max(1.0, float(np.max(np.abs(target)))):
+                terms = [(i, p) for i, p in zip(others, powers[1:]) if abs(p) > 1e-9]
+                if terms:  # the one written with positive powers reads best: a product, not a ratio
+                    found.append((sum(p < 0 for _, p in terms), j, terms, float(np.exp(powers[0]))))
+        if not found:
+            break
+        _, j, terms, scale = min(found, key=lambda f: f[:2])
+        shown = " × ".join(names[i] if abs(p - 1) < 1e-9 else f"{names[i]}^{p:.3g}" for i, p in terms)
+        notes.append(f"factor {names[j]} is {'' if abs(scale - 1) < 1e-9 else f'{scale:.4g} × '}{shown} on every row: "
+                     "a law can write it through those, so leave one of them out with --factors to keep the law "
+                     "readable")
+        left.remove(j)
+    return notes
 
 
 def _stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: int | np.ndarray) -> str | None:

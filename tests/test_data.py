@@ -93,6 +93,19 @@ def test_a_column_whose_name_a_law_cannot_use_is_a_factor_under_a_name_it_can(tm
     assert from_frame(frame, "time (s)", ["2nd"]).factors == ("x_2nd",)
 
 
+def test_a_factor_that_is_a_product_of_others_is_named_with_the_product(tmp_path):
+    rows = ["gpus,per_gpu,global_batch,time"] + [f"{p},{b},{p * b},{1 + b / p}" for p in (1, 2, 4) for b in (8, 16)]
+    path = tmp_path / "m.csv"
+    path.write_text("\n".join(rows) + "\n")
+    data = load_table(path, "time")
+    assert data.factors == ("gpus", "per_gpu", "global_batch")  # said, not dropped
+    assert [n for n in data.notes if "on every row" in n] == [
+        "factor global_batch is gpus × per_gpu on every row: a law can write it through those, so leave one of "
+        "them out with --factors to keep the law readable"]
+    crossed = load_table(path, "time", ["gpus", "per_gpu"])
+    assert not any("on every row" in n for n in crossed.notes)
+
+
 def test_single_valued_factors_are_left_out_with_a_note(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text("p,n,time\n1,10,3.0\n2,10,2.0\n4,10,2.1\n")
