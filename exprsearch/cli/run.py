@@ -160,7 +160,9 @@ def _data_notes(datasets: dict) -> list[str]:
         if len(names) == len(datasets):
             said.append(f"in every group: {note}")
         else:
-            said.append(f"in {len(names)} of {len(datasets)} groups ({_named(names)}): {note}")
+            where = f"in group {names[0]}" if len(names) == 1 else \
+                f"in {len(names)} of {len(datasets)} groups ({_named(names)})"
+            said.append(f"{where}: {note}")
     return said
 
 
