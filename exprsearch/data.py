@@ -363,6 +363,11 @@ def _require_column(name: str, columns: list[str], where: str, what: str) -> Non
 
 def _flags(column: pd.Series) -> bool:
     """Whether a column holds only True and False (some cells may be empty)."""
+    pd = lazy_pandas()
+    if pd.api.types.is_bool_dtype(column):
+        return True
+    if column.dtype != object:  # numbers or text: not a column of flags (and not worth a walk)
+        return False
     present = column.dropna()
     return len(present) > 0 and all(isinstance(v, (bool, np.bool_)) for v in present)
 
