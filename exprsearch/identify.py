@@ -37,6 +37,9 @@ class ShapeRule:
         self.compiler = compiler
         self.symbols = {name: sympy.Symbol(name, positive=True) for name in compiler.factors}
         self.levels = {name: np.unique(column) for name, column in zip(compiler.factors, compiler.columns)}
+        # the fewest values of a factor; 0 where one has two (its rule of simplest shapes applies)
+        counts = [len(v) for v in self.levels.values()]
+        self._fewest = 0 if not counts or min(counts) < 3 else min(counts)
         self._simplest: dict[tuple[str, int], sympy.Expr] = {}
         self._direction: dict[tuple[str, sympy.Expr], int] = {}
         # a term's part and shape in a factor depend on the factors' names only, not their
@@ -103,6 +106,10 @@ class ShapeRule:
 
     def reason(self, terms: Sequence[Term]) -> str | None:
         """Why the data cannot identify the shape of the law made of ``terms``, or None."""
+        # Each term that varies uses at most 1 + its exponents shapes of any factor; where that sum
+        # is within every factor's values less one (three values or more each), nothing is to find.
+        if sum(1 + t.n_nonlinear for t in terms if t.varies) < self._fewest:
+            return None
         if self._reasons is None:
             return self._reason(terms)
         key = frozenset(terms)

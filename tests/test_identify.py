@@ -80,3 +80,13 @@ def test_factor_parts_are_the_products_sympy_would_make():
         for term in terms:
             made = factor_parts(term, factor)
             assert made == sympy.Mul(*(a for a in sympy.Mul.make_args(term.key) if factor in a.free_symbols))
+
+
+@pytest.mark.parametrize("levels_n", [[1000, 4000, 16000], [1000, 2000, 4000, 8000, 16000]])
+def test_the_shortcut_for_laws_of_few_shapes_gives_the_rule_s_own_answer(levels_n):
+    """Laws whose terms use fewer shapes in all than any factor has values less one are passed
+    without looking at their shapes: on every candidate that answer is the full rule's."""
+    rule, found = rule_for(levels_n)
+    assert rule._fewest == 3 if len(levels_n) == 3 else rule._fewest == 5
+    for candidate in found.values():
+        assert rule.reason(candidate.terms) == rule._reason(candidate.terms), candidate
