@@ -145,6 +145,7 @@ class DataScreen:
         seeds = self._seeds(items, owner, nonlinear)
         seed_items = np.array(sorted(seeds), dtype=np.intp)
         owners = owner.tolist()  # plain ints: the beam's bookkeeping looks them up one by one
+        same = _column_ids(design)
         costs = nonlinear.tolist()
         best_column: dict[int, tuple] = {}  # item → (sse of the best model using it, its column, the model)
         models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
@@ -177,7 +178,7 @@ class DataScreen:
             # additive law whose pairs each fit worse than some product does (s/p + 1/b against
             # s/p + log2(p)/b, where log2(p) + 1/b + s/p is the law). They are parents only: not
             # fitted themselves, and their terms do not take the survivors' places.
-            seeded = [m for m in ranked[s.beam:] if seeds.issuperset(m[3])][: s.beam] if level else []
+            seeded = _distinct([m for m in ranked[s.beam:] if seeds.issuperset(m[3])], same)[: s.beam] if level else []
             models = [(sse, columns) for sse, _, columns, _ in kept + seeded]
             levels.append([model for *_, model in kept])
             # Then the best model of this size exchanges its terms one at a time for the best
@@ -326,3 +327,24 @@ class DataScreen:
             else:
                 columns.append(value)
         return (np.column_stack(columns) if columns else np.zeros((len(self.configs), 0))), target
+
+
+def _column_ids(design: np.ndarray) -> list[int]:
+    """An id per column of ``design``, shared by columns equal to 9 decimals (unit columns): a
+    fitted exponent at a grid value that is a fixed shape (``n**k`` at 2 and ``n**2``) is a copy."""
+    rounded = np.ascontiguousarray(np.round(design.T, 9) + 0.0)  # + 0.0: -0.0 and 0.0 alike
+    rows = rounded.view(np.dtype((np.void, rounded.dtype.itemsize * rounded.shape[1]))).ravel()
+    return np.unique(rows, return_inverse=True)[1].ravel().tolist()
+
+
+def _distinct(models: list[tuple], same: list[int]) -> list[tuple]:
+    """``models`` (ranked) without the later copies of one set of columns: ten places of the
+    seeded sums held {n², b·p^k} three ways (``n**k`` at 2, ``n**2·p**k`` at 0), and the sum the
+    law grows from, {n², 1/p}, was eighteenth."""
+    seen, kept = set(), []
+    for model in models:
+        key = frozenset(same[c] for c in model[2])
+        if key not in seen:
+            seen.add(key)
+            kept.append(model)
+    return kept

@@ -156,3 +156,22 @@ def test_exchanging_terms_undoes_an_early_greedy_choice():
               (2, 0))
     sse, columns = exchanged_terms(design, target, greedy, np.arange(4), np.zeros(4, dtype=int), 0)
     assert sorted(columns) == [0, 1] and sse < 1e-20 < greedy[0]
+
+
+def test_copies_of_one_set_of_columns_take_one_place_among_the_seeded_sums():
+    """n**k at 2 and n**2·p**k at 0 are n²: their sums with b·p**k took three of the ten places the
+    seeded sums grow from, and {n², 1/p}, from which the law grows, was left out (random law 37
+    of benchmarks/random_laws.py, seed 1)."""
+    from exprsearch.screen import _column_ids, _distinct
+    from tests.conftest import measurements
+
+    columns = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0 + 1e-13], [3.0, 2.0, 1.0]]).T / np.sqrt(14)
+    same = _column_ids(columns)
+    assert same[0] == same[1] != same[2]
+    models = [(1.0, 0, (0, 2)), (1.0, 1, (1, 2)), (2.0, 0, (0,)), (2.0, 1, (1,))]
+    assert _distinct(models, same) == [models[0], models[2]]
+
+    law = measurements(lambda p, n, b: 1 + 0.012315 * b * np.log2(b) + 1.09537e-7 * n**2 + 8.98475 / p,
+                       {"p": (1, 2, 4, 8, 16), "n": (1e3, 4e3, 16e3), "b": (16, 32, 64)}, seed=37)
+    found = search(law, "time", resamples=0).law
+    assert str(found.template) == "b*c1*log2(b) + c0 + c2*n**2 + c3/p"
