@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import DataError
+from .repeats import mixed_setups, stray_runs
 from .tables import file_lines, lazy_pandas, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -191,6 +192,8 @@ def from_frame(
             notes.append(_ignored(frame, ignored))
     _check_factors(factors, target, columns, where)
     numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    mixed = mixed_setups(frame[[c for c in columns if c not in factors and c != target]], numeric[:, :-1], numeric[:, -1])
+    notes += [mixed] if mixed else []
     return _dataset(numeric, target, factors, drop_missing, notes, numbering, where, name, path, sha256)
 
 
@@ -291,7 +294,7 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
         notes.append(f"left out factor(s) with a single value: {', '.join(factors[j] for j in single)}")
     kept = [j for j in range(len(factors)) if j not in single or len(single) == len(factors)]
     X = numeric[:, kept].copy()
-    stray = _stray_runs(X, y, positions, numbering)
+    stray = stray_runs(X, y, positions, numbering)
     if stray:
         notes.append(stray)
     names = [law_name(factors[j]) for j in kept]
@@ -328,29 +331,6 @@ def _derived(names: list[str], X: np.ndarray) -> list[str]:
                      "readable")
         left.remove(j)
     return notes
-
-
-def _stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: int | np.ndarray) -> str | None:
-    """A note on repeated runs far from the others of their configuration (a stall, a failed
-    run): off their median by more than 8 times the pooled spread of repeats and by half (timings
-    of short runs on a shared machine stray by a quarter: the bundled MLP epochs hold one at 1.28x)."""
-    _, config = np.unique(X, axis=0, return_inverse=True)
-    config = config.ravel()
-    counts = np.bincount(config)
-    ordered = y[np.lexsort((y, config))]  # by configuration, then time: each one's median in place
-    start = np.cumsum(counts) - counts
-    median = ((ordered[start + (counts - 1) // 2] + ordered[start + counts // 2]) / 2)[config]
-    off = y / median - 1
-    repeats = np.abs(off[(counts[config] >= 3) & (off != 0)])
-    spread = 1.4826 * float(np.median(repeats)) if repeats.size else 0.0
-    stray = np.flatnonzero((counts[config] >= 3) & (np.abs(off) > max(8 * spread, 0.5)))
-    if not stray.size:
-        return None
-    shown = ", ".join(f"{rows_named(positions[[i]], numbering)} ({y[i] / median[i]:.3g}× the median of its "
-                      f"{counts[config[i]]} runs)" for i in stray[:3])
-    return (f"{len(stray)} run(s) lie far from the other runs of their configuration: {shown}"
-            f"{', …' if len(stray) > 3 else ''}; stalls or failed runs? They are kept: --loss huber keeps them from "
-            "dragging the law, or remove them")
 
 
 def _require_column(name: str, columns: list[str], where: str, what: str) -> None:

@@ -1,0 +1,37 @@
+"""What repeats of one configuration say: a stray run, and repeats of two setups mixed."""
+
+import numpy as np
+import pandas as pd
+
+from exprsearch.data import load_table
+
+
+def _runs(tmp_path, fusion_effect: float, noise: float, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in (1, 2, 4, 8, 16):
+        for fusion in ("with", "without"):
+            for run in (1, 2):
+                time = (2 + 40 / p) * (1 + (fusion_effect if fusion == "without" else 0.0)) * (1 + noise * rng.standard_normal())
+                rows.append({"p": p, "variant": f"{fusion} kernel fusion", "run": run, "time": time})
+    path = tmp_path / "runs.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_repeats_far_apart_that_differ_in_a_label_are_said_to_mix_setups(tmp_path):
+    data = load_table(_runs(tmp_path, 0.35, 0.01), "time")
+    note = next(n for n in data.notes if n.startswith("repeats of one configuration"))
+    assert "column(s) variant differ between them" in note and "--by" in note  # the label, not the run's id
+
+
+def test_repeats_of_one_setup_are_not_said_to_mix(tmp_path):
+    assert not any(n.startswith("repeats of one") for n in load_table(_runs(tmp_path, 0.0, 0.02), "time").notes)
+
+
+def test_noisy_repeats_that_differ_in_nothing_else_are_left_to_the_noise_estimate(tmp_path):
+    rng = np.random.default_rng(1)
+    rows = [{"p": p, "time": (2 + 40 / p) * (1 + 0.3 * rng.standard_normal() ** 2)} for p in (1, 2, 4, 8) for _ in range(3)]
+    path = tmp_path / "noisy.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    assert not any(n.startswith("repeats of one") for n in load_table(path, "time").notes)
