@@ -14,6 +14,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from ..vocabulary import law_name
 from .common import _guard, app, err, out
 
 
@@ -34,7 +35,6 @@ def _read_levels(law_file: Path, law, factor: str):
     """The per-value law of ``factor`` from the levels.json that run wrote beside ``law_file``."""
     from ..errors import LawError
     from ..levels import Levels
-    from ..vocabulary import law_name
 
     factor = law_name(factor)  # as --fix names it: 'batch size' is batch_size
     path = _folder(law_file) / "levels.json"
@@ -56,7 +56,6 @@ def _read_levels(law_file: Path, law, factor: str):
 def _law_at_level(law_file: Path, levels: str | None, fixed: dict[str, float]):
     """The law of law.json, or with ``levels``, its law for the value of that factor in ``fixed``."""
     from ..configs import ConfigError
-    from ..vocabulary import law_name
 
     law = _law(law_file)
     if levels is None:
@@ -116,7 +115,6 @@ def predict(
         if data is not None:
             from ..data import configurations
             from ..tables import file_lines, read_table
-            from ..vocabulary import law_name
 
             frame = read_table(data)
             columns = configurations(frame, law.factors, data)
@@ -243,7 +241,6 @@ def optimize_command(
 
     from ..configs import ConfigError
     from ..optimize import Pricing, optimize
-    from ..vocabulary import law_name
 
     def work():
         law = _law_at_level(law_file, levels, _fixed(fix))
