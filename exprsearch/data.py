@@ -302,7 +302,7 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
     renamed = [f for f in (factors[j] for j in kept) if law_name(f) != f]
     if renamed:
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
-    return Dataset(target, tuple(law_name(factors[j]) for j in kept), X, y, name, path, sha256, tuple(notes))
+    return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes))
 
 
 def _derived(names: list[str], X: np.ndarray) -> list[str]:
