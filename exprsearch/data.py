@@ -13,6 +13,7 @@ import numpy as np
 
 from .errors import DataError
 from .repeats import mixed_setups, stray_runs
+from .roles import derived_notes, measured_columns
 from .tables import file_lines, lazy_pandas, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -190,11 +191,27 @@ def from_frame(
         ignored = [c for c in columns if c != target and c not in factors]
         if ignored:
             notes.append(_ignored(frame, ignored))
+        values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+        factors, note = _settings(target, factors, values)
+        notes += [note] if note else []
     _check_factors(factors, target, columns, where)
     numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     mixed = mixed_setups(frame[[c for c in columns if c not in factors and c != target]], numeric[:, :-1], numeric[:, -1])
     notes += [mixed] if mixed else []
     return _dataset(numeric, target, factors, drop_missing, notes, numbering, where, name, path, sha256)
+
+
+def _settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[str], str | None]:
+    """The factors without the columns that look like measurements of the runs (a rate, a
+    statistic of the time), and the note naming those; ``values`` holds the factors' columns,
+    then the target's. All are kept where none would be left."""
+    measured = measured_columns(target, factors, values[:, :-1], values[:, -1])
+    if not measured or len(measured) == len(factors):
+        return factors, None
+    return [f for f in factors if f not in measured], (
+        "left out column(s) that look like measurements of the runs, not settings: "
+        + "; ".join(f"{name} ({why})" for name, why in measured.items())
+        + f". A law in them would only restate {target}; name the factors with --factors to use them")
 
 
 def _ignored(frame, ignored: list[str]) -> str:
@@ -225,6 +242,7 @@ def from_columns(
     where = f"'{path}'" if path else "the table"
     names = [str(c) for c in columns]
     _require_column(target, names, where, "target")
+    inferred = factors is None
     factors = [c for c in names if c != target] if factors is None else _columns_named(factors, names)
     _check_factors(factors, target, names, where)
     try:
@@ -234,7 +252,12 @@ def from_columns(
         numeric = np.column_stack(arrays)
     except (TypeError, ValueError) as exc:  # a column of text, or columns of different lengths
         raise DataError(f"{where} cannot be read as numeric columns of one length ({exc}); pass numbers") from None
-    return _dataset(numeric, target, factors, drop_missing, [], header_lines, where, name, path, sha256)
+    notes: list[str] = []
+    if inferred:
+        kept, note = _settings(target, factors, numeric)
+        numeric = numeric[:, [*(factors.index(f) for f in kept), len(factors)]]
+        factors, notes = kept, [note] if note else []
+    return _dataset(numeric, target, factors, drop_missing, notes, header_lines, where, name, path, sha256)
 
 
 def _check_factors(factors: list[str], target: str, columns: list[str], where: str) -> None:
@@ -298,39 +321,11 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
     if stray:
         notes.append(stray)
     names = [law_name(factors[j]) for j in kept]
-    notes.extend(_derived(names, X))
+    notes.extend(derived_notes(names, X))
     renamed = [f for f in (factors[j] for j in kept) if law_name(f) != f]
     if renamed:
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
     return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes))
-
-
-def _derived(names: list[str], X: np.ndarray) -> list[str]:
-    """Notes on factors that are on every row a product of powers of the others (a global batch
-    = workers × batch per worker): a law can write such a factor through the others, so laws the
-    data cannot tell apart multiply; naming one of them fewer with --factors keeps the law readable."""
-    left = [j for j in range(X.shape[1]) if (X[:, j] > 0).all()]
-    notes = []
-    while len(left) > 1:
-        found = []
-        for j in left:
-            others = [i for i in left if i != j]
-            design = np.column_stack([np.ones(len(X)), np.log(X[:, others])])
-            target = np.log(X[:, j])
-            powers, *_ = np.linalg.lstsq(design, target, rcond=None)
-            if np.max(np.abs(design @ powers - target)) <= 1e-9 * max(1.0, float(np.max(np.abs(target)))):
-                terms = [(i, p) for i, p in zip(others, powers[1:]) if abs(p) > 1e-9]
-                if terms:  # the one written with positive powers reads best: a product, not a ratio
-                    found.append((sum(p < 0 for _, p in terms), j, terms, float(np.exp(powers[0]))))
-        if not found:
-            break
-        _, j, terms, scale = min(found, key=lambda f: f[:2])
-        shown = " × ".join(names[i] if abs(p - 1) < 1e-9 else f"{names[i]}^{p:.3g}" for i, p in terms)
-        notes.append(f"factor {names[j]} is {'' if abs(scale - 1) < 1e-9 else f'{scale:.4g} × '}{shown} on every row: "
-                     "a law can write it through those, so leave one of them out with --factors to keep the law "
-                     "readable")
-        left.remove(j)
-    return notes
 
 
 def _require_column(name: str, columns: list[str], where: str, what: str) -> None:

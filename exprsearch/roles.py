@@ -1,0 +1,99 @@
+"""What a table's numeric columns are besides settings: settings written through others (a global
+batch = workers × batch per worker), and measurements of the runs (a rate, another statistic of
+the time), which a law would only restate: nobody can set a throughput before the run."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+_STATISTIC = ("mean|avg|average|median|std|stdev|stddev|sd|sem|stderr|var|variance|min|max|minimum|maximum|"
+              "olympic|iqr|mad|p\\d{1,2}")
+_SUFFIX = re.compile(rf"^(.+?)[_\-. ]+(?:{_STATISTIC})$", re.IGNORECASE)
+_PREFIX = re.compile(rf"^(?:{_STATISTIC})[_\-. ]+(.+)$", re.IGNORECASE)
+# statistics of the same runs lie 0.7-8.7 % from the time on the public tables (mean, median,
+# min, max); a factor set by design explains it alone 40 % off or worse there
+ALONE = 0.1
+UNIQUE = 0.8  # a measurement differs on nearly every row; a factor set by design repeats its levels
+
+
+def stem(name: str) -> str | None:
+    """The quantity a column is a statistic of (``ttt_min_max`` → ``ttt_min``), or None."""
+    match = _SUFFIX.match(name) or _PREFIX.match(name)
+    return match.group(1).lower() if match else None
+
+
+def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray) -> dict[str, str]:
+    """The columns among ``names`` (the candidate factors, values in ``X``) that look like
+    measurements of the runs, each with the reason in words. A column is one when
+
+    - alone it gives the target (``y``) within :data:`ALONE` as a power near ±1 (the target is
+      the same measurement as a rate or another statistic), takes a different value on at least
+      :data:`UNIQUE` of the rows, is not a product of powers of the others, and another factor
+      that varies repeats its levels (the table is a design, not a sample of scattered values); or
+    - its name is a statistic (mean, std, max, …) of the target's quantity or of such a column's.
+    """
+    found: dict[str, str] = {}
+    positive = np.isfinite(y) & (y > 0)
+    varying = [j for j in range(len(names)) if len(np.unique(X[np.isfinite(X[:, j]), j])) > 1]
+    levelled = {j for j in varying if _distinct_share(X[:, j]) <= 0.5}
+    for j in varying:
+        rows = positive & np.isfinite(X[:, j]) & (X[:, j] > 0)
+        if rows.sum() < 6 or _distinct_share(X[rows, j]) < UNIQUE or not (levelled - {j}):
+            continue
+        design = np.column_stack([np.ones(rows.sum()), np.log(X[rows, j])])
+        (scale, power), *_ = np.linalg.lstsq(design, np.log(y[rows]), rcond=None)
+        spread = float(np.sqrt(np.mean((design @ (scale, power) - np.log(y[rows])) ** 2)))
+        rest = [i for i in varying if i != j]
+        written = np.isfinite(X[:, [j, *rest]]).all(axis=1) & (X[:, [j, *rest]] > 0).all(axis=1)
+        if abs(abs(power) - 1) <= 0.1 and spread <= ALONE and _powers(X[written], j, rest) is None:
+            shown = f"{np.exp(scale):.3g}{'·' if power > 0 else '/'}{names[j]}"
+            within = "exactly" if spread < 1e-6 else f"within {100 * spread:.2g} %"
+            found[names[j]] = f"alone it gives {target} {within}: {target} ≈ {shown}"
+    quantities = {stem(n) or n.lower() for n in [target, *found]}
+    for name in names:
+        if name not in found and stem(name) in quantities:
+            found[name] = f"another statistic of {stem(name)}"
+    return {n: found[n] for n in names if n in found}
+
+
+def _distinct_share(values: np.ndarray) -> float:
+    return len(np.unique(values)) / max(len(values), 1)
+
+
+def derived_notes(names: list[str], X: np.ndarray) -> list[str]:
+    """Notes on factors that are on every row a product of powers of the others (a global batch
+    = workers × batch per worker): a law can write such a factor through the others, so laws the
+    data cannot tell apart multiply; naming one of them fewer with --factors keeps the law readable."""
+    left = [j for j in range(X.shape[1]) if (X[:, j] > 0).all()]
+    notes = []
+    while len(left) > 1:
+        found = []
+        for j in left:
+            others = [i for i in left if i != j]
+            powers = _powers(X, j, others)
+            terms = [] if powers is None else [(i, p) for i, p in zip(others, powers[1:]) if abs(p) > 1e-9]
+            if terms:  # the one written with positive powers reads best: a product, not a ratio
+                found.append((sum(p < 0 for _, p in terms), j, terms, float(np.exp(powers[0]))))
+        if not found:
+            break
+        _, j, terms, scale = min(found, key=lambda f: f[:2])
+        shown = " × ".join(names[i] if abs(p - 1) < 1e-9 else f"{names[i]}^{p:.3g}" for i, p in terms)
+        notes.append(f"factor {names[j]} is {'' if abs(scale - 1) < 1e-9 else f'{scale:.4g} × '}{shown} on every row: "
+                     "a law can write it through those, so leave one of them out with --factors to keep the law "
+                     "readable")
+        left.remove(j)
+    return notes
+
+
+def _powers(X: np.ndarray, j: int, others: list[int]) -> np.ndarray | None:
+    """(log scale, powers) writing positive column ``j`` on every row as a product of powers of
+    the positive columns ``others``, or None where no such product gives it."""
+    if not others:
+        return None
+    design = np.column_stack([np.ones(len(X)), np.log(X[:, others])])
+    target = np.log(X[:, j])
+    powers, *_ = np.linalg.lstsq(design, target, rcond=None)
+    exact = np.max(np.abs(design @ powers - target)) <= 1e-9 * max(1.0, float(np.max(np.abs(target))))
+    return powers if exact else None

@@ -1,0 +1,108 @@
+"""Columns that are measurements of the runs (a rate, a statistic of the time) are not taken as
+factors unless named; settings that explain the time, designed or derived, stay factors."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from exprsearch.data import load_table
+from exprsearch.roles import measured_columns, stem
+
+
+def _table(tmp_path, extra=lambda frame: frame, noise: float = 0.02, seed: int = 0):
+    """A p × n grid with repeats: time = 1 + n/(100 p), and whatever ``extra`` adds to it."""
+    rng = np.random.default_rng(seed)
+    rows = [{"p": p, "n": n, "time": (1 + n / (100 * p)) * (1 + noise * rng.standard_normal())}
+            for p in (1, 2, 4, 8) for n in (1000, 4000) for _ in range(3)]
+    frame = extra(pd.DataFrame(rows))
+    path = tmp_path / "runs.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _rates(frame):
+    rng = np.random.default_rng(5)
+    frame["steps_per_sec_mean"] = 1 / frame["time"]
+    frame["steps_per_sec_median"] = frame["steps_per_sec_mean"] * (1 + 0.01 * rng.standard_normal(len(frame)))
+    frame["steps_per_sec_std"] = 0.05 * frame["steps_per_sec_mean"] * rng.uniform(0.5, 1.5, len(frame))
+    return frame
+
+
+def test_a_rate_and_its_statistics_are_left_out_and_named(tmp_path):
+    data = load_table(_table(tmp_path, _rates), "time")
+    assert data.factors == ("p", "n")
+    note = next(n for n in data.notes if n.startswith("left out column(s) that look like measurements"))
+    assert "steps_per_sec_mean (alone it gives time exactly: time ≈ 1/steps_per_sec_mean)" in note
+    assert "steps_per_sec_median (alone it gives time within" in note
+    assert "steps_per_sec_std (another statistic of steps_per_sec)" in note
+    assert "--factors" in note
+
+
+def test_named_factors_are_taken_as_given(tmp_path):
+    data = load_table(_table(tmp_path, _rates), "time", factors=["p", "steps_per_sec_mean"])
+    assert data.factors == ("p", "steps_per_sec_mean")
+    assert not any("measurements of the runs" in n for n in data.notes)
+
+
+def test_statistics_of_the_target_are_left_out_by_name(tmp_path):
+    def stats(frame):
+        frame["time_max"] = frame["time"] * 1.3
+        frame["time_sd"] = frame["time"] * 0.1 * (1 + frame.index % 3)
+        return frame
+
+    data = load_table(_table(tmp_path, stats), "time")
+    assert data.factors == ("p", "n")
+    note = next(n for n in data.notes if "measurements of the runs" in n)
+    assert "time_sd (another statistic of time)" in note
+
+
+@pytest.mark.parametrize("extra", [
+    # a derived setting unique to nearly every row that the time follows: a product of the others
+    lambda f: f.assign(work=f["n"] / f["p"] * (1 + 0 * f["p"])),
+    # a setting measured along with the time but not explaining it (a run's id)
+    lambda f: f.assign(run=np.arange(len(f)) + 1),
+    # a column named like a statistic of something else than the time
+    lambda f: f.assign(batch_max=64.0 * (1 + (f["p"] > 2))),
+])
+def test_settings_stay_factors(tmp_path, extra):
+    data = load_table(_table(tmp_path, extra, noise=0.0), "time")
+    assert not any("measurements of the runs" in n for n in data.notes)
+    assert len(data.factors) == 3
+
+
+def test_a_factor_unique_to_every_row_that_explains_the_time_stays_when_nothing_repeats():
+    """A scattered design (every factor different on every row): the time following one of them
+    alone is a law, not a restatement."""
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.uniform(1, 64, 30), rng.uniform(1e3, 1e4, 30)])
+    assert measured_columns("time", ["p", "n"], X, 5 / X[:, 0]) == {}
+
+
+def test_a_column_the_time_follows_only_roughly_is_a_factor():
+    rng = np.random.default_rng(4)
+    p = np.repeat([1.0, 2, 4, 8], 6)
+    rate = rng.uniform(1, 100, 24)
+    time = 1 / rate * rng.uniform(0.6, 1.6, 24)  # 20-30 % off: not the same measurement
+    assert measured_columns("time", ["p", "rate"], np.column_stack([p, rate]), time) == {}
+
+
+def test_stem_reads_statistic_prefixes_and_suffixes():
+    assert stem("ttt_min_max") == "ttt_min"
+    assert stem("step_time_s_mean") == "step_time_s"
+    assert stem("Mean time") == "time"
+    assert stem("time_p99") == "time"
+    assert stem("workers") is None
+
+
+def test_run_says_what_it_left_out_and_the_law_is_in_the_settings(tmp_path):
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    result = CliRunner().invoke(app, ["run", str(_table(tmp_path, _rates)), "-t", "time", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "look like measurements of the runs" in " ".join(result.output.split())
+    law = json.loads((tmp_path / "out" / "law.json").read_text())
+    assert law["factors"] == ["p", "n"] and "steps_per_sec" not in law["expression"]
