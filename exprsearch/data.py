@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
 from .roles import derived_notes, measured_columns
 from .tables import file_lines, lazy_pandas, plain_columns, read_bytes, read_table, rows_named
@@ -116,8 +116,10 @@ def load_groups(
 
 def load_grouped(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
+    tolerate: type[DataError] = DataError,
 ) -> tuple[dict[str, Dataset], dict[str, str]]:
-    """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason."""
+    """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
+    failing with a ``tolerate`` error (others stop, naming the group)."""
     path = Path(path)
     frame = read_table(path)
     columns = [str(c) for c in frame.columns]
@@ -130,20 +132,26 @@ def load_grouped(
         _require_column(f, columns, f"'{path}'", "factor")
         if f in keys:
             raise DataError(f"--factors {f}: that column names the groups (--by); leave it out of one of them")
+    _require_column(target, columns, f"'{path}'", "target")
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    rest = frame.drop(columns=keys)
-    chosen = factors or [c for c in rest.columns if c != target and lazy_pandas().api.types.is_numeric_dtype(rest[c])]
+    # the roles of the columns are the file's, decided once: a small group says little about them
+    rest = frame.drop(columns=keys).set_axis([c for c in columns if c not in keys], axis=1)
+    chosen, notes = (factors, []) if factors else _inferred(rest, target, drop_missing, f"'{path}'",
+                                                            file_lines(frame.index))
     groups, failures = {}, {}
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
         name = ",".join(f"{k}={v}" for k, v in zip(keys, values))
         try:
-            groups[name] = from_frame(
+            data = from_frame(
                 group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
                 name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
                 lines=file_lines(group.index),  # the group's rows where the file has them
             )
-        except DataError as exc:
+            groups[name] = replace(data, notes=(*notes, *data.notes))
+        except tolerate as exc:
             failures[name] = str(exc)
+        except DataError as exc:
+            raise DataError(f"group {name}: {exc}") from None
     return groups, failures
 
 
@@ -171,34 +179,42 @@ def from_frame(
     notes: list[str] = []
     factors = _columns_named(factors, columns)
     if factors is None:
-        # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors
-        labels = {c for c in columns if _flags(frame[c])}
-        factors = [c for c in columns if c != target and c not in labels and pd.api.types.is_numeric_dtype(frame[c])]
-        for c in columns:
-            if c in labels:
-                continue
-            if c != target and c not in factors and _mostly_numbers(frame[c].astype(str).str.replace(
-                    r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not _mostly_numbers(frame[c]):
-                first = int(np.flatnonzero(frame[c].notna().to_numpy())[0])
-                raise DataError(f"{where} column '{c}' holds numbers written with thousands separators "
-                                f"({frame[c].iloc[first]!r} at {rows_named(np.array([first]), numbering)}): write them "
-                                "without separators, or leave the column out with --factors")
-            if c != target and c not in factors and _mostly_numbers(frame[c]):
-                if not drop_missing:
-                    raise DataError(_stray_values(frame[c], c, where, numbering))
-                factors.append(c)  # its stray rows are dropped below, and said so
-        factors = [c for c in columns if c in factors]
-        ignored = [c for c in columns if c != target and c not in factors]
-        if ignored:
-            notes.append(_ignored(frame, ignored))
-        values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-        factors, note = _settings(target, factors, values)
-        notes += [note] if note else []
+        factors, notes = _inferred(frame, target, drop_missing, where, numbering)
     _check_factors(factors, target, columns, where)
     numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     mixed = mixed_setups(frame[[c for c in columns if c not in factors and c != target]], numeric[:, :-1], numeric[:, -1])
     notes += [mixed] if mixed else []
     return _dataset(numeric, target, factors, drop_missing, notes, numbering, where, name, path, sha256)
+
+
+def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
+              numbering: int | np.ndarray) -> tuple[list[str], list[str]]:
+    """The factors of a table whose columns were not named (its numeric columns but the target,
+    less labels and measurements of the runs), and the notes saying what was left out."""
+    pd = lazy_pandas()
+    columns = list(frame.columns)
+    # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors
+    labels = {c for c in columns if _flags(frame[c])}
+    factors = [c for c in columns if c != target and c not in labels and pd.api.types.is_numeric_dtype(frame[c])]
+    for c in columns:
+        if c in labels:
+            continue
+        if c != target and c not in factors and _mostly_numbers(frame[c].astype(str).str.replace(
+                r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not _mostly_numbers(frame[c]):
+            first = int(np.flatnonzero(frame[c].notna().to_numpy())[0])
+            raise DataError(f"{where} column '{c}' holds numbers written with thousands separators "
+                            f"({frame[c].iloc[first]!r} at {rows_named(np.array([first]), numbering)}): write them "
+                            "without separators, or leave the column out with --factors")
+        if c != target and c not in factors and _mostly_numbers(frame[c]):
+            if not drop_missing:
+                raise DataError(_stray_values(frame[c], c, where, numbering))
+            factors.append(c)  # its stray rows are dropped below, and said so
+    factors = [c for c in columns if c in factors]
+    ignored = [c for c in columns if c != target and c not in factors]
+    notes = [_ignored(frame, ignored)] if ignored else []
+    values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    factors, note = _settings(target, factors, values)
+    return factors, notes + ([note] if note else [])
 
 
 def _settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[str], str | None]:
@@ -211,7 +227,7 @@ def _settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list
     return [f for f in factors if f not in measured], (
         "left out column(s) that look like measurements of the runs, not settings: "
         + "; ".join(f"{name} ({why})" for name, why in measured.items())
-        + f". A law in them would only restate {target}; name the factors with --factors to use them")
+        + f". A law for {target} needs what is set before a run; name the factors with --factors to use them")
 
 
 def _ignored(frame, ignored: list[str]) -> str:
@@ -311,7 +327,7 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
             f"zero or negative at {rows_named(positions[nonpositive], numbering)}; remove those rows"
         )
     if len(y) < 2:
-        raise DataError(f"{where} has {len(y)} usable row(s); a law needs several measurements")
+        raise ShortData(f"{where} has {len(y)} usable row(s); a law needs several measurements")
     single = [j for j in range(len(factors)) if len(np.unique(numeric[:, j])) == 1]
     if single and len(single) < len(factors):
         notes.append(f"left out factor(s) with a single value: {', '.join(factors[j] for j in single)}")

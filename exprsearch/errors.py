@@ -11,6 +11,10 @@ class DataError(ExprsearchError, ValueError):
     """The measurement table cannot be used as given (missing file or column, NaN, bad values)."""
 
 
+class ShortData(DataError):
+    """The rows are valid but too few for a law (a group of a table with a single usable row)."""
+
+
 class GrammarError(ExprsearchError, ValueError):
     """A grammar file is malformed: TOML syntax, unknown rule, name or function, bad limits."""
 

@@ -4,6 +4,7 @@ the time), which a law would only restate: nobody can set a throughput before th
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -16,6 +17,11 @@ _PREFIX = re.compile(rf"^(?:{_STATISTIC})[_\-. ]+(.+)$", re.IGNORECASE)
 # min, max); a factor set by design explains it alone 40 % off or worse there
 ALONE = 0.1
 UNIQUE = 0.8  # a measurement differs on nearly every row; a factor set by design repeats its levels
+# words that name what a run measures rather than what it is set to; a column so named that differs
+# on most rows (a rate, a utilisation, a cost) is a measurement even where it does not give the time
+_MEASUREMENT = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|mfu|hfu|utili[sz]ation|util|efficiency|"
+                          r"accuracy|loss|latency|duration|elapsed|cost|per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. ])",
+                          re.IGNORECASE)
 
 
 def stem(name: str) -> str | None:
@@ -32,15 +38,25 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
       the same measurement as a rate or another statistic), takes a different value on at least
       :data:`UNIQUE` of the rows, is not a product of powers of the others, and another factor
       that varies repeats its levels (the table is a design, not a sample of scattered values); or
-    - its name is a statistic (mean, std, max, …) of the target's quantity or of such a column's.
+    - its name is a statistic (mean, std, max, …) of the target's quantity or of such a column's; or
+    - its name holds a word for a measurement (throughput, per second, utilisation, cost, …) and
+      it differs on more than half of the rows while another factor repeats its levels.
     """
     found: dict[str, str] = {}
+    named: dict[str, str] = {}  # by a word of their names: said only where the data say nothing more
     positive = np.isfinite(y) & (y > 0)
     varying = [j for j in range(len(names)) if len(np.unique(X[np.isfinite(X[:, j]), j])) > 1]
     levelled = {j for j in varying if _distinct_share(X[:, j]) <= 0.5}
     for j in varying:
         rows = positive & np.isfinite(X[:, j]) & (X[:, j] > 0)
-        if rows.sum() < 6 or _distinct_share(X[rows, j]) < UNIQUE or not (levelled - {j}):
+        if rows.sum() < 6 or not (levelled - {j}):
+            continue
+        share = _distinct_share(X[rows, j])
+        word = _MEASUREMENT.search(names[j])
+        if word and share > 0.5:
+            named[names[j]] = (f"named as a measurement ({word.group(1)}) and different on {100 * share:.0f} % of "
+                               "the rows, where the settings repeat their levels")
+        if share < UNIQUE:
             continue
         design = np.column_stack([np.ones(rows.sum()), np.log(X[rows, j])])
         (scale, power), *_ = np.linalg.lstsq(design, np.log(y[rows]), rcond=None)
@@ -55,6 +71,7 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     for name in names:
         if name not in found and stem(name) in quantities:
             found[name] = f"another statistic of {stem(name)}"
+    found |= {n: why for n, why in named.items() if n not in found}
     return {n: found[n] for n in names if n in found}
 
 
@@ -71,27 +88,42 @@ def derived_notes(names: list[str], X: np.ndarray) -> list[str]:
     while len(left) > 1:
         found = []
         for j in left:
-            others = [i for i in left if i != j]
-            powers = _powers(X, j, others)
-            terms = [] if powers is None else [(i, p) for i, p in zip(others, powers[1:]) if abs(p) > 1e-9]
-            if terms:  # the one written with positive powers reads best: a product, not a ratio
-                found.append((sum(p < 0 for _, p in terms), j, terms, float(np.exp(powers[0]))))
+            written = _fewest(X, j, [i for i in left if i != j])
+            if written is not None:
+                others, powers = written
+                terms = [(i, p) for i, p in zip(others, powers[1:])]
+                # the one through fewest others, then with positive powers (a product) reads best
+                found.append((len(terms), sum(p < 0 for _, p in terms), j, terms, float(np.exp(powers[0]))))
         if not found:
             break
-        _, j, terms, scale = min(found, key=lambda f: f[:2])
+        *_, j, terms, scale = min(found, key=lambda f: f[:3])
         shown = " × ".join(names[i] if abs(p - 1) < 1e-9 else f"{names[i]}^{p:.3g}" for i, p in terms)
-        notes.append(f"factor {names[j]} is {'' if abs(scale - 1) < 1e-9 else f'{scale:.4g} × '}{shown} on every row: "
+        # "proportional to" rather than the constant: --by groups that differ only in it share one note
+        notes.append(f"factor {names[j]} is {'' if abs(scale - 1) < 1e-9 else 'proportional to '}{shown} on every row: "
                      "a law can write it through those, so leave one of them out with --factors to keep the law "
                      "readable")
         left.remove(j)
     return notes
 
 
+def _fewest(X: np.ndarray, j: int, others: list[int]) -> tuple[list[int], np.ndarray] | None:
+    """Column ``j`` as a product of powers of the fewest of ``others`` (a global batch through
+    workers and batch per worker, not through every column that happens to fit as well), or None."""
+    if _powers(X, j, others) is None:
+        return None
+    for size in range(1, len(others) + 1):
+        for subset in itertools.islice(itertools.combinations(others, size), 200):
+            powers = _powers(X, j, list(subset))
+            if powers is not None and abs(powers[0]) < 700 and (np.abs(powers[1:]) > 1e-9).all():
+                return list(subset), powers
+    return None
+
+
 def _powers(X: np.ndarray, j: int, others: list[int]) -> np.ndarray | None:
     """(log scale, powers) writing positive column ``j`` on every row as a product of powers of
     the positive columns ``others``, or None where no such product gives it."""
-    if not others:
-        return None
+    if len(np.unique(X[:, [j, *others]], axis=0)) <= len(others) + 1:
+        return None  # as many powers as configurations: any column is "a product" of the others
     design = np.column_stack([np.ones(len(X)), np.log(X[:, others])])
     target = np.log(X[:, j])
     powers, *_ = np.linalg.lstsq(design, target, rcond=None)

@@ -115,3 +115,28 @@ def test_a_group_too_small_for_a_law_is_named_and_the_others_get_theirs(tmp_path
     only.write_text("k,p,time\na,1,2\na,1,2.1\nb,2,3\nb,2,3.2\n")
     none = CliRunner().invoke(app, ["run", str(only), "-t", "time", "--by", "k", "--out", str(tmp_path / "n")])
     assert none.exit_code == 2 and "no group could be fitted; the first, k=a" in " ".join(none.output.split())
+
+
+def test_a_group_of_one_row_is_named_and_the_others_get_theirs(tmp_path):
+    data = pd.concat([pd.read_csv(frameworks(tmp_path)),
+                      pd.DataFrame({"p": [4], "n": [1000], "time": [3.1], "framework": ["jax"]})])
+    data.to_csv(tmp_path / "one.csv", index=False)
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "one.csv"), "-t", "time", "-g", "data-parallel", "--by",
+                                      "framework", "--bootstrap", "0", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "no law for group framework=jax: '" in " ".join(result.output.split())
+    assert "has 1 usable row(s)" in " ".join(result.output.split())
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["framework_mxnet", "framework_tf", "framework_torch"]
+
+
+def test_groups_take_the_file_s_column_roles(tmp_path):
+    """Labels and measurements of the runs are decided on the whole file, as without --by: a
+    True/False column is no factor in any group, and a rate is left out of every group."""
+    data = pd.read_csv(frameworks(tmp_path))
+    data["fused"] = data["p"] > 2
+    data["samples_per_s"] = 64 / data["time"]
+    data.to_csv(tmp_path / "roles.csv", index=False)
+    groups = load_groups(tmp_path / "roles.csv", "time", "framework")
+    assert all(g.factors == ("p", "n") for g in groups.values())
+    assert all(any(n.startswith("left out column(s) that look like measurements") for n in g.notes)
+               for g in groups.values())

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from exprsearch.data import load_table
-from exprsearch.roles import measured_columns, stem
+from exprsearch.roles import derived_notes, measured_columns, stem
 
 
 def _table(tmp_path, extra=lambda frame: frame, noise: float = 0.02, seed: int = 0):
@@ -58,7 +58,24 @@ def test_statistics_of_the_target_are_left_out_by_name(tmp_path):
     assert "time_sd (another statistic of time)" in note
 
 
+def test_columns_named_as_measurements_that_differ_on_most_rows_are_left_out(tmp_path):
+    rng = np.random.default_rng(2)
+
+    def more(frame):
+        frame["mfu_pct"] = 40 * rng.uniform(0.8, 1.2, len(frame))
+        frame["cost_usd"] = frame["time"] * frame["p"] * 0.9 * rng.uniform(0.9, 1.1, len(frame))
+        return frame
+
+    data = load_table(_table(tmp_path, more), "time")
+    assert data.factors == ("p", "n")
+    note = next(n for n in data.notes if "measurements of the runs" in n)
+    assert "mfu_pct (named as a measurement (mfu) and different on 100 % of the rows" in note
+    assert "cost_usd (named as a measurement (cost)" in note
+
+
 @pytest.mark.parametrize("extra", [
+    # a setting named like a measurement but set at levels: an injected network latency
+    lambda f: f.assign(latency_ms=[0.1, 1.0, 10.0] * (len(f) // 3)),
     # a derived setting unique to nearly every row that the time follows: a product of the others
     lambda f: f.assign(work=f["n"] / f["p"] * (1 + 0 * f["p"])),
     # a setting measured along with the time but not explaining it (a run's id)
@@ -106,3 +123,11 @@ def test_run_says_what_it_left_out_and_the_law_is_in_the_settings(tmp_path):
     assert "look like measurements of the runs" in " ".join(result.output.split())
     law = json.loads((tmp_path / "out" / "law.json").read_text())
     assert law["factors"] == ["p", "n"] and "steps_per_sec" not in law["expression"]
+
+
+def test_few_configurations_make_no_factor_a_product_of_the_others(recwarn):
+    """Three configurations of three factors: any column is "a product" of two others there."""
+    X = np.array([[1.0, 10.0, 3.0], [2.0, 7.0, 5.0], [4.0, 3.0, 11.0]])
+    assert derived_notes(["p", "n", "b"], X) == []
+    X = np.array([[1.0, 1e300, 3.0], [2.0, 1e-300, 5.0], [4.0, 1e200, 11.0]])
+    assert derived_notes(["p", "n", "b"], X) == [] and not recwarn.list

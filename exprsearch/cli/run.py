@@ -59,7 +59,8 @@ def run(
             from ..plot import require_matplotlib
 
             require_matplotlib()  # fail before the search, not after it
-        datasets = _datasets(data, target, factors, fmt, drop_missing, by)
+        datasets, unloaded = _datasets(data, target, factors, fmt, drop_missing, by)
+        failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
         if not force:
             for folder in where.values():
@@ -233,8 +234,10 @@ def _print_levels(checked: list, directory: Path, tables: bool = True) -> None:
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,
               by: str | None = None):
-    """The series to fit: one table column (per --by group), or an Extra-P file's CALLPATH:METRICs."""
-    from ..data import DataError, load_groups, load_table
+    """The series to fit: one table column (per --by group), or an Extra-P file's CALLPATH:METRICs;
+    and the --by groups that cannot be fitted, with the reason (an error where none can)."""
+    from ..data import DataError, load_grouped, load_table
+    from ..errors import ShortData
     from ..readers import detect_format, load_series
 
     fmt = fmt or detect_format(data)
@@ -242,11 +245,18 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
         if target is None:
             raise _target_needed(data)
         if by is not None:
-            return load_groups(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing)
-        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}
+            # a group too small for a law is named and the others fitted; a bad value stops the run
+            groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
+                                          tolerate=ShortData)
+            if not groups:
+                name, reason = next(iter(failed.items()))
+                raise DataError(f"group {name}: {reason}" if len(failed) == 1 else
+                                f"no group could be fitted; the first, {name}: {reason}")
+            return groups, failed
+        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}, {}
     if by is not None:
         raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
-    return load_series(data, fmt, target)
+    return load_series(data, fmt, target), {}
 
 
 def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool, verdicts: list[str]) -> None:

@@ -53,7 +53,7 @@ def suggest(
                 raise SettingsError(sentence)
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         point = parse_point(at, "--at")
-        datasets = _datasets(data, target, None, None, False)
+        datasets, _ = _datasets(data, target, None, None, False)
         if len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         dataset = next(iter(datasets.values()))
