@@ -22,7 +22,7 @@ class Limit:
     value: float
     time: float
     exact: bool
-    kind: str  # "minimum" (time rises beyond) or "diminishing" (gains below the threshold)
+    kind: str  # "minimum" (time rises beyond), "maximum" (a rate falls beyond) or "diminishing" (gains below the threshold)
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class Explanation:
     limit: Limit | None
     sentences: tuple[str, ...]
     regimes: tuple[Regime, ...] = ()
+    rate: bool = False  # the law's target is a rate (higher is better): speedup is its growth
 
     def dominant(self) -> list[int]:
         return [int(i) for i in np.argmax(self.contributions, axis=0)]
@@ -82,15 +83,15 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     contributions = np.array([np.broadcast_to(to_function(t, (factor,))([values]), values.shape)
                               for _, t in pieces])
     total = contributions.sum(axis=0)
-    speedup = total[0] / total
+    speedup = total / total[0] if law.rate else total[0] / total
     efficiency = speedup / (values / values[0])
     curve = sympy.Add(*(t for _, t in pieces))
-    limit = _exact_minimum(curve, x, values) or _numeric_limit(values, total, threshold)
+    limit = _exact_minimum(curve, x, values, law.rate) or _numeric_limit(values, total, threshold, law.rate)
     labels = tuple(_label(label, term, fixed_term, x) for (label, term), (_, fixed_term) in zip(kept, pieces))
     terms = tuple(_short(t) for _, t in pieces)
     regimes = _regimes(law, x, fix, values)
     explanation = Explanation(factor, values, dict(fixed), total, labels, terms, contributions,
-                              speedup, efficiency, limit, (), regimes)
+                              speedup, efficiency, limit, (), regimes, law.rate)
     sentences = tuple(_sentences(explanation, [t for _, t in pieces], threshold))
     if zeros:
         sentences += (f"{len(zeros)} term(s) of the law's form ({', '.join(zeros)}) were fitted at 0 and are "
@@ -188,13 +189,14 @@ def _short(expr: sympy.Expr) -> str:
     return to_readable(expr, 4)
 
 
-def _exact_minimum(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray) -> Limit | None:
-    """The first minimum of the law inside the varied range: where dT/dx changes sign from
-    negative to positive on a dense grid, refined to machine precision by Brent's method on the
-    compiled derivative (a symbolic solve can take unbounded time and memory on fitted powers)."""
+def _exact_minimum(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray, rate: bool = False) -> Limit | None:
+    """The first minimum of the law inside the varied range (maximum, for a ``rate``): where dT/dx
+    changes sign from negative to positive on a dense grid, refined to machine precision by
+    Brent's method on the compiled derivative (a symbolic solve can take unbounded time and
+    memory on fitted powers)."""
     from scipy.optimize import brentq
 
-    slope = to_function(sympy.diff(curve, x), (x.name,))
+    slope = to_function(sympy.diff(-curve if rate else curve, x), (x.name,))
     low, high = float(values.min()), float(values.max())
     if not 0 < low < high:
         return None
@@ -202,21 +204,23 @@ def _exact_minimum(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray) -> Li
     signs = np.sign(np.broadcast_to(slope([grid]), grid.shape))
     for i in np.flatnonzero((signs[:-1] < 0) & (signs[1:] > 0)):
         root = brentq(lambda v: float(slope([np.array(v)])), grid[i], grid[i + 1], xtol=1e-12, rtol=1e-12)
-        return Limit(root, float(to_function(curve, (x.name,))([np.array(root)])), True, "minimum")
+        value = float(to_function(curve, (x.name,))([np.array(root)]))
+        return Limit(root, value, True, "maximum" if rate else "minimum")
     return None
 
 
-def _numeric_limit(values: np.ndarray, total: np.ndarray, threshold: float) -> Limit | None:
-    """The smallest value where time stops falling, or where doubling it saves under ``threshold``."""
+def _numeric_limit(values: np.ndarray, total: np.ndarray, threshold: float, rate: bool = False) -> Limit | None:
+    """The smallest value where time stops falling, or where doubling it saves under ``threshold``
+    (for a ``rate``: where it stops rising, or where doubling gains under ``threshold``)."""
     order = np.argsort(values)
     v, t = values[order], total[order]
-    rising = np.flatnonzero(np.diff(t) > 0)
-    if rising.size:
-        i = int(rising[0])
-        return Limit(float(v[i]), float(t[i]), False, "minimum")
+    worse = np.flatnonzero(np.diff(t) < 0 if rate else np.diff(t) > 0)
+    if worse.size:
+        i = int(worse[0])
+        return Limit(float(v[i]), float(t[i]), False, "maximum" if rate else "minimum")
     for i in range(len(v)):
         doubled = np.interp(2 * v[i], v, t) if 2 * v[i] <= v[-1] else None
-        if doubled is not None and doubled > (1 - threshold) * t[i]:
+        if doubled is not None and (doubled < (1 + threshold) * t[i] if rate else doubled > (1 - threshold) * t[i]):
             return Limit(float(v[i]), float(t[i]), False, "diminishing")
     return None
 
@@ -227,10 +231,12 @@ def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> li
     dom = e.dominant()
     share = e.contributions[dom[first], first] / e.total[first]
     out = [f"At {f} = {e.values[first]:.4g} the term {e.terms[dom[first]]} ({e.labels[dom[first]]}) "
-           f"is {100 * share:.0f} % of the time ({e.total[first]:.4g})."]
+           f"is {100 * share:.0f} % of the {'rate' if e.rate else 'time'} ({e.total[first]:.4g})."]
     out.append(f"From {f} = {e.values[first]:.4g} to {e.values[last]:.4g} the speedup is {e.speedup[last]:.3g}× "
                f"and the parallel efficiency {100 * e.efficiency[last]:.3g} %.")
     limit = e.limit
+    if e.rate:
+        return out + [_rate_limit(e, threshold)]
     if limit is None:
         out.append(f"Within {e.values.min():.4g}..{e.values.max():.4g} time keeps falling and every doubling of "
                    f"{f} still saves at least {100 * threshold:.0f} %.")
@@ -244,3 +250,15 @@ def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> li
     else:
         out.append(f"Beyond {f} ≈ {limit.value:.3g}, doubling {f} saves less than {100 * threshold:.0f} % of the time.")
     return out
+
+
+def _rate_limit(e: Explanation, threshold: float) -> str:
+    """Where a rate stops paying off, in words."""
+    f, limit = e.factor, e.limit
+    if limit is None:
+        return (f"Within {e.values.min():.4g}..{e.values.max():.4g} the rate keeps rising and every doubling of {f} "
+                f"still gains at least {100 * threshold:.0f} %.")
+    if limit.kind == "maximum":
+        how = f"found by solving d(rate)/d{f} = 0 exactly" if limit.exact else "found on the varied values"
+        return f"The rate is highest at {f} ≈ {limit.value:.4g} ({limit.time:.4g}, {how}); beyond it the rate falls."
+    return f"Beyond {f} ≈ {limit.value:.3g}, doubling {f} gains less than {100 * threshold:.0f} % more rate."

@@ -15,6 +15,7 @@ import sympy
 
 from .compile import factor_symbol, to_function
 from .errors import LawError
+from .roles import reads_as_rate
 from .vocabulary import ExpressionSyntaxError, parse, suggest, to_text
 
 
@@ -39,6 +40,19 @@ class Law:
     bootstrap: tuple[tuple[float, ...], ...] = ()  # refitted constants, in the order of ``constants``
     residual_sd: float = 0.0  # relative spread of the measurements around the law
     search: dict = field(default_factory=dict)  # the space, what was fitted, what was not searched
+    target_kind: str = ""  # "time" or "rate" where said; "" reads it from the target's name
+
+    @property
+    def rate(self) -> bool:
+        """Whether the target is a rate (a throughput: higher is better) rather than a time."""
+        return self.target_kind == "rate" or (not self.target_kind and reads_as_rate(self.target))
+
+    def durations(self, predicted: np.ndarray, work: float | None = None) -> np.ndarray | None:
+        """The time runs take, from the law's ``predicted`` target: the target itself for a time;
+        ``work`` / the rate for a rate (None without ``work``: a rate alone gives no duration)."""
+        if not self.rate:
+            return predicted
+        return None if work is None else work / predicted
 
     def predict_interval(self, data: Mapping[str, object], level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Prediction interval: the bootstrap spread of the law, widened by its residual spread."""
@@ -101,9 +115,10 @@ class Law:
                            zip(self.labels, sympy.Add.make_args(self.template))]
         record["bootstrap"] = {"resamples": len(self.bootstrap), "residual_sd": self.residual_sd,
                                "samples": [list(b) for b in self.bootstrap]}
-        order = ["expression", "template", "constants", "intervals", "target", "factors", "terms", "metrics",
-                 "complexity", "domain", "selection", "search", "grammar", "dataset", "seed", "version", "bootstrap"]
-        return {key: record[key] for key in order}
+        order = ["expression", "template", "constants", "intervals", "target", "target_kind", "factors", "terms",
+                 "metrics", "complexity", "domain", "selection", "search", "grammar", "dataset", "seed", "version",
+                 "bootstrap"]
+        return {key: record[key] for key in order if key != "target_kind" or self.target_kind}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
@@ -127,7 +142,7 @@ class Law:
                 intervals={k: list(v) for k, v in record.get("intervals", {}).items()},
                 bootstrap=tuple(tuple(float(x) for x in b) for b in record.get("bootstrap", {}).get("samples", [])),
                 residual_sd=float(record.get("bootstrap", {}).get("residual_sd", 0.0)),
-                search=dict(record.get("search", {})),
+                search=dict(record.get("search", {})), target_kind=_kind(record.get("target_kind", "")),
             )
         except KeyError as exc:
             raise LawError(f"the law has no '{exc.args[0]}' entry; is it a law.json from exprsearch?") from None
@@ -140,6 +155,12 @@ class Law:
             return cls.from_dict(json.loads(text))
         except json.JSONDecodeError as exc:
             raise LawError(f"not valid JSON: {exc}") from None
+
+
+def _kind(value: object) -> str:
+    if value not in ("", "time", "rate"):
+        raise LawError(f"its target_kind is {value!r}; it is 'time' or 'rate'")
+    return str(value)
 
 
 def locate(path: str | Path) -> Path:

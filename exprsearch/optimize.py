@@ -3,6 +3,7 @@ time budget, with the Pareto set of time vs cost."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,11 +18,14 @@ SECONDS = {"s": 1.0, "min": 60.0, "h": 3600.0}
 
 @dataclass(frozen=True)
 class Choice:
-    """One configuration with its predicted time (target units) and cost (None without prices)."""
+    """One configuration with its predicted time (target units) and cost (None without prices);
+    ``value`` is the law's target there: the time itself, or the rate a time is the work over
+    (``time`` is None for a rate given no work)."""
 
     config: dict[str, float]
-    time: float
+    time: float | None
     cost: float | None
+    value: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -47,16 +51,25 @@ class Pricing:
 
 def optimize(
     law: Law, vary: dict[str, np.ndarray], fixed: dict[str, float], where: list[str] = (),
-    pricing: Pricing | None = None, budget: float | None = None,
+    pricing: Pricing | None = None, budget: float | None = None, work: float | None = None,
 ) -> Optimum:
-    """Minimise time, or cost subject to ``time <= budget`` when ``pricing`` is given."""
+    """Minimise time, or cost subject to ``time <= budget`` when ``pricing`` is given. A law of a
+    rate (:attr:`Law.rate`) is maximised; its time, for a budget or prices, is ``work`` / rate."""
     if not vary:
         raise ConfigError("give at least one --vary FACTOR=RANGE to search over")
+    if work is not None and not (law.rate and 0 < work < math.inf):
+        raise ConfigError(f"--work {work:g}: give the positive amount one run processes, for a law of a rate"
+                          if law.rate else f"--work is for a law of a rate; {law.target} is a time")
+    if law.rate and work is None and (budget is not None or pricing is not None):
+        raise ConfigError(f"{law.target} is a rate: give --work, the amount one run processes (samples, tokens), "
+                          f"so that its time, work / {law.target}, can meet a budget or be priced")
     columns = grid(law.factors, vary, fixed, law.domain)
-    time, ok = defined(law, columns)
+    value, ok = defined(law, columns)
     if not ok.any():
-        raise ConfigError(f"the law gives no time (positive and finite) anywhere in the --vary grid, e.g. at "
-                          f"{describe(columns, 0)}: {time[0]:g}; search near the measured values")
+        raise ConfigError(f"the law gives no {'rate' if law.rate else 'time'} (positive and finite) anywhere in the "
+                          f"--vary grid, e.g. at {describe(columns, 0)}: {value[0]:g}; search near the measured values")
+    with np.errstate(all="ignore"):  # a rate's time for one unit of work orders the runs as any work does
+        time = law.durations(value, 1.0 if work is None else work)
     left_out = [_left_out("where the law gives no time (positive and finite)", ~ok, columns)]
     keep = constraint_mask(list(where), columns) & ok
     if not keep.any():
@@ -75,14 +88,17 @@ def optimize(
         raise ConfigError(
             f"no configuration meets the budget of {budget:g}; the fastest is "
             f"{describe(columns, fastest)} at {time[fastest]:.4g}"
+            + (f" ({law.target} {value[fastest]:.4g})" if law.rate else "")
         )
     objective = "cost" if cost is not None else "time"
     score = cost if cost is not None else time
     index = np.flatnonzero(feasible)
     best = int(index[np.lexsort((time[index], score[index]))[0]])
     pareto = _pareto(index, time, cost) if cost is not None else [best]
-    choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()}, float(time[i]),  # noqa: E731
-                              None if cost is None else float(cost[i]))
+    timed = not law.rate or work is not None
+    choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()},  # noqa: E731
+                              float(time[i]) if timed else None, None if cost is None else float(cost[i]),
+                              float(value[i]))
     return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()),
                    tuple(entry for entry in left_out if entry[1]))
 

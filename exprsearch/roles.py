@@ -23,6 +23,16 @@ _MEASUREMENT = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|mfu|hfu|utili
                           r"accuracy|loss|latency|duration|elapsed|cost|per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. ])",
                           re.IGNORECASE)
 
+# a target so named is a rate, higher is better (a throughput, a speedup): deciding with its law means
+# maximising it, and its time is the work of a run divided by it
+_RATE = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|bandwidth|iops|qps|fps|"
+                   r"per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. ])|/s(?:ec)?$", re.IGNORECASE)
+
+
+def reads_as_rate(name: str) -> bool:
+    """Whether a target's name says it is a rate, higher being better (``images_per_sec``)."""
+    return _RATE.search(name) is not None
+
 
 def stem(name: str) -> str | None:
     """The quantity a column is a statistic of (``ttt_min_max`` → ``ttt_min``), or None."""

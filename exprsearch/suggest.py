@@ -77,11 +77,12 @@ def candidates(space: Mapping[str, np.ndarray], factors: tuple[str, ...]) -> dic
 
 def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
            devices: str | None = None, price: float = 1.0, tolerance: float = 0.05,
-           budget: float | None = None) -> Advice:
+           budget: float | None = None, work: float | None = None) -> Advice:
     """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``, planned for
     ``budget`` more cost and within it (default: planned for as much as the measurements so far
     cost, without a limit). Search with ``near_front=False``, as ``exprsearch suggest`` does, so
-    that the laws off the front that fit nearly as well are among the plausible ones."""
+    that the laws off the front that fit nearly as well are among the plausible ones. A run of a
+    law of a rate (:attr:`Law.rate`) takes ``work`` / rate (one unit of work where not given)."""
     law = result.law
     check_factors(list(at), law.factors, "--at")
     missing = [f for f in law.factors if f not in at]
@@ -120,16 +121,18 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     nearest = _nearest(grid, at)
     near_measured = bool(measured[nearest])
     scale = (grid[devices] if devices else 1.0) * price
-    cost = predictions[0, :-1] * scale
-    # a run fits a budget only if it fits at the upper end of its bootstrap interval: a run
-    # predicted just under the budget overruns it about half the time
+    amount = 1.0 if work is None else work
     with np.errstate(all="ignore"):
-        dearest = np.nan_to_num(np.percentile(samples[:, :-1], 97.5, axis=0) * scale, nan=np.inf)
+        cost = law.durations(predictions[0, :-1], amount) * scale
+        # a run fits a budget only if it fits at the upper end of its bootstrap interval: a run
+        # predicted just under the budget overruns it about half the time (a rate: the lower end)
+        slowest = np.percentile(samples[:, :-1], 2.5 if law.rate else 97.5, axis=0)
+        dearest = np.nan_to_num(law.durations(slowest, amount) * scale, nan=np.inf)
     dearest = np.maximum(dearest, cost)
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
         data = result.dataset
-        budget = float(np.sum(data.y * (data.column(devices) if devices else 1.0) * price))
+        budget = float(np.sum(law.durations(data.y, amount) * (data.column(devices) if devices else 1.0) * price))
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
     agree = max(abs(p / point - 1) for p in predictions[:, -1])
@@ -178,7 +181,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         budget = max(budget - (dearest[best] if capped else cost[best]), 0.0)
     plausible = tuple((_written(t, v, 4), to_readable(t), float(w), float(p))
                       for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
-    suggestions, basis = [], _basis(devices, price)
+    suggestions, basis = [], _basis(devices, price, law.target if law.rate else None, work)
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
         sentence = (_again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else
@@ -341,9 +344,11 @@ def _measured(result: Result, grid: dict) -> np.ndarray:
     return np.array([tuple(row) in taken for row in rows])
 
 
-def _basis(devices: str | None, price: float) -> str:
-    """What a run's cost is made of, in words: ``(2 × p × predicted time)``."""
-    parts = ([f"{price:g}"] if price != 1 else []) + ([devices] if devices else []) + ["predicted time"]
+def _basis(devices: str | None, price: float, rate: str | None = None, work: float | None = None) -> str:
+    """What a run's cost is made of, in words: ``(2 × p × predicted time)``; for a law of the
+    ``rate``, the time is the work over it (``p × 1e+06 / predicted images_per_sec``)."""
+    time = "predicted time" if rate is None else f"{1 if work is None else work:g} / predicted {rate}"
+    parts = ([f"{price:g}"] if price != 1 else []) + ([devices] if devices else []) + [time]
     return f"({' × '.join(parts)})" if len(parts) > 1 else "(its predicted time)"
 
 

@@ -233,6 +233,7 @@ def optimize_command(
     price_table: Annotated[Path | None, typer.Option(help="CSV: factor columns and a 'price' column per hour.")] = None,
     budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time, in the target's unit.")] = None,
     time_unit: Annotated[str, typer.Option(help="Unit of the target: s, min or h (for cost).")] = "s",
+    work_: Annotated[float | None, typer.Option("--work", help="For a law of a rate (samples/s): what one run processes, so that its time is work / rate (for --budget and prices).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).")] = None,
     levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).")] = None,
@@ -264,11 +265,12 @@ def optimize_command(
             from ..plot import require_matplotlib
 
             require_matplotlib()  # before the search, not after it
-        found = optimize(law, _varied(vary), _fixed(fix), where, pricing, budget)
+        found = optimize(law, _varied(vary), _fixed(fix), where, pricing, budget, work_)
         if plot is not None:
             from ..plot import pareto_set
 
-            pareto_set(list(found.pareto), found.best, law.target, plot, budget)
+            pareto_set(list(found.pareto), found.best, f"time (work / {law.target})" if law.rate else law.target,
+                       plot, budget)
         return law, found
 
     law, o = _guard(work)
@@ -285,8 +287,13 @@ def optimize_command(
     config = ", ".join(f"{k} = {v:g}" for k, v in best.config.items())
     cost = "" if best.cost is None else f", cost {best.cost:.4g}"
     what = "cheapest" if o.objective == "cost" else "fastest"
+    timed = f", time {best.time:.4g}" if law.rate and best.time is not None else ""
     out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
-              f"{law.target} {best.time:.4g}{cost}", highlight=False)
+              f"{law.target} {best.value:.4g}{timed}{cost}", highlight=False)
+    if law.rate:
+        err.print(Text("note: ", style="yellow") + Text(
+            f"{law.target} is read as a rate (higher is better), so the fastest configuration has the largest; "
+            "if it is a time, rerun with --target-kind time"), highlight=False)
     for why, count, first in o.left_out:
         err.print(Text("note: ", style="yellow") + Text(f"left out {count} configuration(s) {why}, first {first}"),
                   highlight=False)
@@ -295,9 +302,11 @@ def optimize_command(
                                                            "before relying on it (exprsearch suggest plans runs)"),
                   highlight=False)
     if o.objective == "cost" and len(o.pareto) > 1:
-        table = Table(*best.config, law.target, "cost", title="time vs cost: Pareto set", title_justify="left")
+        table = Table(*best.config, law.target, *(["time"] if law.rate else []), "cost",
+                      title="time vs cost: Pareto set", title_justify="left")
         for c in o.pareto[:30]:
-            table.add_row(*[f"{v:g}" for v in c.config.values()], f"{c.time:.4g}", f"{c.cost:.4g}")
+            table.add_row(*[f"{v:g}" for v in c.config.values()], f"{c.value:.4g}",
+                          *([f"{c.time:.4g}"] if law.rate else []), f"{c.cost:.4g}")
         out.print(table)
         if len(o.pareto) > 30:
             out.print(f"… and {len(o.pareto) - 30} more on the Pareto set (all of them with --json)", highlight=False)

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from .. import export
+from ..errors import SettingsError
 from ..fit import FitSettings
 from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import law_name, to_readable
@@ -44,6 +46,7 @@ def run(
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.")] = False,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.")] = False,
+    target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput), for optimize, explain and suggest. Default: read from the target's name (images_per_sec is a rate).")] = None,
     plot: Annotated[bool, typer.Option("--plot", help="Also write PNG figures (needs matplotlib).")] = False,
     report: Annotated[bool, typer.Option("--report", help="Also write report.html (figures need matplotlib).")] = False,
 ) -> None:
@@ -67,8 +70,10 @@ def run(
                 export.check_free(folder, names)
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   scheduler)
-        for note in _data_notes(datasets):  # what was left out of the data is said before the search
-            err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+        kinds = {name: _target_kind(target_kind, dataset.target) for name, dataset in datasets.items()}
+        rates = [] if target_kind else sorted({d.target for name, d in datasets.items() if kinds[name] == "rate"})
+        for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates]:
+            err.print(Text("note: ", style="yellow") + Text(note), highlight=False)  # said before the search
         results = []
         for name, dataset in datasets.items():
             with _progress(quiet=json_) as bar:
@@ -83,6 +88,8 @@ def run(
                         raise
                     failed[name] = str(exc)  # one group's data say too little: the others still get their laws
                     continue
+            if kinds[name]:  # law.json says what the target is, where the user or its name said it
+                result = replace(result, law=replace(result.law, target_kind=kinds[name]))
             export.write(result.law, result.ranking, where[name], overwrite=force)
             if levels and intrinsic_factors:
                 checked[name] = _levels(result, intrinsic_factors, settings.fit, where[name])
@@ -230,6 +237,19 @@ def _print_levels(checked: list, directory: Path, tables: bool = True) -> None:
             out.print(table)
     if checked and tables:
         out.print(f"wrote {LEVELS_FILE} to {directory}", highlight=False)
+
+
+_RATE_NOTE = ("target {0} reads as a rate (higher is better): optimize takes the largest as the fastest, explain's "
+              "speedup is its growth, and a time is work / {0}; pass --target-kind time if it is a time")
+
+
+def _target_kind(given: str | None, target: str) -> str:
+    """The kind law.json records: as given, or "rate" where the target's name reads as one."""
+    from ..roles import reads_as_rate
+
+    if given is not None and given not in ("time", "rate"):
+        raise SettingsError(f"--target-kind {given}: give time or rate")
+    return given or ("rate" if reads_as_rate(target) else "")
 
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -26,6 +27,8 @@ def suggest(
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (20 to 10000).")] = 100,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.")] = 0,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.")] = False,
+    target_kind: Annotated[str | None, typer.Option(help="time or rate (a throughput: a run takes work / rate). Default: read from the target's name.")] = None,
+    work_: Annotated[float | None, typer.Option("--work", help="With a rate: what one run processes, so that its time is work / rate (default 1: costs per unit of work).")] = None,
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
     from .. import export
@@ -36,7 +39,7 @@ def suggest(
     from ..suggest import advise
     from ..vocabulary import law_name
     from . import common as cli
-    from .run import _datasets
+    from .run import _datasets, _target_kind
 
     def work():
         if not vary:
@@ -48,7 +51,9 @@ def suggest(
                               (not 0 < tolerance < 1, f"--tolerance {tolerance:g}: give a fraction between 0 and 1 (0.05 is 5 %)"),
                               (not 0 < price < float("inf"), f"--price {price:g}: give a positive price per unit of cost"),
                               (budget is not None and not 0 < budget < float("inf"),
-                               f"--cost-budget {budget}: give a positive cost")):
+                               f"--cost-budget {budget}: give a positive cost"),
+                              (work_ is not None and not 0 < work_ < float("inf"),
+                               f"--work {work_}: give the positive amount one run processes")):
             if bad:
                 raise SettingsError(sentence)
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
@@ -66,8 +71,14 @@ def suggest(
             raise ConfigError(f"give factor '{extra[0]}' its values to measure: --vary {extra[0]}=…")
         # every sum the screening forms: the plausible laws include those off the front
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap, near_front=False)
+        kind = _target_kind(target_kind, dataset.target)
+        if work_ is not None and kind != "rate":
+            raise ConfigError(f"--work is for a target that is a rate; {dataset.target} is a time (or pass "
+                              "--target-kind rate)")
         result = search(dataset, grammar=grammar, settings=settings)
-        return result, advise(result, space, point, count, devices and law_name(devices), price, tolerance, budget)
+        result = replace(result, law=replace(result.law, target_kind=kind))
+        return result, advise(result, space, point, count, devices and law_name(devices), price, tolerance, budget,
+                              work_)
 
     result, advice = cli._guard(work)
     if json_:
