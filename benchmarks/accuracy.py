@@ -139,15 +139,39 @@ def extrap_error(python: Path, train: pd.DataFrame, test: pd.DataFrame) -> float
     return mape(predicted, test["time"].to_numpy())
 
 
+def rates(shared: Path, grammar: str) -> None:
+    """On the throughput tables: the law fitted to the rate itself against the law fitted to its
+    time (amount / rate), both judged on the held-out rates (what `run --target-kind rate` fits
+    against a column 1 / rate)."""
+    print("| data set | series | median error fitting the rate % | fitting the time % | the time better |")
+    print("|---|---|---|---|---|")
+    for spec in SPECS:
+        if not spec.target.startswith("per:"):
+            continue
+        direct, timed = [], []
+        for _, train, test in series(spec, shared):
+            actual = 1 / test["time"].to_numpy()
+            law = search(from_frame(train.assign(rate=1 / train["time"])[["p", "rate"]], "rate"), grammar=grammar,
+                         resamples=0).law
+            direct.append(mape(law.predict({"p": test["p"].to_numpy()}), actual))
+            law = search(from_frame(train, "time"), grammar=grammar, resamples=0).law
+            timed.append(mape(1 / law.predict({"p": test["p"].to_numpy()}), actual))
+        print(f"| {spec.name} | {len(direct)} | {np.median(direct):.1f} | {np.median(timed):.1f} | "
+              f"{sum(t < d for t, d in zip(timed, direct))}/{len(direct)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "datasets")
     parser.add_argument("--grammar", default="default")
     parser.add_argument("--extrap", action="store_true", help="also run Extra-P (installs it in its own venv)")
     parser.add_argument("--details", type=Path, help="write every series' errors to this CSV")
+    parser.add_argument("--rates", action="store_true", help="compare fitting the throughput with fitting its time")
     args = parser.parse_args()
     if not args.shared.is_dir():
         sys.exit(f"no data sets at {args.shared}; pass --shared DIR")
+    if args.rates:
+        return rates(args.shared, args.grammar)
     python = extrap_ready() if args.extrap else None
     rows = []
     for spec in SPECS:
