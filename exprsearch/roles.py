@@ -73,7 +73,7 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
         spread = float(np.sqrt(np.mean((design @ (scale, power) - np.log(y[rows])) ** 2)))
         rest = [i for i in varying if i != j]
         written = np.isfinite(X[:, [j, *rest]]).all(axis=1) & (X[:, [j, *rest]] > 0).all(axis=1)
-        if abs(abs(power) - 1) <= 0.1 and spread <= ALONE and _powers(X[written], j, rest) is None:
+        if abs(abs(power) - 1) <= 0.1 and spread <= ALONE and _powers(np.unique(X[written], axis=0), j, rest) is None:
             shown = f"{np.exp(scale):.3g}{'·' if power > 0 else '/'}{names[j]}"
             within = "exactly" if spread < 1e-6 else f"within {100 * spread:.2g} %"
             found[names[j]] = f"alone it gives {target} {within}: {target} ≈ {shown}"
@@ -94,6 +94,7 @@ def derived_notes(names: list[str], X: np.ndarray) -> list[str]:
     = workers × batch per worker): a law can write such a factor through the others, so laws the
     data cannot tell apart multiply; naming one of them fewer with --factors keeps the law readable."""
     left = [j for j in range(X.shape[1]) if (X[:, j] > 0).all()]
+    X = np.unique(X, axis=0)  # one row per configuration: what is exact on them is exact on every row
     notes = []
     while len(left) > 1:
         found = []
@@ -119,8 +120,8 @@ def derived_notes(names: list[str], X: np.ndarray) -> list[str]:
 def _fewest(X: np.ndarray, j: int, others: list[int]) -> tuple[list[int], np.ndarray] | None:
     """Column ``j`` as a product of powers of the fewest of ``others`` (a global batch through
     workers and batch per worker, not through every column that happens to fit as well), or None."""
-    if _powers(X, j, others) is None:
-        return None
+    if len(np.unique(X[:, [j, *others]], axis=0)) > len(others) + 1 and _powers(X, j, others) is None:
+        return None  # not even through all of them (where they are too few to say, their subsets may)
     for size in range(1, len(others) + 1):
         for subset in itertools.islice(itertools.combinations(others, size), 200):
             powers = _powers(X, j, list(subset))
