@@ -293,7 +293,7 @@ def optimize_command(
     if law.rate:
         err.print(Text("note: ", style="yellow") + Text(
             f"{law.target} is read as a rate (higher is better), so the fastest configuration has the largest; "
-            "if it is a time, rerun with --target-kind time"), highlight=False)
+            "if it is a time, fit it again with exprsearch run … --target-kind time"), highlight=False)
     for why, count, first in o.left_out:
         err.print(Text("note: ", style="yellow") + Text(f"left out {count} configuration(s) {why}, first {first}"),
                   highlight=False)
