@@ -23,6 +23,8 @@ _READERS = {
     ".txt": lambda p: lazy_pandas().read_csv(p, sep=None, engine="python"),
     ".parquet": lambda p: lazy_pandas().read_parquet(p),
     ".json": lambda p: lazy_pandas().read_json(p),
+    ".jsonl": lambda p: _json_lines(p),  # a log of one JSON object per run (an Extra-P one is known by "params")
+    ".ndjson": lambda p: _json_lines(p),
 }
 _SEPARATORS = {".csv": ",", ".tsv": "\t"}
 _TEXT = (".csv", ".tsv", ".txt")  # a header line, then a line per row: read_table indexes rows by line
@@ -39,7 +41,7 @@ def lazy_pandas():
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV/TSV/Parquet/JSON file into a DataFrame, with a clear error when it cannot."""
+    """Read a CSV/TSV/Parquet/JSON/JSON Lines file into a DataFrame, with a clear error when it cannot."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file '{path}' does not exist; check the path")
@@ -54,6 +56,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise DataError(f"reading '{path}' needs pyarrow: pip install 'exprsearch[parquet]' (or save the table as CSV)")
     try:
         frame = reader(path)
+    except DataError:  # a reader's own sentence, naming the line
+        raise
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if path.suffix.lower() in _TEXT:
@@ -80,6 +84,28 @@ def rows_named(rows: np.ndarray, numbering: int | np.ndarray) -> str:
     more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
     kind = "line" if isinstance(numbering, np.ndarray) or numbering else "row"
     return f"{kind}{'s' if len(rows) > 1 else ''} {shown}{more}"
+
+
+def _json_lines(path: Path) -> pd.DataFrame:
+    """A table of one JSON object per line (a training log), each row indexed by its line so that
+    messages can name it; a line that is no JSON object is named."""
+    import json
+
+    records, lines = [], []
+    for number, line in enumerate(_unified(path.read_text(encoding="utf-8-sig")).split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict):
+            raise DataError(f"'{path}' line {number} is not a JSON object ({line.strip()[:40]!r}); a JSON Lines "
+                            "table has one {\"column\": value, …} per line")
+        records.append(record)
+        lines.append(number)
+    pd = lazy_pandas()
+    return pd.DataFrame.from_records(records).set_axis(pd.Index(lines, name=_BY_LINE) - 2, axis=0)
 
 
 def _unified(text: str) -> str:

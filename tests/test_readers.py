@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from exprsearch.data import load_table
 from exprsearch.errors import DataError
 from exprsearch.readers import detect_format, load_series, read_profile
 from tests.test_cli_decide import run
@@ -53,7 +54,6 @@ def test_json_lines_default_names_and_value_lists_as_extrap(tmp_path):
     ('{"params": {"x": 1}, "value": 2}\n{"params": {"y": 2}, "value": 3}\n', "line 2 gives parameters y"),
     ('{"params": {"x": 1}, "value": "2"}\n', "line 1 needs numeric parameter values"),
     ('{"params": {"x": 1}, "value": 2}\nnot json\n', "line 2 is not a JSON object"),
-    ('{"x": 1}\n', 'line 1 needs "params"'),
 ])
 def test_broken_json_lines_name_the_line(tmp_path, text, fragment):
     path = tmp_path / "b.jsonl"
@@ -195,3 +195,19 @@ def test_an_extrap_text_file_without_an_extension_is_read_as_one(tmp_path):
 
     with pytest.raises(DataError, match=r"unknown extension '\.dat'.*an Extra-P file is known by its content, or by run's and profile's --format"):
         load_table(other, "time")
+
+
+def test_json_lines_without_params_are_a_table_such_as_a_training_log(tmp_path):
+    """One JSON object per run, as training scripts log them: a table, its rows named by line."""
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps({"gpus": p, "batch": b, "step_s": 0.1 + b / (100 * p)}) + "\n"
+                            for p in (1, 2, 4, 8) for b in (32, 64)))
+    assert detect_format(path) == "table"
+    data = load_table(path, "step_s")
+    assert data.factors == ("gpus", "batch") and data.n_rows == 8
+    (tmp_path / "gap.ndjson").write_text('{"gpus": 1, "step_s": 1.0}\n\n{"gpus": 2, "step_s": null}\n')
+    with pytest.raises(DataError, match="column 'step_s' has missing or non-numeric values at line 3"):
+        load_table(tmp_path / "gap.ndjson", "step_s")
+    (tmp_path / "bad.jsonl").write_text('{"gpus": 1, "step_s": 1.0}\n[1, 2]\n')
+    with pytest.raises(DataError, match="line 2 is not a JSON object"):
+        load_table(tmp_path / "bad.jsonl", "step_s")

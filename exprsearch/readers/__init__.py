@@ -60,8 +60,9 @@ def detect_format(path: str | Path) -> str:
         return "extrap-text"
     if suffix == ".txt" and head.startswith("{") and '"parameters"' in head and ";" in head.split("\n", 1)[0]:
         return "talpas"
-    if suffix == ".jsonl" or (suffix == ".json" and head.startswith("{") and '"params"' in head.split("\n", 1)[0]):
-        return "extrap-jsonl"
+    first = next((line for line in head.splitlines() if line.strip()), "")
+    if suffix in (".jsonl", ".ndjson", ".json") and first.startswith("{") and '"params"' in first:
+        return "extrap-jsonl"  # Extra-P's JSON Lines; other JSON Lines files are tables (a training log)
     if suffix == ".json" and ('"callpaths"' in head or '"parameters"' in head and '"measurements"' in head):
         return "extrap-json"
     return "table"
