@@ -105,7 +105,8 @@ def _json_lines(path: Path) -> pd.DataFrame:
         records.append(record)
         lines.append(number)
     pd = lazy_pandas()
-    return pd.DataFrame.from_records(records).set_axis(pd.Index(lines, name=_BY_LINE) - 2, axis=0)
+    # nested objects flatten to dotted columns ({"config": {"gpus": 8}} is config.gpus), as logs nest them
+    return pd.json_normalize(records).set_axis(pd.Index(lines, name=_BY_LINE) - 2, axis=0)
 
 
 def _unified(text: str) -> str:

@@ -208,6 +208,10 @@ def test_json_lines_without_params_are_a_table_such_as_a_training_log(tmp_path):
     (tmp_path / "gap.ndjson").write_text('{"gpus": 1, "step_s": 1.0}\n\n{"gpus": 2, "step_s": null}\n')
     with pytest.raises(DataError, match="column 'step_s' has missing or non-numeric values at line 3"):
         load_table(tmp_path / "gap.ndjson", "step_s")
+    nested = tmp_path / "nested.jsonl"  # as logs nest them: {"config": {...}, "metrics": {...}}
+    nested.write_text("".join(json.dumps({"config": {"gpus": p}, "metrics": {"step_s": 1 + 8 / p}}) + "\n"
+                              for p in (1, 2, 4, 8)))
+    assert load_table(nested, "metrics.step_s").factors == ("config_gpus",)
     (tmp_path / "bad.jsonl").write_text('{"gpus": 1, "step_s": 1.0}\n[1, 2]\n')
     with pytest.raises(DataError, match="line 2 is not a JSON object"):
         load_table(tmp_path / "bad.jsonl", "step_s")
