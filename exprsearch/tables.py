@@ -22,7 +22,7 @@ _READERS = {
     ".tsv": lambda p: lazy_pandas().read_csv(p, sep="\t"),
     ".txt": lambda p: lazy_pandas().read_csv(p, sep=None, engine="python"),
     ".parquet": lambda p: lazy_pandas().read_parquet(p),
-    ".json": lambda p: lazy_pandas().read_json(p),
+    ".json": lambda p: _json(p),
     ".jsonl": lambda p: _json_lines(p),  # a log of one JSON object per run (an Extra-P one is known by "params")
     ".ndjson": lambda p: _json_lines(p),
 }
@@ -84,6 +84,17 @@ def rows_named(rows: np.ndarray, numbering: int | np.ndarray) -> str:
     more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
     kind = "line" if isinstance(numbering, np.ndarray) or numbering else "row"
     return f"{kind}{'s' if len(rows) > 1 else ''} {shown}{more}"
+
+
+def _json(path: Path) -> pd.DataFrame:
+    """A JSON table: a list of objects (a log; nested objects flatten to dotted columns, as in
+    :func:`_json_lines`), or any layout pandas reads (columns of values, split, index)."""
+    import json
+
+    document = json.loads(path.read_text(encoding="utf-8-sig"))
+    if isinstance(document, list) and document and all(isinstance(r, dict) for r in document):
+        return lazy_pandas().json_normalize(document)
+    return lazy_pandas().read_json(path)
 
 
 def _json_lines(path: Path) -> pd.DataFrame:

@@ -212,6 +212,9 @@ def test_json_lines_without_params_are_a_table_such_as_a_training_log(tmp_path):
     nested.write_text("".join(json.dumps({"config": {"gpus": p}, "metrics": {"step_s": 1 + 8 / p}}) + "\n"
                               for p in (1, 2, 4, 8)))
     assert load_table(nested, "metrics.step_s").factors == ("config_gpus",)
+    listed = tmp_path / "runs.json"  # the same runs as one JSON list
+    listed.write_text(json.dumps([json.loads(line) for line in nested.read_text().splitlines()]))
+    assert load_table(listed, "metrics.step_s").factors == ("config_gpus",)
     (tmp_path / "bad.jsonl").write_text('{"gpus": 1, "step_s": 1.0}\n[1, 2]\n')
     with pytest.raises(DataError, match="line 2 is not a JSON object"):
         load_table(tmp_path / "bad.jsonl", "step_s")
