@@ -85,6 +85,18 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     return {n: found[n] for n in names if n in found}
 
 
+_INDEX = re.compile(r"^(?:|index|Unnamed: \d+)$", re.IGNORECASE)  # what pandas names a table's written index
+
+
+def row_numbers(names: list[str], X: np.ndarray) -> list[str]:
+    """The columns among ``names`` that hold the rows' numbers (0, 1, 2, … or 1, 2, 3, …) under
+    the name of an index written with the table (pandas' ``to_csv`` writes one by default): a
+    row's number is no setting of its run."""
+    counter = np.arange(len(X), dtype=float)
+    return [name for j, name in enumerate(names) if _INDEX.match(name) and len(X) > 1
+            and (np.array_equal(X[:, j], counter) or np.array_equal(X[:, j], counter + 1))]
+
+
 def _distinct_rows(X: np.ndarray) -> np.ndarray:
     """The distinct rows of ``X`` (each row's bytes compared at once: 5× faster than
     ``np.unique(axis=0)`` on a 100,000-row table)."""

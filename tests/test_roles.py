@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from exprsearch.data import load_table
-from exprsearch.roles import derived_notes, measured_columns, stem
+from exprsearch.roles import derived_notes, measured_columns, row_numbers, stem
 
 
 def _table(tmp_path, extra=lambda frame: frame, noise: float = 0.02, seed: int = 0):
@@ -131,3 +131,14 @@ def test_few_configurations_make_no_factor_a_product_of_the_others(recwarn):
     assert derived_notes(["p", "n", "b"], X) == []
     X = np.array([[1.0, 1e300, 3.0], [2.0, 1e-300, 5.0], [4.0, 1e200, 11.0]])
     assert derived_notes(["p", "n", "b"], X) == [] and not recwarn.list
+
+
+def test_a_written_index_is_left_out_and_a_factor_counting_up_is_not(tmp_path):
+    frame = pd.read_csv(_table(tmp_path))
+    frame.to_csv(tmp_path / "indexed.csv")  # pandas' default: the index as an unnamed first column
+    data = load_table(tmp_path / "indexed.csv", "time")
+    assert data.factors == ("p", "n")
+    assert any(n.startswith("left out the unnamed column 1: it numbers the rows") for n in data.notes)
+    assert row_numbers(["p"], np.arange(1.0, 9.0)[:, None]) == []  # p = 1..8, one run each: a factor
+    assert row_numbers(["index"], np.arange(1.0, 9.0)[:, None]) == ["index"]
+    assert row_numbers(["index"], np.array([[0.0], [2.0], [1.0]])) == []  # not the rows' numbers
