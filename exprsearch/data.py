@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import derived_notes, measured_columns, row_numbers
+from .roles import derived_notes, settings
 from .tables import file_lines, lazy_pandas, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -213,33 +213,8 @@ def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
     ignored = [c for c in columns if c != target and c not in factors]
     notes = [_ignored(frame, ignored)] if ignored else []
     values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    factors, note = _settings(target, factors, values)
+    factors, note = settings(target, factors, values)
     return factors, notes + ([note] if note else [])
-
-
-def _settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[str], str | None]:
-    """The factors without the columns that look like measurements of the runs (a rate, a
-    statistic of the time), and the note naming those; ``values`` holds the factors' columns,
-    then the target's. All are kept where none would be left."""
-    numbers = row_numbers(factors, values[:, :-1])
-    measured = measured_columns(target, factors, values[:, :-1], values[:, -1])
-    measured = {n: why for n, why in measured.items() if n not in numbers}
-    if not (measured or numbers) or len(measured) + len(numbers) == len(factors):
-        return factors, None
-    said = [f"left out {_shown(n)}: it numbers the rows, an index written with the table (pandas writes one "
-            "unless to_csv is given index=False)" for n in numbers]
-    if measured:
-        said.append("left out column(s) that look like measurements of the runs, not settings: "
-                    + "; ".join(f"{name} ({why})" for name, why in measured.items())
-                    + f". A law for {target} needs what is set before a run; name the factors with --factors "
-                    "to use them")
-    return [f for f in factors if f not in measured and f not in numbers], "; ".join(said)
-
-
-def _shown(column: str) -> str:
-    """A column as the user sees it in the file: pandas names a column without a header 'Unnamed: k'."""
-    unnamed = column.startswith("Unnamed: ") and column[9:].isdigit()
-    return f"the unnamed column {int(column[9:]) + 1}" if unnamed else f"column '{column}'"
 
 
 def _ignored(frame, ignored: list[str]) -> str:
@@ -282,7 +257,7 @@ def from_columns(
         raise DataError(f"{where} cannot be read as numeric columns of one length ({exc}); pass numbers") from None
     notes: list[str] = []
     if inferred:
-        kept, note = _settings(target, factors, numeric)
+        kept, note = settings(target, factors, numeric)
         numeric = numeric[:, [*(factors.index(f) for f in kept), len(factors)]]
         factors, notes = kept, [note] if note else []
     return _dataset(numeric, target, factors, drop_missing, notes, header_lines, where, name, path, sha256)

@@ -40,6 +40,32 @@ def stem(name: str) -> str | None:
     return match.group(1).lower() if match else None
 
 
+def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[str], str | None]:
+    """The factors of a table whose columns were not named, without those that number its rows or
+    look like measurements of the runs (a rate, a statistic of the time), and the note naming
+    them; ``values`` holds the factors' columns, then the target's. All are kept where none would
+    be left."""
+    numbers = row_numbers(factors, values[:, :-1])
+    measured = measured_columns(target, factors, values[:, :-1], values[:, -1])
+    measured = {n: why for n, why in measured.items() if n not in numbers}
+    if not (measured or numbers) or len(measured) + len(numbers) == len(factors):
+        return factors, None
+    said = [f"left out {_shown(n)}: it numbers the rows, an index written with the table (pandas writes one "
+            "unless to_csv is given index=False)" for n in numbers]
+    if measured:
+        said.append("left out column(s) that look like measurements of the runs, not settings: "
+                    + "; ".join(f"{name} ({why})" for name, why in measured.items())
+                    + f". A law for {target} needs what is set before a run; name the factors with --factors "
+                    "to use them")
+    return [f for f in factors if f not in measured and f not in numbers], "; ".join(said)
+
+
+def _shown(column: str) -> str:
+    """A column as the user sees it in the file: pandas names a column without a header 'Unnamed: k'."""
+    unnamed = column.startswith("Unnamed: ") and column[9:].isdigit()
+    return f"the unnamed column {int(column[9:]) + 1}" if unnamed else f"column '{column}'"
+
+
 def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray) -> dict[str, str]:
     """The columns among ``names`` (the candidate factors, values in ``X``) that look like
     measurements of the runs, each with the reason in words. A column is one when
