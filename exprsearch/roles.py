@@ -20,8 +20,8 @@ UNIQUE = 0.8  # a measurement differs on nearly every row; a factor set by desig
 # words that name what a run measures rather than what it is set to; a column so named that differs
 # on most rows (a rate, a utilisation, a cost) is a measurement even where it does not give the time
 _MEASUREMENT = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|mfu|hfu|utili[sz]ation|util|efficiency|"
-                          r"accuracy|loss|latency|duration|elapsed|cost|per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. ])",
-                          re.IGNORECASE)
+                          r"accuracy|loss|latency|duration|elapsed|runtime|timestamp|cost|"
+                          r"per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. ])", re.IGNORECASE)  # runtime, timestamp: W&B's
 
 # a target so named is a rate, higher is better (a throughput, a speedup): deciding with its law means
 # maximising it, and its time is the work of a run divided by it

@@ -66,11 +66,17 @@ def test_columns_named_as_measurements_that_differ_on_most_rows_are_left_out(tmp
         frame["cost_usd"] = frame["time"] * frame["p"] * 0.9 * rng.uniform(0.9, 1.1, len(frame))
         return frame
 
-    data = load_table(_table(tmp_path, more), "time")
+    def logged(frame):  # what a W&B export adds: the run's wall time and when it was logged
+        frame = more(frame)
+        return frame.assign(_runtime=frame["time"] * 1000 * rng.uniform(0.95, 1.05, len(frame)),
+                            _timestamp=1.764e9 + 3600 * np.arange(len(frame)))
+
+    data = load_table(_table(tmp_path, logged), "time")
     assert data.factors == ("p", "n")
     note = next(n for n in data.notes if "measurements of the runs" in n)
     assert "mfu_pct (named as a measurement (mfu) and different on 100 % of the rows" in note
     assert "cost_usd (named as a measurement (cost)" in note
+    assert "_runtime (alone it gives time within" in note and "_timestamp (named as a measurement (timestamp)" in note
 
 
 @pytest.mark.parametrize("extra", [
