@@ -13,7 +13,7 @@ from .configs import ConfigError, constraint_mask, defined, describe, grid
 from .law import Law
 from .tables import file_lines, rows_named
 
-SECONDS = {"s": 1.0, "min": 60.0, "h": 3600.0}
+SECONDS = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
 
 
 @dataclass(frozen=True)

@@ -61,3 +61,10 @@ def test_infeasible_budget_names_the_fastest():
         optimize(law(), P, {"n": 16000}, where=["p > 1000"])
     with pytest.raises(ConfigError, match="at least one --vary"):
         optimize(law(), {}, {"n": 16000})
+
+
+def test_a_time_in_milliseconds_is_priced_by_the_hour():
+    o = optimize(law(), P, {"n": 16000}, pricing=Pricing(price=2.5, devices="p", time_unit="ms"), budget=20)
+    assert o.best.cost == pytest.approx((2 + 16 + 1.5) / 1000 * 10 * 2.5 / 3600)
+    with pytest.raises(ConfigError, match="--time-unit must be one of ms, s, min, h"):
+        optimize(law(), P, {"n": 16000}, pricing=Pricing(price=2.5, time_unit="days"))

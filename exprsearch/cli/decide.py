@@ -232,7 +232,7 @@ def optimize_command(
     devices: Annotated[str | None, typer.Option(help="Factor that counts the devices paid for, e.g. p.")] = None,
     price_table: Annotated[Path | None, typer.Option(help="CSV: factor columns and a 'price' column per hour.")] = None,
     budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time, in the target's unit.")] = None,
-    time_unit: Annotated[str, typer.Option(help="Unit of the target: s, min or h (for cost).")] = "s",
+    time_unit: Annotated[str, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h (for cost).")] = "s",
     work_: Annotated[float | None, typer.Option("--work", help="For a law of a rate (samples/s): what one run processes, so that its time is work / rate (for --budget and prices).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).")] = None,
