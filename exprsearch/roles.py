@@ -23,6 +23,10 @@ _MEASUREMENT = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|mfu|hfu|utili
                           r"accuracy|loss|latency|duration|elapsed|runtime|timestamp|cost|"
                           r"per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. ])", re.IGNORECASE)  # runtime, timestamp: W&B's
 
+# how many runs a row summarises (MLPerf's n_runs): the sample size of its statistics, not a setting
+_COUNT = re.compile(r"^(?:n|num|number|count)[_\-. ]?(?:of[_\-. ]?)?(?:runs|repetitions|trials|measurements)$",
+                    re.IGNORECASE)
+
 # a target so named is a rate, higher is better (a throughput, a speedup): deciding with its law means
 # maximising it, and its time is the work of a run divided by it
 _RATE = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|bandwidth|iops|qps|fps|"
@@ -76,7 +80,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
       that varies repeats its levels (the table is a design, not a sample of scattered values); or
     - its name is a statistic (mean, std, max, …) of the target's quantity or of such a column's; or
     - its name holds a word for a measurement (throughput, per second, utilisation, cost, …) and
-      it differs on more than half of the rows while another factor repeats its levels.
+      it differs on more than half of the rows while another factor repeats its levels; or
+    - its name counts the runs a row summarises (``n_runs``, ``number_of_trials``) while another
+      factor varies and repeats its levels.
     """
     found: dict[str, str] = {}
     named: dict[str, str] = {}  # by a word of their names: said only where the data say nothing more
@@ -86,6 +92,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     for j in varying:
         rows = positive & np.isfinite(X[:, j]) & (X[:, j] > 0)
         if rows.sum() < 6 or not (levelled - {j}):
+            continue
+        if _COUNT.match(names[j]):
+            named[names[j]] = "it counts the runs a row summarises, the sample size of its statistics"
             continue
         share = _distinct_share(X[rows, j])
         word = _MEASUREMENT.search(names[j])

@@ -111,6 +111,12 @@ def test_a_column_the_time_follows_only_roughly_is_a_factor():
     assert measured_columns("time", ["p", "rate"], np.column_stack([p, rate]), time) == {}
 
 
+def test_a_count_of_runs_summarised_is_no_setting(tmp_path):
+    data = load_table(_table(tmp_path, lambda f: f.assign(n_runs=np.where(f["p"] > 2, 5, 10))), "time")
+    assert data.factors == ("p", "n")
+    assert any("n_runs (it counts the runs a row summarises" in n for n in data.notes)
+
+
 def test_stem_reads_statistic_prefixes_and_suffixes():
     assert stem("ttt_min_max") == "ttt_min"
     assert stem("step_time_s_mean") == "step_time_s"
