@@ -185,7 +185,9 @@ def explain_command(
     law, e = _guard(work)
     if json_:
         limit = None if e.limit is None else e.limit.__dict__
+        # "time" holds the law's target along the factor: a rate where target_kind says so
         record = {"factor": e.factor, "fixed": e.fixed, "values": e.values.tolist(), "time": e.total.tolist(),
+                  "target_kind": "rate" if e.rate else "time",
                   "terms": [{"rule": lab, "term": t, "contribution": c.tolist()}
                             for lab, t, c in zip(e.labels, e.terms, e.contributions)],
                   "speedup": e.speedup.tolist(), "efficiency": e.efficiency.tolist(), "limit": limit,
