@@ -319,3 +319,27 @@ def space_size(grammar: Grammar) -> int:
     ``max_products`` simplest transforms per factor are counted, as a run counts them)."""
     return generate(grammar, _Counting()).size
 
+
+def product(factors: list[sympy.Expr]) -> sympy.Expr | None:
+    """The product sympy's Mul makes of ``factors`` that share no base (transforms of different
+    factors, or a constant kind and a term without it), when none holds a number part that Mul
+    would multiply out: their parts in sympy's own order, without Mul's flattening, the most
+    costly step of expanding products of transforms."""
+    parts = [a for f in factors for a in sympy.Mul.make_args(f)]
+    if any(a.is_number for a in parts):
+        return None
+    return sympy.Mul._from_args(tuple(sorted(parts, key=_ORDER_KEY)), is_commutative=True)
+
+
+_ORDERED: dict[tuple[sympy.Basic, sympy.Basic], int] = {}
+
+
+def _compare(a: sympy.Basic, b: sympy.Basic) -> int:
+    """sympy's order of two factors (:meth:`Basic.compare`), kept: the same few transforms are
+    compared in thousands of products, and comparing them walks both trees each time."""
+    if (a, b) not in _ORDERED:
+        _ORDERED[(a, b)] = a.compare(b)
+    return _ORDERED[(a, b)]
+
+
+_ORDER_KEY = functools.cmp_to_key(_compare)

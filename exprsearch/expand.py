@@ -10,7 +10,6 @@ simplest members otherwise; either way the whole space is counted.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from collections import Counter
@@ -19,7 +18,7 @@ import numpy as np
 import sympy
 
 from . import shared
-from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, theta
+from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, product, theta
 from .counting import alike, disjoint_choices, product_count, sum_count
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Reference
 from .memo import Memo
@@ -142,7 +141,7 @@ class Expander:
     def _scaled_term(self, kind: sympy.Symbol, expansion: Expansion) -> Expansion | None:
         inner = expansion[0].generic
         if (kind, inner) not in self._scalings:
-            self._scalings[(kind, inner)] = None if inner.has(kind) else _product([kind, inner])
+            self._scalings[(kind, inner)] = None if inner.has(kind) else product([kind, inner])
         generic = self._scalings[(kind, inner)]
         if generic is None:
             return None
@@ -150,7 +149,7 @@ class Expander:
             return (self._product_term(generic),)
         if generic not in self.terms:
             size = expansion[0].complexity + (1 if inner.is_Mul else 2)
-            pattern = _product([occurrence(0), inner])
+            pattern = product([occurrence(0), inner])
             self.terms[generic] = Term(generic, pattern, (self.kind_of[kind],), 0, inner, size, generic)
         return (self.terms[generic],)
 
@@ -271,7 +270,7 @@ class Expander:
             return None
         generics = tuple(e[0].generic for e in combo)
         if generics not in self._made:  # the same for every series: kept, with the term it makes
-            direct = _product(list(generics))
+            direct = product(list(generics))
             self._made[generics] = None if direct is None or \
                 any(self._holds_kind(a) for a in sympy.Mul.make_args(direct)) else (self._product_term(direct),)
         return self._made[generics]
@@ -300,7 +299,7 @@ class Expander:
             kinds.extend(found)
             pattern_args.append(walked)
             key_args.append(self._walked(a, start - (coefficient is not None), theta)[0] if found else a)
-        pattern, key = _product(pattern_args), _product(key_args) if key_args else sympy.S.One
+        pattern, key = product(pattern_args), product(key_args) if key_args else sympy.S.One
         if pattern is None or key is None:
             return self.term(generic)
         self.terms[generic] = Term(generic, pattern, tuple(kinds), coefficient, key, complexity(generic),
@@ -375,31 +374,6 @@ def _fingerprint(grammar: Grammar, chooses: bool) -> tuple:
     """What a grammar's expansions depend on besides the data (and whether a strategy chooses)."""
     return (grammar.factors, grammar.constants, tuple(grammar.rules.items()), grammar.limits,
             tuple(sorted(grammar.fixed.items())), chooses)
-
-
-def _product(factors: list[sympy.Expr]) -> sympy.Expr | None:
-    """The product sympy's Mul makes of ``factors`` that share no base (transforms of different
-    factors, or a constant kind and a term without it), when none holds a number part that Mul
-    would multiply out: their parts in sympy's own order, without Mul's flattening, the most
-    costly step of expanding products of transforms."""
-    parts = [a for f in factors for a in sympy.Mul.make_args(f)]
-    if any(a.is_number for a in parts):
-        return None
-    return sympy.Mul._from_args(tuple(sorted(parts, key=_ORDER_KEY)), is_commutative=True)
-
-
-_ORDERED: dict[tuple[sympy.Basic, sympy.Basic], int] = {}
-
-
-def _compare(a: sympy.Basic, b: sympy.Basic) -> int:
-    """sympy's order of two factors (:meth:`Basic.compare`), kept: the same few transforms are
-    compared in thousands of products, and comparing them walks both trees each time."""
-    if (a, b) not in _ORDERED:
-        _ORDERED[(a, b)] = a.compare(b)
-    return _ORDERED[(a, b)]
-
-
-_ORDER_KEY = functools.cmp_to_key(_compare)
 
 
 def _combinations(count: int, size: int) -> np.ndarray:
