@@ -60,6 +60,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
+    if frame.shape[0] == 0:
+        raise DataError(f"'{path}' holds no rows of measurements; a law needs several")
     if path.suffix.lower() in _TEXT:
         lines = _unified(path.read_text(encoding="utf-8-sig", errors="replace")).split("\n")  # once, for both
         frame = _indexed_by_line(lines, frame, _SEPARATORS.get(path.suffix.lower()))
@@ -93,8 +95,19 @@ def _json(path: Path) -> pd.DataFrame:
 
     document = json.loads(path.read_text(encoding="utf-8-sig"))
     if isinstance(document, list) and document and all(isinstance(r, dict) for r in document):
-        return lazy_pandas().json_normalize(document)
-    return lazy_pandas().read_json(path)
+        return _scalars(lazy_pandas().json_normalize(document))
+    return _scalars(lazy_pandas().read_json(path))
+
+
+def _scalars(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with lists and objects in cells (a run's tags) written as their JSON text:
+    labels, as text is, where a list in a cell would stop every step that compares values."""
+    import json
+
+    for column in frame.columns:
+        if frame[column].dtype.kind == "O" and frame[column].map(lambda v: isinstance(v, (list, dict))).any():
+            frame[column] = frame[column].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
+    return frame
 
 
 def _json_lines(path: Path) -> pd.DataFrame:
@@ -117,7 +130,7 @@ def _json_lines(path: Path) -> pd.DataFrame:
         lines.append(number)
     pd = lazy_pandas()
     # nested objects flatten to dotted columns ({"config": {"gpus": 8}} is config.gpus), as logs nest them
-    return pd.json_normalize(records).set_axis(pd.Index(lines, name=_BY_LINE) - 2, axis=0)
+    return _scalars(pd.json_normalize(records)).set_axis(pd.Index(lines, name=_BY_LINE) - 2, axis=0)
 
 
 def _unified(text: str) -> str:

@@ -215,6 +215,13 @@ def test_json_lines_without_params_are_a_table_such_as_a_training_log(tmp_path):
     listed = tmp_path / "runs.json"  # the same runs as one JSON list
     listed.write_text(json.dumps([json.loads(line) for line in nested.read_text().splitlines()]))
     assert load_table(listed, "metrics.step_s").factors == ("config_gpus",)
+    tagged = tmp_path / "tags.jsonl"  # a list in a cell is a label, not a crash
+    tagged.write_text("".join(json.dumps({"gpus": p, "tags": ["a"] * p, "step_s": 1 + 8 / p}) + "\n" for p in (1, 2, 4)))
+    tagged_data = load_table(tagged, "step_s")
+    assert tagged_data.factors == ("gpus",) and any("ignored non-numeric column(s) tags" in n for n in tagged_data.notes)
+    (tmp_path / "none.jsonl").write_text("\n")
+    with pytest.raises(DataError, match="holds no rows of measurements"):
+        load_table(tmp_path / "none.jsonl", "step_s")
     (tmp_path / "bad.jsonl").write_text('{"gpus": 1, "step_s": 1.0}\n[1, 2]\n')
     with pytest.raises(DataError, match="line 2 is not a JSON object"):
         load_table(tmp_path / "bad.jsonl", "step_s")
