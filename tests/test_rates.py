@@ -103,3 +103,14 @@ def test_run_says_a_rate_is_read_as_one_and_law_json_records_it(tmp_path):
     assert json.loads((tmp_path / "t" / "law.json").read_text())["target_kind"] == "time"
     bad = run("run", data, "-t", "images_per_sec", "--target-kind", "fast", "--out", tmp_path / "b")
     assert bad.exit_code == 2 and "--target-kind fast: give time or rate" in bad.output
+
+
+def test_a_rate_that_falls_beyond_its_law_is_pointed_to_its_time(tmp_path):
+    """100 p - 0.5 p² peaks at p = 100: no sum of rising terms follows it, and run says the time may."""
+    rng = np.random.default_rng(2)
+    data = tmp_path / "peak.csv"
+    pd.DataFrame([{"gpus": p, "samples_per_s": (100 * p - 0.5 * p * p) * (1 + 0.02 * rng.standard_normal())}
+                  for p in (1, 2, 4, 8, 16, 32, 48, 64, 96, 128) for _ in range(2)]).to_csv(data, index=False)
+    result = run("run", data, "-t", "samples_per_s", "--bootstrap", "0", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert "its time, a column 1 / samples_per_s, may have a law that fits" in " ".join(result.output.split())

@@ -243,6 +243,11 @@ _RATE_NOTE = ("target {0} reads as a rate (higher is better): optimize takes the
               "speedup is its growth, and a time is work / {0}; pass --target-kind time if it is a time")
 
 
+_RATE_MISFIT = ("{0} is a rate and its law misses the measurements by more than their noise (lack-of-fit p < 0.01): "
+                "sums of terms that rise cannot level off or fall as a rate does where scaling saturates; its time, a "
+                "column 1 / {0}, may have a law that fits (docs/accuracy.md compares the two on public tables)")
+
+
 def _target_kind(given: str | None, target: str) -> str:
     """The kind law.json records: as given, or "rate" where the target's name reads as one."""
     from ..roles import reads_as_rate
@@ -337,6 +342,9 @@ def _report(result: Result, directory: Path) -> None:
         + (f", measured noise {noise:.3g} %" if noise is not None else "")
         + f"; chosen by {law.selection}.", highlight=False,
     )
+    misfit = law.metrics.get("lack_of_fit_p")
+    if law.rate and misfit is not None and misfit < 0.01:  # a rate that levels off or falls: the time may fit
+        err.print(Text("note: ", style="yellow") + Text(_RATE_MISFIT.format(law.target)), highlight=False)
     if law.intervals:
         spans = ", ".join(f"{k} = {law.constants[k]:.4g} [{lo:.4g}, {hi:.4g}]" for k, (lo, hi) in law.intervals.items())
         out.print(f"95 % bootstrap intervals ({len(law.bootstrap)} resamples): {spans}", highlight=False)
