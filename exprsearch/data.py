@@ -136,8 +136,8 @@ def load_grouped(
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     # the roles of the columns are the file's, decided once: a small group says little about them
     rest = frame.drop(columns=keys).set_axis([c for c in columns if c not in keys], axis=1)
-    chosen, notes = (factors, []) if factors else _inferred(rest, target, drop_missing, f"'{path}'",
-                                                            file_lines(frame.index))
+    chosen, _, notes = (factors, None, []) if factors else _inferred(rest, target, drop_missing, f"'{path}'",
+                                                                    file_lines(frame.index))
     groups, failures = {}, {}
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
         name = ",".join(f"{k}={v}" for k, v in zip(keys, values))
@@ -176,21 +176,23 @@ def from_frame(
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
     _require_column(target, columns, where, "target")
-    notes: list[str] = []
     factors = _columns_named(factors, columns)
     if factors is None:
-        factors, notes = _inferred(frame, target, drop_missing, where, numbering)
-    _check_factors(factors, target, columns, where)
-    numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+        factors, numeric, notes = _inferred(frame, target, drop_missing, where, numbering)
+    else:
+        notes = []
+        _check_factors(factors, target, columns, where)
+        numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     mixed = mixed_setups(frame[[c for c in columns if c not in factors and c != target]], numeric[:, :-1], numeric[:, -1])
     notes += [mixed] if mixed else []
     return _dataset(numeric, target, factors, drop_missing, notes, numbering, where, name, path, sha256)
 
 
 def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
-              numbering: int | np.ndarray) -> tuple[list[str], list[str]]:
+              numbering: int | np.ndarray) -> tuple[list[str], np.ndarray, list[str]]:
     """The factors of a table whose columns were not named (its numeric columns but the target,
-    less labels and measurements of the runs), and the notes saying what was left out."""
+    less labels and measurements of the runs), their values and the target's as numbers, and the
+    notes saying what was left out."""
     pd = lazy_pandas()
     columns = list(frame.columns)
     # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors
@@ -213,8 +215,9 @@ def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
     ignored = [c for c in columns if c != target and c not in factors]
     notes = [_ignored(frame, ignored)] if ignored else []
     values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    factors, note = settings(target, factors, values)
-    return factors, notes + ([note] if note else [])
+    factors, values, note = settings(target, factors, values)
+    _check_factors(factors, target, columns, where)
+    return factors, values, notes + ([note] if note else [])
 
 
 def _ignored(frame, ignored: list[str]) -> str:
@@ -257,9 +260,8 @@ def from_columns(
         raise DataError(f"{where} cannot be read as numeric columns of one length ({exc}); pass numbers") from None
     notes: list[str] = []
     if inferred:
-        kept, note = settings(target, factors, numeric)
-        numeric = numeric[:, [*(factors.index(f) for f in kept), len(factors)]]
-        factors, notes = kept, [note] if note else []
+        factors, numeric, note = settings(target, factors, numeric)
+        notes = [note] if note else []
     return _dataset(numeric, target, factors, drop_missing, notes, header_lines, where, name, path, sha256)
 
 

@@ -44,16 +44,16 @@ def stem(name: str) -> str | None:
     return match.group(1).lower() if match else None
 
 
-def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[str], str | None]:
+def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[str], np.ndarray, str | None]:
     """The factors of a table whose columns were not named, without those that number its rows or
-    look like measurements of the runs (a rate, a statistic of the time), and the note naming
-    them; ``values`` holds the factors' columns, then the target's. All are kept where none would
-    be left."""
+    look like measurements of the runs (a rate, a statistic of the time), their ``values`` (the
+    factors' columns, then the target's) without those columns, and the note naming them. All
+    are kept where none would be left."""
     numbers = row_numbers(factors, values[:, :-1])
     measured = measured_columns(target, factors, values[:, :-1], values[:, -1])
     measured = {n: why for n, why in measured.items() if n not in numbers}
     if not (measured or numbers) or len(measured) + len(numbers) == len(factors):
-        return factors, None
+        return factors, values, None
     said = [f"left out {_shown(n)}: it numbers the rows, an index written with the table (pandas writes one "
             "unless to_csv is given index=False)" for n in numbers]
     if measured:
@@ -61,7 +61,8 @@ def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[
                     + "; ".join(f"{name} ({why})" for name, why in measured.items())
                     + f". A law for {target} needs what is set before a run; name the factors with --factors "
                     "to use them")
-    return [f for f in factors if f not in measured and f not in numbers], "; ".join(said)
+    kept = [j for j, f in enumerate(factors) if f not in measured and f not in numbers]
+    return [factors[j] for j in kept], values[:, [*kept, -1]], "; ".join(said)
 
 
 def _shown(column: str) -> str:
