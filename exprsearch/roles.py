@@ -177,7 +177,7 @@ def derived_notes(names: list[str], X: np.ndarray) -> list[str]:
 def _fewest(X: np.ndarray, j: int, others: list[int]) -> tuple[list[int], np.ndarray] | None:
     """Column ``j`` as a product of powers of the fewest of ``others`` (a global batch through
     workers and batch per worker, not through every column that happens to fit as well), or None."""
-    if len(np.unique(X[:, [j, *others]], axis=0)) > len(others) + 1 and _powers(X, j, others) is None:
+    if _determined(X, j, others) and _exact(X, j, others) is None:
         return None  # not even through all of them (where they are too few to say, their subsets may)
     for size in range(1, len(others) + 1):
         for subset in itertools.islice(itertools.combinations(others, size), 200):
@@ -190,8 +190,17 @@ def _fewest(X: np.ndarray, j: int, others: list[int]) -> tuple[list[int], np.nda
 def _powers(X: np.ndarray, j: int, others: list[int]) -> np.ndarray | None:
     """(log scale, powers) writing positive column ``j`` on every row as a product of powers of
     the positive columns ``others``, or None where no such product gives it."""
-    if len(np.unique(X[:, [j, *others]], axis=0)) <= len(others) + 1:
-        return None  # as many powers as configurations: any column is "a product" of the others
+    return _exact(X, j, others) if _determined(X, j, others) else None
+
+
+def _determined(X: np.ndarray, j: int, others: list[int]) -> bool:
+    """Whether there are more configurations than powers to fit: with as many, any column is
+    "a product" of the others."""
+    return len(np.unique(X[:, [j, *others]], axis=0)) > len(others) + 1
+
+
+def _exact(X: np.ndarray, j: int, others: list[int]) -> np.ndarray | None:
+    """The least-squares (log scale, powers) of column ``j`` on ``others``, where they give it exactly."""
     design = np.column_stack([np.ones(len(X)), np.log(X[:, others])])
     target = np.log(X[:, j])
     powers, *_ = np.linalg.lstsq(design, target, rcond=None)

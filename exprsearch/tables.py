@@ -91,12 +91,14 @@ def rows_named(rows: np.ndarray, numbering: int | np.ndarray) -> str:
 def _json(path: Path) -> pd.DataFrame:
     """A JSON table: a list of objects (a log; nested objects flatten to dotted columns, as in
     :func:`_json_lines`), or any layout pandas reads (columns of values, split, index)."""
+    import io
     import json
 
-    document = json.loads(path.read_text(encoding="utf-8-sig"))
+    text = path.read_text(encoding="utf-8-sig")
+    document = json.loads(text)
     if isinstance(document, list) and document and all(isinstance(r, dict) for r in document):
         return _scalars(lazy_pandas().json_normalize(document))
-    return _scalars(lazy_pandas().read_json(path))
+    return _scalars(lazy_pandas().read_json(io.StringIO(text)))  # the text read once, not the file again
 
 
 def _scalars(frame: pd.DataFrame) -> pd.DataFrame:
