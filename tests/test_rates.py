@@ -103,6 +103,9 @@ def test_run_says_a_rate_is_read_as_one_and_law_json_records_it(tmp_path):
     assert json.loads((tmp_path / "t" / "law.json").read_text())["target_kind"] == "time"
     bad = run("run", data, "-t", "images_per_sec", "--target-kind", "fast", "--out", tmp_path / "b")
     assert bad.exit_code == 2 and "--target-kind fast: give time or rate" in bad.output
+    unread = run("suggest", tmp_path / "absent.csv", "-t", "images_per_sec", "--vary", "gpus=1..8", "--at", "gpus=64",
+                 "--target-kind", "fast")  # the option is checked before the data are read
+    assert unread.exit_code == 2 and "--target-kind fast: give time or rate" in unread.output
 
 
 def test_a_rate_that_falls_beyond_its_law_is_pointed_to_its_time(tmp_path):

@@ -62,6 +62,7 @@ def run(
             from ..plot import require_matplotlib
 
             require_matplotlib()  # fail before the search, not after it
+        _check_kind(target_kind)  # before the data are read
         datasets, unloaded = _datasets(data, target, factors, fmt, drop_missing, by)
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
@@ -248,12 +249,16 @@ _RATE_MISFIT = ("{0} is a rate and its law misses the measurements by more than 
                 "column 1 / {0}, may have a law that fits (docs/accuracy.md compares the two on public tables)")
 
 
-def _target_kind(given: str | None, target: str) -> str:
-    """The kind law.json records: as given, or "rate" where the target's name reads as one."""
-    from ..roles import reads_as_rate
-
+def _check_kind(given: str | None) -> None:
     if given is not None and given not in ("time", "rate"):
         raise SettingsError(f"--target-kind {given}: give time or rate")
+
+
+def _target_kind(given: str | None, target: str) -> str:
+    """The kind law.json records: as given (checked by :func:`_check_kind`), or "rate" where the
+    target's name reads as one."""
+    from ..roles import reads_as_rate
+
     return given or ("rate" if reads_as_rate(target) else "")
 
 

@@ -39,7 +39,7 @@ def suggest(
     from ..suggest import advise
     from ..vocabulary import law_name
     from . import common as cli
-    from .run import _datasets, _target_kind
+    from .run import _check_kind, _datasets, _target_kind
 
     def work():
         if not vary:
@@ -56,6 +56,7 @@ def suggest(
                                f"--work {work_}: give the positive amount one run processes")):
             if bad:
                 raise SettingsError(sentence)
+        _check_kind(target_kind)
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         point = parse_point(at, "--at")
         datasets, _ = _datasets(data, target, None, None, False)
