@@ -86,7 +86,7 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     speedup = total / total[0] if law.rate else total[0] / total
     efficiency = speedup / (values / values[0])
     curve = sympy.Add(*(t for _, t in pieces))
-    limit = _exact_minimum(curve, x, values, law.rate) or _numeric_limit(values, total, threshold, law.rate)
+    limit = _exact_turn(curve, x, values, law.rate) or _numeric_limit(values, total, threshold, law.rate)
     labels = tuple(_label(label, term, fixed_term, x) for (label, term), (_, fixed_term) in zip(kept, pieces))
     terms = tuple(_short(t) for _, t in pieces)
     regimes = _regimes(law, x, fix, values)
@@ -95,7 +95,7 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     sentences = tuple(_sentences(explanation, [t for _, t in pieces], threshold))
     if zeros:
         sentences += (f"{len(zeros)} term(s) of the law's form ({', '.join(zeros)}) were fitted at 0 and are "
-                      "left out: the data gave them no share of the time.",)
+                      f"left out: the data gave them no share of the {'rate' if law.rate else 'time'}.",)
     return replace(explanation, sentences=sentences + tuple(_regime_sentences(regimes, factor)))
 
 
@@ -189,11 +189,11 @@ def _short(expr: sympy.Expr) -> str:
     return to_readable(expr, 4)
 
 
-def _exact_minimum(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray, rate: bool = False) -> Limit | None:
-    """The first minimum of the law inside the varied range (maximum, for a ``rate``): where dT/dx
-    changes sign from negative to positive on a dense grid, refined to machine precision by
-    Brent's method on the compiled derivative (a symbolic solve can take unbounded time and
-    memory on fitted powers)."""
+def _exact_turn(curve: sympy.Expr, x: sympy.Symbol, values: np.ndarray, rate: bool = False) -> Limit | None:
+    """The first turn of the law inside the varied range, a minimum of a time or a maximum of a
+    ``rate``: where its slope changes sign on a dense grid, refined to machine precision by Brent's
+    method on the compiled derivative (a symbolic solve can take unbounded time and memory on
+    fitted powers)."""
     from scipy.optimize import brentq
 
     slope = to_function(sympy.diff(-curve if rate else curve, x), (x.name,))

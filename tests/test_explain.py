@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import sympy
@@ -47,6 +49,13 @@ def test_a_term_fitted_at_zero_is_said_not_tabulated():
     assert e.labels == ("communication", "compute") and len(e.contributions) == 2
     assert any("(constant) were fitted at 0" in s for s in e.sentences)
     np.testing.assert_allclose(e.total, floorless.predict({"p": e.values, "n": np.full(len(e.values), 16000.0)}))
+
+
+def test_a_rate_term_fitted_at_zero_is_no_share_of_the_rate():
+    rate = replace(law("c0 + c1*p", {"c0": 0.0, "c1": 100.0}, ("constant", "compute")), target_kind="rate")
+    e = explain(rate, "p", parse_values("1..64", "p"), {"n": 16000})
+    assert any(s.endswith("no share of the rate.") for s in e.sentences)
+    assert not any("time" in s for s in e.sentences)
 
 
 def test_explain_needs_every_factor():
