@@ -8,7 +8,7 @@ import gc
 import signal
 import sys
 
-from . import decide, grammars, run  # noqa: F401  (each registers its commands on the app)
+from . import decide, figures, grammars, run  # noqa: F401  (each registers its commands on the app)
 from .common import _error, app
 from .profile import profile
 from .suggest import suggest

@@ -1,9 +1,7 @@
-"""From a law to decisions: ``predict``, ``explain``, ``optimize`` and ``plot``."""
+"""From a law to decisions: ``predict``, ``explain`` and ``optimize`` (``plot`` is in ``figures``)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 from pathlib import Path
@@ -314,80 +312,3 @@ def optimize_command(
             out.print(f"… and {len(o.pareto) - 30} more on the Pareto set (all of them with --json)", highlight=False)
     if plot is not None:
         out.print(f"wrote {plot}", highlight=False)
-
-
-@app.command("plot")
-def plot_command(
-    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
-    data: Annotated[Path | None, typer.Argument(help="The measurements, for measured-vs-predicted.")] = None,
-    vary: Annotated[str | None, typer.Option(help="Factor and range to plot along: p=1..1024.")] = None,
-    fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
-    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for the PNGs (default: the law's).")] = None,
-) -> None:
-    """Write PNG figures: measured vs predicted, the law along a factor, the term breakdown, the front."""
-    from .. import plot as plots
-
-    notes = []
-
-    def work():
-        law = _law(law_file)
-        dataset = _given_data(law, data) if data is not None else _fitted_data(law, notes)
-        folder = _folder(law_file)
-        front_file = folder / "front.csv"
-        rows = list(csv.DictReader(io.StringIO(front_file.read_text()))) if front_file.is_file() else None
-        view = None
-        if vary is not None:
-            (factor, values), = _varied([vary]).items()
-            default_fixed = plots.default_view(law, dataset)[2]
-            fixed = {k: v for k, v in {**default_fixed, **_fixed(fix)}.items() if k != factor}
-            view = (factor, values, fixed)
-        return plots.all_figures(law, out_dir or folder, dataset, rows, view)
-
-    for path in _guard(work):
-        out.print(f"wrote {path}", highlight=False)
-    for note in notes:
-        err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
-
-
-def _given_data(law, data: Path):
-    """The measurements given to plot: a table, or the series of an Extra-P file that law.json names."""
-    from ..data import load_table
-    from ..errors import DataError
-    from ..readers import detect_format, load_series
-
-    fmt = detect_format(data)
-    if fmt == "table":
-        return load_table(data, law.target, list(law.factors))
-    series = law.dataset.get("series")
-    found = load_series(data, fmt, target=series)
-    if len(found) > 1:
-        raise DataError(f"'{data}' holds {len(found)} series and the law names none of them; pass the table the "
-                        "law was fitted on")
-    return next(iter(found.values()))
-
-
-def _fitted_data(law, notes: list[str]):
-    """The data the law was fitted on (a table, or the series of an Extra-P file), where law.json
-    names it and it is still there unchanged (so that plot draws measured vs predicted without
-    being given it); else a note saying why not."""
-    import hashlib
-
-    from ..errors import ExprsearchError
-
-    path, sha = law.dataset.get("path"), law.dataset.get("sha256")
-    if not path:
-        return None
-    try:
-        dataset = _given_data(law, Path(path))  # it holds the file's sha256: one read
-    except ExprsearchError:
-        dataset = None
-    if dataset is not None and dataset.sha256 == sha:
-        return dataset
-    if dataset is None and Path(path).is_file() and hashlib.sha256(Path(path).read_bytes()).hexdigest() == sha:
-        notes.append(f"no measured-vs-predicted figure: '{path}' is not a table; pass one: exprsearch plot LAW.json DATA")
-    else:
-        notes.append(f"no measured-vs-predicted figure: '{path}', the data the law was fitted on, is not here "
-                     "or has changed since; pass the data: exprsearch plot LAW.json DATA")
-    return None
-
-
