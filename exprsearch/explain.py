@@ -99,6 +99,35 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     return replace(explanation, sentences=sentences + tuple(_regime_sentences(regimes, factor)))
 
 
+def to_follow(law: Law, fixed: dict[str, float]) -> str:
+    """The factor to follow when none is named: the one the law uses that ``fixed`` leaves open."""
+    open_ = [f for f in law.factors if f not in fixed and _uses(law, f)]
+    if len(open_) == 1:
+        return open_[0]
+    if not open_:
+        raise ConfigError("every factor the law uses is fixed; give the one to follow: --vary "
+                          f"{next(iter(fixed), 'p')}=1..64")
+    ranges = ", ".join(f"{f} measured {_measured(law, f)}" for f in open_)
+    raise ConfigError(f"the law follows {len(open_)} factors ({ranges}); name the one to follow with --vary "
+                      f"({open_[0]}=1..64, or {open_[0]} alone for its default range) and --fix the others")
+
+
+def default_values(law: Law, factor: str) -> np.ndarray:
+    """Where to follow ``factor`` when no range is given: from its smallest measured value, doubling,
+    to at least 8× its largest, as far as predictions at a larger scale are usually asked for."""
+    low, high = law.domain.get(factor, [None, None])
+    if low is None or not 0 < low <= high:
+        raise ConfigError(f"--vary {factor}: the law does not record a positive measured range of {factor}; "
+                          f"give one ({factor}=1..64)")
+    steps = int(np.ceil(np.log2(8 * high / low) - 1e-9))
+    return low * 2.0 ** np.arange(steps + 1)
+
+
+def _measured(law: Law, factor: str) -> str:
+    low, high = law.domain.get(factor, [None, None])
+    return f"{low:g}..{high:g}" if low is not None else "at unrecorded values"
+
+
 def _regimes(law: Law, x: sympy.Symbol, fix: dict, values: np.ndarray) -> tuple[Regime, ...]:
     """Every point in the varied range where the two arguments of a max or min in the law cross,
     found on a dense grid and refined by Brent's method on their compiled difference; with the

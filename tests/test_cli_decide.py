@@ -70,6 +70,25 @@ def test_explain_reports_the_limit(law_file):
     assert record["limit"]["exact"] and record["limit"]["value"] == pytest.approx(32.6599, rel=1e-4)
 
 
+def test_explain_follows_the_one_open_factor_by_default(law_file):
+    # the law's p was measured 1..32: followed 1, 2, ..., 256 (8x the largest), and said so
+    result = run("explain", law_file, "--fix", "n=16000", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["values"] == [2.0**k for k in range(9)]
+    assert "following p from 1 to 256, doubling (measured 1..32)" in " ".join(result.stderr.split())
+    named = run("explain", law_file, "--vary", "n", "--fix", "p=8", "--json")
+    assert json.loads(named.stdout)["values"][0] == 1000 and json.loads(named.stdout)["values"][-1] == 512000
+
+
+def test_explain_asks_which_factor_where_several_are_open(law_file):
+    result = run("explain", law_file)
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert "the law follows 2 factors (p measured 1..32, n measured 1000..64000)" in text and "--fix the others" in text
+    assert run("explain", law_file, "--fix", "n=1", "--fix", "p=2").exit_code == 2
+    assert "not a factor of the law" in " ".join(run("explain", law_file, "--vary", "q").output.split())
+
+
 @pytest.mark.parametrize("columns", ["40", "80"])
 def test_explain_lists_its_terms_whole_at_any_width(law_file, columns):
     import os

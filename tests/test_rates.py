@@ -97,6 +97,7 @@ def test_run_says_a_rate_is_read_as_one_and_law_json_records_it(tmp_path):
     assert chosen.exit_code == 0 and "gpus = 8 → images_per_sec" in " ".join(chosen.output.split())
     explained = run("explain", tmp_path / "o", "--vary", "gpus=1..8", "--json")
     assert explained.exit_code == 0 and json.loads(explained.stdout)["target_kind"] == "rate"
+    assert "Where the rate comes from" in run("explain", tmp_path / "o").output
     as_time = run("run", data, "-t", "images_per_sec", "--target-kind", "time", "--bootstrap", "0", "--out",
                   tmp_path / "t")
     assert "reads as a rate" not in as_time.output

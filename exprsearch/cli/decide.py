@@ -164,7 +164,7 @@ def predict(
 @app.command("explain")
 def explain_command(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
-    vary: Annotated[str, typer.Option(help="The factor and its range: p=1..1024.")],
+    vary: Annotated[str | None, typer.Option(help="The factor and its range: p=1..1024; p alone: from its smallest measured value, doubling, to 8× its largest (the default for the one factor --fix leaves open).")] = None,
     fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
     threshold: Annotated[float, typer.Option(help="Doubling the factor must save at least this share of time.")] = 0.05,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
@@ -177,10 +177,12 @@ def explain_command(
     def work():
         fixed = _fixed(fix)
         law = _law_at_level(law_file, levels, fixed)
-        (factor, values), = _varied([vary]).items()
-        return law, explain(law, factor, values, fixed, threshold)
+        factor, values, note = _followed(law, vary, fixed)
+        return law, explain(law, factor, values, fixed, threshold), note
 
-    law, e = _guard(work)
+    law, e, note = _guard(work)
+    if note:
+        err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
     if json_:
         limit = None if e.limit is None else e.limit.__dict__
         # "time" holds the law's target along the factor: a rate where target_kind says so
@@ -196,7 +198,7 @@ def explain_command(
         return
     names = [f"term {k}" for k in range(1, len(e.terms) + 1)]
     table = Table(e.factor, law.target, *names, "dominant", "speedup", "efficiency", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False,
-                  title="Where the time goes; the terms are listed below", title_justify="left")
+                  title=f"Where the {'rate comes from' if e.rate else 'time goes'}; the terms are listed below", title_justify="left")
     for column in table.columns:
         column.overflow = "fold"  # never cut
     dominant = e.dominant()
@@ -208,6 +210,23 @@ def explain_command(
         out.print(f"{name}: {term} ({label})", highlight=False, soft_wrap=True, markup=False)
     for sentence in e.sentences:
         out.print(sentence, highlight=False)
+
+
+def _followed(law, vary: str | None, fixed: dict[str, float]):
+    """The factor explain follows and its values, as --vary gives them or by default (with a note
+    saying which range was taken)."""
+    from ..configs import check_factors
+    from ..explain import default_values, to_follow
+
+    if vary is not None and "=" in vary:
+        (factor, values), = _varied([vary]).items()
+        return factor, values, None
+    factor = law_name(vary) if vary is not None and vary.strip() else to_follow(law, fixed)
+    check_factors([factor], law.factors, "--vary")
+    values = default_values(law, factor)
+    low, high = law.domain[factor]
+    return factor, values, (f"following {factor} from {values[0]:g} to {values[-1]:g}, doubling (measured "
+                            f"{low:g}..{high:g}); --vary {factor}=LOW..HIGH sets the range")
 
 
 def _shown(values) -> list[int]:
