@@ -21,6 +21,7 @@ from .executor import Executor, InProcess
 from .export import rounded_text
 from .grammar import Grammar
 from .law import Law
+from .roles import reads_as_rate
 from .search import SearchSettings, search
 from .vocabulary import to_readable
 
@@ -45,6 +46,19 @@ class SeriesLaw:
     notes: tuple[str, ...] = ()
     error: str = ""
     law_json: str = ""
+    rate: bool = False  # the target is a rate (higher is better): its growth is good news, not bad
+
+    @property
+    def slowdown(self) -> float | None:
+        """How much a run's time grows to the target configuration: the growth of a time, the
+        inverse growth of a rate; what the ranking orders by, so that times and rates rank alike."""
+        if self.growth is None or not self.rate:
+            return self.growth
+        return 1 / self.growth if self.growth > 0 else float("inf")
+
+    @property
+    def target_kind(self) -> str:
+        return "" if self.error else "rate" if self.rate else "time"
 
     @property
     def data_notes(self) -> list[str]:
@@ -60,15 +74,21 @@ class _Job:
     settings: SearchSettings
     at: dict[str, float]
     scale: float
+    target_kind: str = ""  # "time" or "rate" as the user says; "" reads it from the target's name
+    mapping: dict[str, str] = field(default_factory=dict)  # grammar factor -> column, as run's --map
+    intrinsic: tuple[str, ...] = ()
 
 
 def model_series(job: _Job) -> SeriesLaw:
     """Search one series' law; a series that cannot be modelled gets its reason, not an exception."""
     try:
-        result = search(job.dataset, grammar=job.grammar, settings=replace(job.settings, jobs=1))
+        result = search(job.dataset, grammar=job.grammar, mapping=job.mapping, intrinsic=job.intrinsic,
+                        settings=replace(job.settings, jobs=1))
     except ExprsearchError as exc:
         return SeriesLaw(job.name, error=str(exc))
     law = result.law
+    kind = job.target_kind or ("rate" if reads_as_rate(law.target) else "")
+    law = replace(law, target_kind=kind)
     largest = {f: float(job.dataset.column(f).max()) for f in job.dataset.factors}
     at = {f: job.at.get(f, job.scale * largest[f]) for f in law.factors}
     (value_largest, term_largest), (value_at, term_at) = _dominant(law, [largest, at])
@@ -76,7 +96,7 @@ def model_series(job: _Job) -> SeriesLaw:
         job.name, f"{law.target} = {rounded_text(law)}", law.complexity, len(law.constants),
         law.metrics.get("mape_pct"), law.metrics.get("cv_mape_pct"), largest, value_largest, term_largest,
         at, value_at, term_at, value_at / value_largest if value_largest > 0 else None, result.notes,
-        law_json=law.to_json(),
+        law_json=law.to_json(), rate=law.rate,
     )
 
 
@@ -104,12 +124,16 @@ def _dominant(law: Law, configs: list[Mapping[str, float]]) -> list[tuple[float,
 def model_profile(
     series: Mapping[str, Dataset], grammar: str | Grammar = "default", settings: SearchSettings | None = None,
     at: Mapping[str, float] | None = None, scale: float = 2.0, executor: Executor | None = None,
-    progress: Callable[[SeriesLaw], None] | None = None,
+    progress: Callable[[SeriesLaw], None] | None = None, target_kind: str = "",
+    mapping: Mapping[str, str] | None = None, intrinsic: tuple[str, ...] = (),
 ) -> Iterator[SeriesLaw]:
     """Each series' :class:`SeriesLaw`, in the order they finish (``progress`` is told of each).
-    Factors missing from ``at`` are taken at ``scale`` × their largest measured value."""
+    Factors missing from ``at`` are taken at ``scale`` × their largest measured value; each target
+    is a time or a rate as ``target_kind`` says, or as its name reads where it is "". ``mapping``
+    and ``intrinsic`` bind the grammar's factors to every series' columns, as in :func:`search`."""
     settings = settings or SearchSettings()
-    jobs = [_Job(name, data, grammar, settings, dict(at or {}), scale) for name, data in series.items()]
+    jobs = [_Job(name, data, grammar, settings, dict(at or {}), scale, target_kind, dict(mapping or {}), intrinsic)
+            for name, data in series.items()]
     executor = executor or InProcess()
     for _, result in executor.run(model_series, jobs):
         if progress is not None:
@@ -118,14 +142,45 @@ def model_profile(
 
 
 COLUMNS = ("series", "law", "complexity", "constants", "mape_pct", "cv_mape_pct", "predicted_largest",
-           "dominant_largest", "predicted_at", "dominant_at", "growth", "error", "notes")
+           "dominant_largest", "predicted_at", "dominant_at", "growth", "target_kind", "error", "notes")
+
+
+def check_binding(series: Mapping[str, Dataset], grammar: str | Grammar, mapping: Mapping[str, str] | None = None,
+                  intrinsic: tuple[str, ...] = ()) -> None:
+    """Raise the grammar's own error where it cannot be read, or cannot be bound to any series'
+    factors with ``mapping`` and ``intrinsic``: one answer for the options before a profile is
+    modelled, rather than the same failure for every series. A grammar that binds to some series
+    only is left to fail on the others, each with its reason."""
+    from . import grammar as _grammar
+
+    loaded = grammar if isinstance(grammar, Grammar) else _grammar.load(grammar)
+    first = None
+    for factors in dict.fromkeys(d.factors for d in series.values()):
+        try:
+            _grammar.bind(loaded, factors, dict(mapping or {}), intrinsic)
+            return
+        except ExprsearchError as exc:
+            first = first or exc
+    if first is not None:
+        raise first
 
 
 def ranked(rows: list[SeriesLaw]) -> list[SeriesLaw]:
-    """Modelled series by predicted growth from the largest measured to the target configuration,
-    fastest-growing first; then the ones that could not be modelled, by name."""
-    good = sorted((r for r in rows if not r.error), key=lambda r: (-(r.growth or 0), r.series))
+    """Modelled series by how much a run's time grows from the largest measured to the target
+    configuration (a rate's growth inverted), the series that scale worst first; then the ones
+    that could not be modelled, by name."""
+    good = sorted((r for r in rows if not r.error), key=lambda r: (-(r.slowdown or 0), r.series))
     return good + sorted((r for r in rows if r.error), key=lambda r: r.series)
+
+
+def ranked_by(rows: list[SeriesLaw]) -> str:
+    """What :func:`ranked` orders by, in words fitting the kinds of target among ``rows``."""
+    kinds = {r.rate for r in rows if not r.error}
+    if kinds == {True}:
+        return "how little their rate grows (the series that scale worst first)"
+    if kinds == {False, True}:
+        return "how much a run's time grows (for a rate, how little it grows)"
+    return "predicted growth"
 
 
 def summary_csv(rows: list[SeriesLaw]) -> str:

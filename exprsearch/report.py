@@ -106,7 +106,7 @@ def _readable(text: str, law: Law, digits: int = 4) -> str:
 def profile_page(rows: list, context: dict) -> str:
     """A page ranking a profile's series by predicted growth (the ``profile`` command's report):
     which call paths stop scaling first, with each one's law and dominant terms."""
-    from .profiles import ranked
+    from .profiles import ranked, ranked_by
 
     where = ", ".join(f"{k} = {v:g}" for k, v in context.get("at", {}).items()) or "the largest measured values"
     head = ("<tr><th>#</th><th>series</th><th>growth</th><th>predicted there</th><th>dominant term there</th>"
@@ -126,7 +126,7 @@ def profile_page(rows: list, context: dict) -> str:
         "td.law{text-align:left;font-family:monospace}</style></head><body>",
         f"<h1>Which call paths stop scaling first</h1><p>{len(rows)} series of "
         f"{html.escape(str(context.get('data')))}, grammar {html.escape(str(context.get('grammar')))}, ranked by "
-        f"how much each grows from the largest measured configuration to {html.escape(where)} "
+        f"{html.escape(ranked_by(rows))} from the largest measured configuration to {html.escape(where)} "
         f"(factors not given there × {context.get('scale', 2):g}).</p>",
         f"<table>{head}{body}</table>",
         f"<h2>Series not modelled</h2><ul>{failed}</ul>" if failed else "",

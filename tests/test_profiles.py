@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from exprsearch.executor import InProcess, LocalPool
-from exprsearch.profiles import model_profile, ranked, summary_csv
+from exprsearch.profiles import SeriesLaw, model_profile, ranked, ranked_by, summary_csv
 from exprsearch.readers import load_profile
 from exprsearch.search import SearchSettings
 from tests.conftest import interruptible
@@ -149,6 +149,42 @@ def test_laws_csv_carries_each_series_notes(tmp_path):
     assert "note: on the data of 2 series: left out factor(s) with a single value: n" in said  # once, not twice
 
 
+def test_times_and_rates_rank_by_how_much_a_run_s_time_grows():
+    rows = [SeriesLaw("halves", growth=0.5), SeriesLaw("doubles", growth=2.0), SeriesLaw("stalled", growth=0.0, rate=True),
+            SeriesLaw("rate up 10 %", growth=1.1, rate=True), SeriesLaw("failed", error="no data")]
+    assert [r.series for r in ranked(rows)] == ["stalled", "doubles", "rate up 10 %", "halves", "failed"]
+    assert ranked_by(rows).startswith("how much a run's time grows")
+    assert ranked_by(rows[:2]) == "predicted growth" and ranked_by(rows[2:4]).startswith("how little their rate grows")
+
+
+def test_a_rate_that_grows_least_ranks_first(tmp_path):
+    """A throughput is good news when it grows: the series that scale worst are those whose rate
+    grows least, so they rank first (a time's ranking, read the other way, put them last)."""
+    import csv
+
+    laws = {"flat": lambda p: 400 + 5 * p, "linear": lambda p: 100 * p}
+    lines = ["model,gpus,samples_per_s"] + [f"{m},{p},{f(p) * (1 + 0.01 * r):.6g}" for m, f in laws.items()
+                                            for p in (1, 2, 4, 8, 16) for r in (-1, 1)]
+    (tmp_path / "rates.csv").write_text("\n".join(lines) + "\n")
+
+    def order(out, *options):
+        result = run("profile", tmp_path / "rates.csv", "--target", "samples_per_s", "--by", "model",
+                     "-g", "data-parallel", "--map", "p=gpus", *options, "--out", tmp_path / out)
+        assert result.exit_code == 0, result.output
+        with (tmp_path / out / "laws.csv").open() as stream:
+            rows = list(csv.DictReader(stream))
+        return [r["series"] for r in rows], {r["target_kind"] for r in rows}, " ".join(result.output.split())
+
+    names, kinds, said = order("o1")
+    assert names == ["model=flat", "model=linear"] and kinds == {"rate"}
+    assert "ranked by how little their rate grows" in said and "reads as a rate (higher is better)" in said
+    names, kinds, said = order("o2", "--target-kind", "time")
+    assert names == ["model=linear", "model=flat"] and kinds == {"time"} and "reads as a rate" not in said
+    unbound = run("profile", tmp_path / "rates.csv", "--target", "samples_per_s", "--by", "model", "-g", "data-parallel",
+                  "--out", tmp_path / "o3")
+    assert unbound.exit_code == 2 and "pass --map p=COLUMN" in unbound.output and not (tmp_path / "o3").exists()
+
+
 @pytest.mark.slow
 def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     data = write_profile(tmp_path / "p.txt", regions=40)
@@ -172,6 +208,10 @@ def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     (["--bootstrap", "-3"], "resamples"),
     (["--target", "x"], "--target, --by and --factors apply to tables"),
     (["--factors", "p"], "--target, --by and --factors apply to tables"),
+    (["-g", "nonsense"], "no built-in grammar 'nonsense'"),  # once, not as every series' failure
+    (["-g", "data-parallel", "--map", "q=p"], "'q' is not a factor of grammar 'data-parallel'"),
+    (["--intrinsic", "layers"], "--intrinsic names 'layers', which is not a factor of the data"),
+    (["--target-kind", "up"], "--target-kind up: give time or rate"),
 ])
 def test_bad_profile_options_exit_2_with_one_sentence(tmp_path, args, fragment):
     result = run("profile", write_profile(tmp_path / "p.txt"), *args, "--out", tmp_path / "o")

@@ -3,6 +3,7 @@ by the package's ``__init__``; it uses ``common``'s consoles and error handling.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Annotated
@@ -41,6 +42,9 @@ def profile(
     resume: Annotated[bool, typer.Option(help="Keep the series already in <out>/laws.json and model only the rest.")] = False,
     force: Annotated[bool, typer.Option(help="Replace laws.csv and laws.json already in the output directory.")] = False,
     top: Annotated[int, typer.Option(help="Series shown in the ranking (all are in laws.csv).")] = 15,
+    map_: Annotated[list[str], typer.Option("--map", help="Bind a grammar factor to a column in every series: p=gpus (repeatable).")] = [],  # noqa: B006
+    intrinsic: Annotated[str | None, typer.Option(help="Comma-separated intrinsic factors (layers, parameters).")] = None,
+    target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput); a rate that grows little ranks first. Default: read from each target's name (images_per_sec is a rate).")] = None,
 ) -> None:
     """A law for every series (callpath × metric, or table group), ranked by predicted growth."""
     from .. import export as _export
@@ -48,12 +52,16 @@ def profile(
     from ..errors import OutputError, SettingsError
     from ..executor import executor
     from ..fit import FitSettings
-    from ..profiles import SeriesLaw, from_summary, model_profile, summary_csv, summary_json
+    from ..profiles import SeriesLaw, check_binding, from_summary, model_profile, summary_csv, summary_json
     from ..readers import digest
     from ..search import SearchSettings
+    from ..vocabulary import law_name
     from . import common as cli
+    from .run import _check_kind
 
     directory = out_dir or Path("exprsearch-out") / f"{data.stem}-profile"
+    mapping = cli._pairs(map_, "--map")
+    intrinsic_factors = tuple(law_name(name) for name in cli._split(intrinsic) or ())
 
     def prepare():
         for name, value, least in (("--jobs", jobs, 0), ("--top", top, 1)):
@@ -61,14 +69,19 @@ def profile(
                 raise SettingsError(f"{name} {value}: give a whole number of at least {least}")
         if not scale > 0:
             raise SettingsError(f"--scale {scale:g}: give a positive multiple")
+        _check_kind(target_kind)
         if not (force or resume):
             _export.check_free(directory, SUMMARY)
         series, failures = _series(data, fmt, target, by, cli._split(factors))
+        check_binding(series, grammar, mapping, intrinsic_factors)
         point = parse_point(at, "--at") if at else {}
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
         sha = next((d.sha256 for d in series.values()), None) or digest(data)  # read once when it can be
         context = {"data": str(data), "sha256": sha, "grammar": grammar, "at": point, "factors": factors,
                    "scale": scale, "seed": seed, "bootstrap": bootstrap}
+        # each only when given, so that a summary written before these options resumes
+        context.update({k: v for k, v in (("target_kind", target_kind), ("map", mapping),
+                                          ("intrinsic", list(intrinsic_factors))) if v})
         done = []
         if resume and (directory / "laws.json").is_file():
             earlier, rows = from_summary((directory / "laws.json").read_text())
@@ -94,7 +107,8 @@ def profile(
     try:
         with progress:
             task = progress.add_task("series", total=len(todo))
-            for row in model_profile(todo, grammar, settings, point, scale, pool):
+            for row in model_profile(todo, grammar, settings, point, scale, pool, target_kind=target_kind or "",
+                                     mapping=mapping, intrinsic=intrinsic_factors):
                 finished.append(row)
                 ran += 1
                 progress.advance(task)
@@ -124,6 +138,11 @@ def profile(
         cli._error(f"interrupted (Ctrl-C) with {left} series left; the summary holds the {len(finished)} finished. "
                    f"Resume with the same command and --resume")
         raise typer.Exit(130)
+    rates = sorted({json.loads(r.law_json)["target"] for r in finished if r.rate and r.law_json})
+    if rates and not target_kind:
+        cli.err.print(Text("note: ", style="yellow") + Text(
+            f"target {', '.join(rates)} reads as a rate (higher is better): a series whose rate grows least ranks "
+            "first; pass --target-kind time if it is a time"), highlight=False, soft_wrap=True)
     noticed: dict[str, list[str]] = {}  # each note on the data, with the series it is about
     for row in finished:
         for note in row.data_notes:
@@ -167,10 +186,10 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
 
 
 def _print(rows, top: int, point: dict, scale: float, out) -> None:
-    from ..profiles import ranked
+    from ..profiles import ranked, ranked_by
 
     where = ", ".join(f"{k}={v:g}" for k, v in point.items()) or "the largest measured values"
-    title = (f"Series ranked by predicted growth from the largest measured configuration to {where}"
+    title = (f"Series ranked by {ranked_by(rows)} from the largest measured configuration to {where}"
              + (f" (other factors × {scale:g})" if point else f" × {scale:g}") + "; their laws are in laws.csv")
     table = Table("#", "series", "growth", "dominant term there", title=title, title_justify="left")
     for column in table.columns:
