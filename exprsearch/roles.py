@@ -27,6 +27,10 @@ _MEASUREMENT = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|mfu|hfu|utili
 _COUNT = re.compile(r"^(?:n|num|number|count)[_\-. ]?(?:of[_\-. ]?)?(?:runs|repetitions|trials|measurements)$",
                     re.IGNORECASE)
 
+# which of a configuration's repeated runs a row is (run 1, 2, …; CM-DARE's rep 0–12), or its seed
+_REPEAT = re.compile(r"^(?:run|rep|repeat|repetition|trial|attempt|replicate|seed)"
+                     r"(?:[_\-. ]?(?:id|idx|index|no|nr|num|number))?$", re.IGNORECASE)
+
 # a target so named is a rate, higher is better (a throughput, a speedup): deciding with its law means
 # maximising it, and its time is the work of a run divided by it
 _RATE = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|bandwidth|iops|qps|fps|"
@@ -82,8 +86,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     - its name is a statistic (mean, std, max, …) of the target's quantity or of such a column's; or
     - its name holds a word for a measurement (throughput, per second, utilisation, cost, …) and
       it differs on more than half of the rows while another factor repeats its levels; or
-    - its name counts the runs a row summarises (``n_runs``, ``number_of_trials``) while another
-      factor varies and repeats its levels.
+    - its name counts the runs a row summarises (``n_runs``, ``number_of_trials``), or numbers a
+      configuration's repeated runs (``run``, ``rep``, ``trial_id``, ``seed``) in whole numbers,
+      while another factor varies and repeats its levels.
     """
     found: dict[str, str] = {}
     named: dict[str, str] = {}  # by a word of their names: said only where the data say nothing more
@@ -96,6 +101,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             continue
         if _COUNT.match(names[j]):
             named[names[j]] = "it counts the runs a row summarises, the sample size of its statistics"
+            continue
+        if _REPEAT.match(names[j]) and np.array_equal(X[rows, j], np.round(X[rows, j])):
+            named[names[j]] = "it numbers a configuration's repeated runs, which are no setting of them"
             continue
         share = _distinct_share(X[rows, j])
         word = _MEASUREMENT.search(names[j])

@@ -84,8 +84,9 @@ def test_columns_named_as_measurements_that_differ_on_most_rows_are_left_out(tmp
     lambda f: f.assign(latency_ms=[0.1, 1.0, 10.0] * (len(f) // 3)),
     # a derived setting unique to nearly every row that the time follows: a product of the others
     lambda f: f.assign(work=f["n"] / f["p"] * (1 + 0 * f["p"])),
-    # a setting measured along with the time but not explaining it (a run's id)
-    lambda f: f.assign(run=np.arange(len(f)) + 1),
+    # a column different on every row that does not explain the time (a scheduler's job number; one
+    # named as a run's number is left out by its name: test_the_number_of_a_repeated_run_is_no_setting)
+    lambda f: f.assign(job=np.arange(len(f)) + 1),
     # a column named like a statistic of something else than the time
     lambda f: f.assign(batch_max=64.0 * (1 + (f["p"] > 2))),
 ])
@@ -115,6 +116,20 @@ def test_a_count_of_runs_summarised_is_no_setting(tmp_path):
     data = load_table(_table(tmp_path, lambda f: f.assign(n_runs=np.where(f["p"] > 2, 5, 10))), "time")
     assert data.factors == ("p", "n")
     assert any("n_runs (it counts the runs a row summarises" in n for n in data.notes)
+
+
+@pytest.mark.parametrize("name, first", [("run", 1), ("rep", 0), ("trial_id", 1), ("Seed", 42)])
+def test_the_number_of_a_repeated_run_is_no_setting(tmp_path, name, first):
+    data = load_table(_table(tmp_path, lambda f: f.assign(**{name: first + np.arange(len(f)) % 3})), "time")
+    assert data.factors == ("p", "n")
+    assert any(f"{name} (it numbers a configuration's repeated runs" in n for n in data.notes)
+
+
+def test_a_column_named_like_a_run_number_stays_a_factor_where_it_is_no_whole_number(tmp_path):
+    data = load_table(_table(tmp_path, lambda f: f.assign(rep=0.5 * (1 + np.arange(len(f)) % 3))), "time")
+    assert "rep" in data.factors
+    kept = load_table(_table(tmp_path, lambda f: f.assign(run=1 + np.arange(len(f)) % 3)), "time", ["p", "n", "run"])
+    assert kept.factors == ("p", "n", "run")  # named with --factors: the user's word stands
 
 
 def test_stem_reads_statistic_prefixes_and_suffixes():
