@@ -195,8 +195,9 @@ def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
     notes saying what was left out."""
     pd = lazy_pandas()
     columns = list(frame.columns)
-    # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors
-    labels = {c for c in columns if _flags(frame[c])}
+    # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors;
+    # so are dates and times (when a run was logged), which are no setting of it
+    labels = {c for c in columns if _flags(frame[c]) or pd.api.types.is_datetime64_any_dtype(frame[c])}
     factors = [c for c in columns if c != target and c not in labels and pd.api.types.is_numeric_dtype(frame[c])]
     for c in columns:
         if c in labels:
@@ -208,9 +209,11 @@ def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
                             f"({frame[c].iloc[first]!r} at {rows_named(np.array([first]), numbering)}): write them "
                             "without separators, or leave the column out with --factors")
         if c != target and c not in factors and _mostly_numbers(frame[c]):
-            if not drop_missing:
+            if not drop_missing and len(_strays(frame[c])):
                 raise DataError(_stray_values(frame[c], c, where, numbering))
-            factors.append(c)  # its stray rows are dropped below, and said so
+            # its stray rows are dropped below, and said so; a column of numbers pandas kept as
+            # objects (an integer beyond 64 bits, a sheet's mixed cells) has none
+            factors.append(c)
     factors = [c for c in columns if c in factors]
     ignored = [c for c in columns if c != target and c not in factors]
     notes = [_ignored(frame, ignored)] if ignored else []
@@ -224,7 +227,8 @@ def _ignored(frame, ignored: list[str]) -> str:
     """The note naming the columns left out of the factors, and, where their values differ from
     row to row, that one law is fitted across them (they may name separate series)."""
     note = f"ignored non-numeric column(s) {', '.join(ignored)}"
-    counts = {c: int(frame[c].nunique()) for c in ignored}
+    dates = lazy_pandas().api.types.is_datetime64_any_dtype  # when a run was logged names no series
+    counts = {c: int(frame[c].nunique()) for c in ignored if not dates(frame[c])}
     several = [f"{c} ({n})" for c, n in counts.items() if n > 1]
     if several:
         note += (f"; one law is fitted across the values of {', '.join(several)}: where they name separate "
@@ -359,9 +363,14 @@ def _mostly_numbers(column: pd.Series) -> bool:
     return len(present) > 0 and parsed.notna().sum() > len(present) / 2
 
 
-def _stray_values(column: pd.Series, name: str, where: str, numbering: int | np.ndarray) -> str:
+def _strays(column: pd.Series) -> pd.Series:
+    """The non-empty values of a column that are not numbers."""
     present = column.dropna()
-    stray = present[lazy_pandas().to_numeric(present, errors="coerce").isna()]
+    return present[lazy_pandas().to_numeric(present, errors="coerce").isna()]
+
+
+def _stray_values(column: pd.Series, name: str, where: str, numbering: int | np.ndarray) -> str:
+    stray = _strays(column)
     rows = np.flatnonzero(column.index.isin(stray.index))
     shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
     return (f"{where} column '{name}' is numbers except {shown} at {rows_named(rows, numbering)}: fix those "

@@ -1,5 +1,6 @@
-"""Table files → columns: CSV, TSV, Parquet and JSON read with an error that says what is wrong,
-and plain numeric CSV/TSV read without pandas (a fifth of a second saved at every start)."""
+"""Table files → columns: CSV, TSV, Parquet, JSON and Excel workbooks read with an error that says
+what is wrong, and plain numeric CSV/TSV read without pandas (a fifth of a second saved at every
+start)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ _READERS = {
     ".json": lambda p: _json(p),
     ".jsonl": lambda p: _json_lines(p),  # a log of one JSON object per run (an Extra-P one is known by "params")
     ".ndjson": lambda p: _json_lines(p),
+    ".xlsx": lambda p: _sheet(p),  # a spreadsheet's one sheet of data, rows placed on the sheet's rows
+    ".xlsm": lambda p: _sheet(p),
 }
 _SEPARATORS = {".csv": ",", ".tsv": "\t"}
 _TEXT = (".csv", ".tsv", ".txt")  # a header line, then a line per row: read_table indexes rows by line
@@ -41,7 +44,7 @@ def lazy_pandas():
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV/TSV/Parquet/JSON/JSON Lines file into a DataFrame, with a clear error when it cannot."""
+    """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel file into a DataFrame, with a clear error when it cannot."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file '{path}' does not exist; check the path")
@@ -54,6 +57,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         )
     if path.suffix.lower() == ".parquet" and not _importable("pyarrow", "fastparquet"):
         raise DataError(f"reading '{path}' needs pyarrow: pip install 'exprsearch[parquet]' (or save the table as CSV)")
+    if path.suffix.lower() in (".xlsx", ".xlsm") and not _importable("openpyxl"):
+        raise DataError(f"reading '{path}' needs openpyxl: pip install 'exprsearch[excel]' (or save the sheet as CSV)")
     try:
         frame = reader(path)
     except DataError:  # a reader's own sentence, naming the line
@@ -110,6 +115,49 @@ def _scalars(frame: pd.DataFrame) -> pd.DataFrame:
         if frame[column].dtype.kind == "O" and frame[column].map(lambda v: isinstance(v, (list, dict))).any():
             frame[column] = frame[column].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
     return frame
+
+
+def _sheet(path: Path) -> pd.DataFrame:
+    """The table on a workbook's one sheet that holds data: its header the first row of names
+    (below any title), each row indexed by its row on the sheet (as lines of a text file are),
+    empty rows and columns skipped; formulas give the values the spreadsheet last computed. Several sheets with data are
+    refused rather than one of them chosen unsaid."""
+    import zipfile
+
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except (zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
+        raise DataError(f"'{path}' is not an Excel workbook that can be read ({exc}); save it again as .xlsx, "
+                        "or the sheet as CSV") from None
+    try:
+        sheets = {sheet.title: [(number, row) for number, row in enumerate(sheet.iter_rows(values_only=True), 1)
+                                if any(_filled(v) for v in row)] for sheet in book.worksheets}
+    finally:
+        book.close()
+    filled = [name for name, rows in sheets.items() if rows]
+    if len(filled) > 1:
+        raise DataError(f"'{path}' has data on {len(filled)} sheets ({', '.join(filled)}); save the sheet to fit "
+                        "as CSV, or keep it alone in the workbook")
+    rows = sheets[filled[0]] if filled else []
+    if not rows:
+        raise DataError(f"'{path}' holds no rows of measurements; a law needs several")
+    # the header: the first row of two or more names (a title or a note may stand above it)
+    start = next((i for i, (_, row) in enumerate(rows)
+                  if sum(map(_filled, row)) >= 2 and all(isinstance(v, str) for v in row if _filled(v))), 0)
+    rows = rows[start:]
+    (_, header), body = rows[0], rows[1:]
+    width = max(len(row) for _, row in rows)
+    used = [j for j in range(width) if any(j < len(row) and _filled(row[j]) for _, row in rows)]
+    names = [str(header[j]).strip() if j < len(header) and _filled(header[j]) else f"Unnamed: {j}" for j in used]
+    frame = lazy_pandas().DataFrame([[row[j] if j < len(row) else None for j in used] for _, row in body],
+                                    columns=names)
+    return frame.set_axis(lazy_pandas().Index([number for number, _ in body], name=_BY_LINE) - 2, axis=0)
+
+
+def _filled(value: object) -> bool:
+    return value is not None and not (isinstance(value, str) and not value.strip())
 
 
 def _json_lines(path: Path) -> pd.DataFrame:

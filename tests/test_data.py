@@ -162,3 +162,12 @@ def test_search_takes_a_dict_of_columns():
 
     law = search({"p": [1, 2, 4, 8, 16], "time": [12, 7, 4.5, 3.2, 2.6]}, "time", resamples=0).law
     assert law.predict({"p": [32]})[0] == pytest.approx(2.28, abs=0.01)
+
+
+def test_a_column_of_numbers_pandas_keeps_as_objects_is_a_factor(tmp_path):
+    """An integer beyond 64 bits makes pandas keep the column as Python objects; every value is
+    still a number, so it is a factor (the message had named no stray value: 'is numbers except  at line :')."""
+    path = tmp_path / "big.csv"
+    path.write_text("ops,pad,time\n" + "".join(f"{p},{2**64 + p},{2 + 40 / p}\n" for p in (1, 2, 4, 8)))
+    data = load_table(path, "time")
+    assert set(data.factors) <= {"ops", "pad"} and "ops" in data.factors

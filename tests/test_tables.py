@@ -104,3 +104,65 @@ def test_rows_are_named_by_their_line_past_quoted_line_breaks(tmp_path):
     path.write_text('p;time;note\n1;10;"first\nrun"\n\n2;x;ok\n')
     with pytest.raises(ExprsearchError, match="non-numeric values at row 2;"):
         load_table(path, "time", ["p"])
+
+
+def _workbook(path, *sheets):
+    """An Excel workbook with one sheet per list of rows (None: an empty cell; [] an empty row)."""
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    book.remove(book.active)
+    for number, rows in enumerate(sheets):
+        sheet = book.create_sheet(f"sheet{number + 1}")
+        for row in rows:
+            sheet.append(row)
+    book.save(path)
+    return path
+
+
+def test_a_workbook_sheet_is_read_below_its_title_with_rows_named_by_the_sheet(tmp_path):
+    import datetime
+
+    start = datetime.datetime(2026, 1, 1)
+    runs = [[None, p, 2 + 40 / p, start + datetime.timedelta(hours=p)] for p in (1, 2, 4, 8, 16)]
+    path = _workbook(tmp_path / "runs.xlsx", [["measured on cluster X"], [], [None, "gpus", "step s", "logged"],
+                                              *runs[:2], [], *runs[2:]])
+    data = load_table(path, "step s")
+    assert data.factors == ("gpus",) and data.y.tolist() == [2 + 40 / p for p in (1, 2, 4, 8, 16)]
+    assert any("ignored non-numeric column(s) logged" in n and "--by" not in n for n in data.notes)  # a date
+    bad = _workbook(tmp_path / "bad.xlsx", [[None, "gpus", "step s"], [None, 1, 42.0], [None, 2, "x"], [None, 4, 12.0]])
+    with pytest.raises(ExprsearchError, match="non-numeric values at line 3"):  # the sheet's row 3
+        load_table(bad, "step s", ["gpus"])
+
+
+def test_a_workbook_with_data_on_several_sheets_or_none_is_refused(tmp_path):
+    table = [["p", "time"], [1, 10.0], [2, 5.0], [4, 3.0]]
+    with pytest.raises(ExprsearchError, match=r"has data on 2 sheets \(sheet1, sheet2\); save the sheet to fit as CSV"):
+        read_table(_workbook(tmp_path / "two.xlsx", table, [["notes"], ["by hand"]]))
+    assert read_table(_workbook(tmp_path / "one.xlsx", table, [])).shape == (3, 2)  # an empty sheet is no data
+    with pytest.raises(ExprsearchError, match="holds no rows of measurements"):
+        read_table(_workbook(tmp_path / "none.xlsx", []))
+    (tmp_path / "fake.xlsx").write_text("p,time\n1,2\n")
+    with pytest.raises(ExprsearchError, match="is not an Excel workbook that can be read"):
+        read_table(tmp_path / "fake.xlsx")
+
+
+def test_a_workbook_without_openpyxl_says_how_to_read_it(tmp_path, monkeypatch):
+    from exprsearch import tables
+
+    path = _workbook(tmp_path / "t.xlsx", [["p", "time"], [1, 2.0]])
+    monkeypatch.setattr(tables, "_importable", lambda *modules: False)
+    with pytest.raises(ExprsearchError, match=r"needs openpyxl: pip install 'exprsearch\[excel\]'"):
+        read_table(path)
+
+
+def test_run_fits_a_workbook_and_predicts_at_its_configurations(tmp_path):
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    path = _workbook(tmp_path / "runs.xlsx", [["gpus", "time"], *[[p, 2 + 40 / p] for p in (1, 2, 4, 8, 16)]])
+    result = CliRunner().invoke(app, ["run", str(path), "-t", "time", "--bootstrap", "0", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "time = 2.0 + 40.0/gpus" in " ".join(result.output.split())
+    predicted = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--data", str(path), "--json"])
+    assert predicted.exit_code == 0, predicted.output
