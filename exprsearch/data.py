@@ -71,7 +71,7 @@ def load_table(
     factors: list[str] | None = None,
     drop_missing: bool = False,
 ) -> Dataset:
-    """Read a CSV/TSV/Parquet/JSON/JSON Lines table and validate it into a :class:`Dataset`."""
+    """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel table and validate it into a :class:`Dataset`."""
     path = Path(path)
     raw = read_bytes(path)
     plain = None if raw is None else plain_columns(raw, path.suffix)

@@ -24,7 +24,7 @@ from .common import _folder, _guard, _pairs, _progress, _split, _target_needed, 
 
 @app.command()
 def run(
-    data: Annotated[Path, typer.Argument(help="Measurements: a CSV/TSV/Parquet/JSON table, a JSON Lines log (one object per run), or an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p).")],
+    data: Annotated[Path, typer.Argument(help="Measurements: a CSV/TSV/Parquet/JSON/Excel table, a JSON Lines log (one object per run), or an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p).")],
     target: Annotated[str | None, typer.Option("--target", "-t", help="Column with the measured time (Extra-P files: CALLPATH:METRIC, default all).")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas, extrap-experiment, extrap3 or cube (a directory of CUBE runs; default: detected).")] = None,
     factors: Annotated[str | None, typer.Option(help="Comma-separated factor columns (default: the other numeric columns).")] = None,
