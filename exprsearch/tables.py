@@ -151,6 +151,13 @@ def _sheet(path: Path) -> pd.DataFrame:
     width = max(len(row) for _, row in rows)
     used = [j for j in range(width) if any(j < len(row) and _filled(row[j]) for _, row in rows)]
     names = [str(header[j]).strip() if j < len(header) and _filled(header[j]) else f"Unnamed: {j}" for j in used]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            from openpyxl.utils import get_column_letter
+
+            first = used[names.index(name)]
+            raise DataError(f"'{path}' row {rows[0][0]} has two columns named '{name}' (columns "
+                            f"{get_column_letter(first + 1)} and {get_column_letter(used[i] + 1)}); rename one")
     frame = lazy_pandas().DataFrame([[row[j] if j < len(row) else None for j in used] for _, row in body],
                                     columns=names)
     return frame.set_axis(lazy_pandas().Index([number for number, _ in body], name=_BY_LINE) - 2, axis=0)

@@ -141,6 +141,8 @@ def test_a_workbook_with_data_on_several_sheets_or_none_is_refused(tmp_path):
     assert read_table(_workbook(tmp_path / "one.xlsx", table, [])).shape == (3, 2)  # an empty sheet is no data
     with pytest.raises(ExprsearchError, match="holds no rows of measurements"):
         read_table(_workbook(tmp_path / "none.xlsx", []))
+    with pytest.raises(ExprsearchError, match=r"row 2 has two columns named 'p' \(columns B and D\); rename one"):
+        read_table(_workbook(tmp_path / "twice.xlsx", [["title"], [None, "p", "time", "p"], [None, 1, 2.0, 3]]))
     (tmp_path / "fake.xlsx").write_text("p,time\n1,2\n")
     with pytest.raises(ExprsearchError, match="is not an Excel workbook that can be read"):
         read_table(tmp_path / "fake.xlsx")
