@@ -61,6 +61,24 @@ def test_decisions_take_the_folder_run_wrote(law_file, tmp_path):
     assert result.exit_code == 2 and "is a folder with no law.json in it" in " ".join(result.output.split())
 
 
+def test_predict_sets_a_measured_target_beside_the_prediction(law_file, tmp_path):
+    """Held-out runs given as --data keep their measured times: compared, not overwritten."""
+    law = 2 + 0.01 * 16000 / 16 + 0.15 * 16  # the law at p = 16, n = 16000: 14.4
+    held = tmp_path / "held.csv"
+    held.write_text(f"p,n,time\n16,16000,{law * 1.1}\n32,16000,\n")  # the second configuration not measured
+    record = json.loads(run("predict", law_file, "--data", held, "--json").stdout)
+    first, second = record["predictions"]
+    assert first["time"] == pytest.approx(law) and first["measured"] == pytest.approx(law * 1.1)
+    assert first["error_pct"] == pytest.approx(100 * (1 / 1.1 - 1))
+    assert second["measured"] is None and second["error_pct"] is None
+    assert record["mape_pct"] == pytest.approx(100 * (1 - 1 / 1.1))
+    shown = " ".join(run("predict", law_file, "--data", held).output.split())
+    assert "against the measured time: mean absolute error 9.09 % over 1 row(s)" in shown
+    held.write_text("p,n,time\n16,16000,0\n")
+    zero = run("predict", law_file, "--data", held)
+    assert zero.exit_code == 2 and "is not a positive number at line 2" in " ".join(zero.output.split())
+
+
 def test_explain_reports_the_limit(law_file):
     result = run("explain", law_file, "--vary", "p=1..1024", "--fix", "n=16000")
     assert result.exit_code == 0
