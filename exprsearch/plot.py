@@ -140,7 +140,7 @@ def breakdown(law: Law, e: Explanation, path: Path) -> Path:
     ax.stackplot(e.values, np.clip(e.contributions, 0, None), labels=labels, alpha=0.8)
     fixed = _levels(e.fixed)
     ax.set(xscale="log" if e.values.min() > 0 else "linear", xlabel=e.factor, ylabel=law.target,
-           title="Where the time goes" + (f" ({fixed})" if fixed else ""))
+           title=("Where the rate comes from" if law.rate else "Where the time goes") + (f" ({fixed})" if fixed else ""))
     ax.legend(fontsize=8, loc="upper left")
     return _save(fig, path)
 
