@@ -9,11 +9,33 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .compile import factor_symbol
 from .configs import ConfigError, constraint_mask, defined, describe, grid
 from .law import Law
 from .tables import file_lines, rows_named
 
 SECONDS = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def measured_space(law: Law, fixed: dict[str, float]) -> dict[str, np.ndarray]:
+    """Where to search when no range is given: each factor the law uses and ``fixed`` leaves open,
+    over its measured range, doubling from the smallest value and ending at the largest (where the
+    law interpolates; beyond it a range must be asked for)."""
+    space = {}
+    for factor in law.factors:
+        if factor in fixed or factor_symbol(factor) not in law.template.free_symbols:
+            continue
+        low, high = law.domain.get(factor, [None, None])
+        if low is None:
+            raise ConfigError(f"the law records no measured range of {factor}; give --vary {factor}=LOW..HIGH")
+        if low > 0:
+            values = low * 2.0 ** np.arange(int(np.floor(np.log2(high / low) + 1e-9)) + 1)
+            space[factor] = np.unique(np.append(values[values < high * (1 - 1e-9)], high))
+        else:
+            space[factor] = np.linspace(low, high, 9)
+    if not space:
+        raise ConfigError("every factor the law uses is fixed; give one to search with --vary p=1..512")
+    return space
 
 
 @dataclass(frozen=True)

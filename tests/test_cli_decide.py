@@ -79,6 +79,19 @@ def test_predict_sets_a_measured_target_beside_the_prediction(law_file, tmp_path
     assert zero.exit_code == 2 and "is not a positive number at line 2" in " ".join(zero.output.split())
 
 
+def test_optimize_searches_the_measured_ranges_without_vary(law_file):
+    result = run("optimize", law_file, "--fix", "n=16000", "--json")
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert record["considered"] == 6  # p = 1, 2, 4, 8, 16, 32: the measured 1..32, doubling
+    assert record["best"]["config"] == {"p": 32.0, "n": 16000.0}  # the law's minimum, 32.66, lies just beyond
+    assert "searched the measured range of p (1, 2, 4, 8, 16, 32)" in " ".join(result.stderr.split())
+    both = json.loads(run("optimize", law_file, "--json").stdout)
+    assert both["considered"] == 6 * 7  # n = 1000, 2000, ..., 64000 too
+    fixed = run("optimize", law_file, "--fix", "n=16000", "--fix", "p=4")
+    assert fixed.exit_code == 2 and "every factor the law uses is fixed" in fixed.output
+
+
 def test_explain_reports_the_limit(law_file):
     result = run("explain", law_file, "--vary", "p=1..1024", "--fix", "n=16000")
     assert result.exit_code == 0

@@ -281,7 +281,7 @@ def _shown(values) -> list[int]:
 @app.command("optimize")
 def optimize_command(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
-    vary: Annotated[list[str], typer.Option(help="A factor to search: p=1..512 or b=32,64,128 (repeatable).")] = [],  # noqa: B006
+    vary: Annotated[list[str], typer.Option(help="A factor to search: p=1..512 or b=32,64,128 (repeatable). Default: the measured range of every factor not fixed, doubling.")] = [],  # noqa: B006
     fix: Annotated[list[str], typer.Option(help="A factor held fixed: n=1281167 (repeatable).")] = [],  # noqa: B006
     where: Annotated[list[str], typer.Option(help="A constraint: 'p*b <= 65536' (repeatable).")] = [],  # noqa: B006
     price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices).")] = None,
@@ -297,7 +297,9 @@ def optimize_command(
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
 
     from ..configs import ConfigError
-    from ..optimize import Pricing, optimize
+    from ..optimize import Pricing, measured_space, optimize
+
+    notes: list[str] = []
 
     def work():
         law = _law_at_level(law_file, levels, _fixed(fix))
@@ -321,7 +323,12 @@ def optimize_command(
             from ..plot import require_matplotlib
 
             require_matplotlib()  # before the search, not after it
-        found = optimize(law, _varied(vary), _fixed(fix), where, pricing, budget, work_)
+        space = _varied(vary) if vary else measured_space(law, _fixed(fix))
+        if not vary:
+            notes.append("searched the measured range of " + ", ".join(
+                f"{f} ({', '.join(f'{v:g}' for v in values)})" for f, values in space.items())
+                + "; --vary searches other values, beyond the measurements too")
+        found = optimize(law, space, _fixed(fix), where, pricing, budget, work_)
         if plot is not None:
             from ..plot import pareto_set
 
@@ -330,6 +337,8 @@ def optimize_command(
         return law, found
 
     law, o = _guard(work)
+    for note in notes:
+        err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
     # the best configuration is where the decision is made: the law's reach there is said with it
     warnings = [w for f, v in o.best.config.items() if (w := _far_outside(law, f, [v]))]
     if json_:
