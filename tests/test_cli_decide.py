@@ -76,7 +76,7 @@ def test_predict_sets_a_measured_target_beside_the_prediction(law_file, tmp_path
     assert "against the measured time: mean absolute error 9.09 % over 1 row(s)" in shown
     held.write_text("p,n,time\n16,16000,0\n")
     zero = run("predict", law_file, "--data", held)
-    assert zero.exit_code == 2 and "is not a positive number at line 2" in " ".join(zero.output.split())
+    assert zero.exit_code == 2 and "is not a finite positive number at line 2" in " ".join(zero.output.split())
 
 
 def test_optimize_searches_the_measured_ranges_without_vary(law_file):

@@ -178,7 +178,7 @@ def predict(
 
 def _measured(frame, target: str, data: Path, lines):
     """The measured target of each row of a --data table that has the law's target column (NaN
-    where a row leaves it empty), or None; a value that is not a positive number is refused."""
+    where a row leaves it empty), or None; a value that is not a finite positive number is refused."""
     import numpy as np
     import pandas as pd
 
@@ -190,9 +190,9 @@ def _measured(frame, target: str, data: Path, lines):
         return None
     column = frame[named[0]]
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(column.notna().to_numpy() & ~(values > 0))
+    bad = np.flatnonzero(column.notna().to_numpy() & ~(np.isfinite(values) & (values > 0)))
     if bad.size:
-        raise DataError(f"'{data}' column '{named[0]}' holds the law's target, measured, and is not a positive number "
+        raise DataError(f"'{data}' column '{named[0]}' holds the law's target, measured, and is not a finite positive number "
                         f"at {rows_named(bad, lines if lines is not None else 0)}: fix those values, or leave them "
                         "empty where a configuration was not measured")
     return values
