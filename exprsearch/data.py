@@ -176,12 +176,14 @@ def from_frame(
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
     _require_column(target, columns, where, "target")
+    _check_dates(frame, [target], where, "the target: give the time each run took")
     factors = _columns_named(factors, columns)
     if factors is None:
         factors, numeric, notes = _inferred(frame, target, drop_missing, where, numbering)
     else:
         notes = []
         _check_factors(factors, target, columns, where)
+        _check_dates(frame, factors, where, "a factor: leave it out of --factors")
         numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     mixed = mixed_setups(frame[[c for c in columns if c not in factors and c != target]], numeric[:, :-1], numeric[:, -1])
     notes += [mixed] if mixed else []
@@ -267,6 +269,14 @@ def from_columns(
         factors, numeric, note = settings(target, factors, numeric)
         notes = [note] if note else []
     return _dataset(numeric, target, factors, drop_missing, notes, header_lines, where, name, path, sha256)
+
+
+def _check_dates(frame: pd.DataFrame, names: list[str], where: str, role: str) -> None:
+    """Refuse columns of dates and times (when a run was logged) in ``role``: as numbers they would
+    be nanoseconds since 1970."""
+    dated = [c for c in names if lazy_pandas().api.types.is_datetime64_any_dtype(frame[c])]
+    if dated:
+        raise DataError(f"{where} column '{dated[0]}' holds dates and times, not a quantity to be {role}")
 
 
 def _check_factors(factors: list[str], target: str, columns: list[str], where: str) -> None:

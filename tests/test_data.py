@@ -171,3 +171,18 @@ def test_a_column_of_numbers_pandas_keeps_as_objects_is_a_factor(tmp_path):
     path.write_text("ops,pad,time\n" + "".join(f"{p},{2**64 + p},{2 + 40 / p}\n" for p in (1, 2, 4, 8)))
     data = load_table(path, "time")
     assert set(data.factors) <= {"ops", "pad"} and "ops" in data.factors
+
+
+def test_dates_are_labels_and_refused_as_a_factor_or_the_target(tmp_path):
+    """pandas reads a JSON column named created_at as dates; as numbers they would be nanoseconds."""
+    import json
+
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"p": [1, 2, 4, 8], "step_s": [10.1, 5.2, 2.7, 1.5],
+                                "created_at": [1764000000 + 100 * i for i in range(4)]}))
+    data = load_table(path, "step_s")
+    assert data.factors == ("p",) and any("ignored non-numeric column(s) created_at" in n for n in data.notes)
+    with pytest.raises(DataError, match="column 'created_at' holds dates and times, not a quantity to be a factor"):
+        load_table(path, "step_s", ["p", "created_at"])
+    with pytest.raises(DataError, match="not a quantity to be the target: give the time each run took"):
+        load_table(path, "created_at")
