@@ -148,6 +148,15 @@ def test_a_workbook_with_data_on_several_sheets_or_none_is_refused(tmp_path):
         read_table(tmp_path / "fake.xlsx")
 
 
+def test_a_workbook_under_another_extension_is_named_as_one(tmp_path):
+    from exprsearch.readers import load_series
+
+    path = _workbook(tmp_path / "runs.xlsx", [["p", "time"], [1, 2.0], [2, 1.1]])
+    renamed = path.rename(tmp_path / "runs.csv")  # a zip, which Extra-P's experiments are too
+    with pytest.raises(ExprsearchError, match=r"'.*runs.csv' is an Excel workbook; name it .xlsx"):
+        load_series(renamed, "extrap-experiment")
+
+
 def test_a_workbook_without_openpyxl_says_how_to_read_it(tmp_path, monkeypatch):
     from exprsearch import tables
 

@@ -15,6 +15,8 @@ from .profile import Collector, Profile, number, numbers
 def read(path: Path) -> Profile:
     try:
         with zipfile.ZipFile(path) as archive:
+            if "experiment.json" not in archive.namelist() and "xl/workbook.xml" in archive.namelist():
+                raise DataError(f"'{path}' is an Excel workbook; name it .xlsx to read its sheet as a table")
             doc = json.loads(archive.read("experiment.json"))
     except (zipfile.BadZipFile, KeyError):
         raise DataError(f"'{path}' is not an Extra-P experiment (a zip file holding experiment.json)") from None
