@@ -63,6 +63,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
         frame = reader(path)
     except DataError:  # a reader's own sentence, naming the line
         raise
+    except UnicodeDecodeError as exc:  # Excel on Windows saves "CSV" in its own code page
+        raise DataError(f"'{path}' is not UTF-8 text (byte {exc.object[exc.start]:#04x} at byte {exc.start + 1}); "
+                        "save it as UTF-8 (in Excel: CSV UTF-8)") from None
     except Exception as exc:  # pandas raises many types for unreadable files
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if frame.shape[0] == 0:

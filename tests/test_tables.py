@@ -148,6 +148,18 @@ def test_a_workbook_with_data_on_several_sheets_or_none_is_refused(tmp_path):
         read_table(tmp_path / "fake.xlsx")
 
 
+@pytest.mark.parametrize("name", ["t.csv", "t.json", "t.jsonl"])
+def test_a_file_in_another_code_page_says_to_save_it_as_utf8(tmp_path, name):
+    """Excel on Windows writes CSV in cp1252: 'µs' is the byte 0xb5, which pandas' UTF-8 refused
+    with a codec's message."""
+    path = tmp_path / name
+    text = {"t.csv": "p,time (µs)\n1,10\n2,5\n", "t.json": '{"p": [1, 2], "time (µs)": [10, 5]}',
+            "t.jsonl": '{"p": 1, "time (µs)": 10}\n'}[name]
+    path.write_bytes(text.encode("cp1252"))
+    with pytest.raises(ExprsearchError, match=r"is not UTF-8 text \(byte 0xb5 at byte \d+\); save it as UTF-8"):
+        read_table(path)
+
+
 def test_a_workbook_under_another_extension_is_named_as_one(tmp_path):
     from exprsearch.readers import load_series
 
