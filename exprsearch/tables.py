@@ -59,8 +59,14 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise DataError(f"reading '{path}' needs pyarrow: pip install 'exprsearch[parquet]' (or save the table as CSV)")
     if path.suffix.lower() in (".xlsx", ".xlsm") and not _importable("openpyxl"):
         raise DataError(f"reading '{path}' needs openpyxl: pip install 'exprsearch[excel]' (or save the sheet as CSV)")
+    suffix = path.suffix.lower()
+    lines: list[str] | None = None
+    skip = 0  # comment lines above the header (# measured on …), as benchmark scripts write them
     try:
-        frame = reader(path)
+        if suffix in _SEPARATORS:
+            lines = _unified(path.read_text(encoding="utf-8-sig")).split("\n")
+            skip = _comments(lines, _SEPARATORS[suffix])
+        frame = lazy_pandas().read_csv(path, sep=_SEPARATORS[suffix], skiprows=skip) if skip else reader(path)
     except DataError:  # a reader's own sentence, naming the line
         raise
     except UnicodeDecodeError as exc:  # Excel on Windows saves "CSV" in its own code page
@@ -70,12 +76,24 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if frame.shape[0] == 0:
         raise DataError(f"'{path}' holds no rows of measurements; a law needs several")
-    if path.suffix.lower() in _TEXT:
-        lines = _unified(path.read_text(encoding="utf-8-sig", errors="replace")).split("\n")  # once, for both
-        frame = _indexed_by_line(lines, frame, _SEPARATORS.get(path.suffix.lower()))
-        if path.suffix.lower() != ".txt":
-            _check_header(path, lines, frame)
+    if suffix in _TEXT:
+        if lines is None:
+            lines = _unified(path.read_text(encoding="utf-8-sig", errors="replace")).split("\n")  # once, for both
+        frame = _indexed_by_line(lines, frame, _SEPARATORS.get(suffix), skip)
+        if suffix != ".txt":
+            _check_header(path, lines, frame, skip)
     return frame
+
+
+def _comments(lines: list[str], separator: str) -> int:
+    """How many of the first lines are comments (starting with #) or blank, where any is a comment
+    and the line after them is a header; where it holds numbers only, the last comment was the
+    header (``#p,n,time``, as some scripts write it) and nothing is skipped."""
+    count = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), 0)
+    if not any(line.lstrip().startswith("#") for line in lines[:count]):
+        return 0
+    fields = next(csv.reader(lines[count:count + 1], delimiter=separator), [])
+    return 0 if all(re.fullmatch(_NUMBER, f.strip()) for f in fields) else count
 
 
 def file_lines(index) -> np.ndarray | None:
@@ -205,14 +223,14 @@ def _importable(*modules: str) -> bool:
     return any(find_spec(m) is not None for m in modules)
 
 
-def _indexed_by_line(lines: list[str], frame: pd.DataFrame, delimiter: str | None) -> pd.DataFrame:
+def _indexed_by_line(lines: list[str], frame: pd.DataFrame, delimiter: str | None, skip: int = 0) -> pd.DataFrame:
     """The frame with each row's index its line in the file minus 2 (as without blank lines, which
     pandas skips), so that messages can name the line; as read, and not taken for lines, where the
-    rows cannot be placed."""
-    first = next((i for i, line in enumerate(lines) if line.strip()), 0)  # the header
+    rows cannot be placed. ``skip`` lines of comments stand above the header."""
+    first = next((i for i, line in enumerate(lines) if i >= skip and line.strip()), 0)  # the header
     rows = [i + 1 for i, line in enumerate(lines) if i > first and line.strip()]
     if len(rows) != len(frame) and delimiter is not None:  # a quoted field holds a line break
-        rows = _record_starts(lines, delimiter)[1:]
+        rows = [skip + start for start in _record_starts(lines[skip:], delimiter)[1:]]
     if len(rows) != len(frame):
         return frame
     return frame.set_axis(lazy_pandas().Index(rows, name=_BY_LINE) - 2, axis=0)
@@ -232,14 +250,16 @@ def _record_starts(lines: list[str], delimiter: str) -> list[int]:
     return starts
 
 
-def _check_header(path: Path, lines: list[str], frame: pd.DataFrame) -> None:
+def _check_header(path: Path, lines: list[str], frame: pd.DataFrame, skip: int = 0) -> None:
     """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
-    file separated by another character than the extension says (one column of 'p;n;time')."""
-    header = next(csv.reader(lines[:1], delimiter="\t" if path.suffix.lower() == ".tsv" else ","), [])
+    file separated by another character than the extension says (one column of 'p;n;time').
+    The header is the first line after ``skip`` lines of comments."""
+    at = next((i for i, line in enumerate(lines) if i >= skip and line.strip()), 0)
+    header = next(csv.reader(lines[at:at + 1], delimiter="\t" if path.suffix.lower() == ".tsv" else ","), [])
     seen: dict[str, int] = {}
     for i, name in enumerate(header, start=1):
         if name in seen:
-            raise DataError(f"'{path}' line 1 has two columns named '{name}' (columns {seen[name]} and {i}); "
+            raise DataError(f"'{path}' line {at + 1} has two columns named '{name}' (columns {seen[name]} and {i}); "
                             "rename one")
         seen[name] = i
     if header and len(frame.columns) == len(header):
@@ -252,7 +272,7 @@ def _check_header(path: Path, lines: list[str], frame: pd.DataFrame) -> None:
         for other in (";", "\t", "|", ","):
             if other in str(frame.columns[0]):
                 expected = "tabs" if path.suffix.lower() == ".tsv" else "commas"
-                raise DataError(f"'{path}' line 1 seems separated by {other!r}, but a {path.suffix} file is "
+                raise DataError(f"'{path}' line {at + 1} seems separated by {other!r}, but a {path.suffix} file is "
                                 f"separated by {expected}: save it with {expected} (a .tsv file with tabs)")
 
 
@@ -285,7 +305,7 @@ def plain_columns(raw: bytes, suffix: str) -> dict[str, np.ndarray] | None:
     text = _unified(text)
     head, _, body = text.partition("\n")
     header = next(csv.reader([head], delimiter=separator), [])
-    if (len(header) < 2 or len(set(header)) < len(header)
+    if (len(header) < 2 or len(set(header)) < len(header) or head.startswith("#")
             or any(not name or name.strip() != name for name in header)):
         return None
     row = separator.join([_NUMBER] * len(header))

@@ -160,6 +160,19 @@ def test_a_file_in_another_code_page_says_to_save_it_as_utf8(tmp_path, name):
         read_table(path)
 
 
+def test_comment_lines_above_the_header_are_skipped_and_lines_still_named(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("# measured on cluster X, 2026-11-20\n\n# p: GPUs\np,time\n1,10\n2,x\n4,3\n")
+    assert list(read_table(path).columns) == ["p", "time"]
+    with pytest.raises(ExprsearchError, match="non-numeric values at line 6"):
+        load_table(path, "time", ["p"])
+    path.write_text("# a note\np,p,time\n1,2,3\n")
+    with pytest.raises(ExprsearchError, match="line 2 has two columns named 'p'"):
+        read_table(path)
+    path.write_text("#p,time\n1,10\n2,5\n")  # a header written as a comment is still the header
+    assert list(read_table(path).columns) == ["#p", "time"]
+
+
 def test_a_workbook_under_another_extension_is_named_as_one(tmp_path):
     from exprsearch.readers import load_series
 
