@@ -141,8 +141,8 @@ def _scalars(frame: pd.DataFrame) -> pd.DataFrame:
 def _sheet(path: Path) -> pd.DataFrame:
     """The table on a workbook's one sheet that holds data: its header the first row of names
     (below any title), each row indexed by its row on the sheet (as lines of a text file are),
-    empty rows and columns skipped; formulas give the values the spreadsheet last computed. Several sheets with data are
-    refused rather than one of them chosen unsaid."""
+    empty rows and columns skipped; formulas give the values the spreadsheet last computed.
+    Several sheets with data are refused rather than one of them chosen unsaid."""
     import zipfile
 
     import openpyxl
