@@ -39,6 +39,7 @@ class Dataset:
     sha256: str | None = None
     notes: tuple[str, ...] = field(default=())
     series: str | None = None  # the callpath:metric of a file of many series (Extra-P's formats)
+    sheet: str | None = None  # the workbook's sheet it was read from, where one was named
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -61,7 +62,7 @@ class Dataset:
         """The same dataset restricted to ``rows`` (an index or boolean mask)."""
         return Dataset(
             self.target, self.factors, self.X[rows].copy(), self.y[rows].copy(),
-            self.name, self.path, self.sha256, self.notes, self.series,
+            self.name, self.path, self.sha256, self.notes, self.series, self.sheet,
         )
 
 
@@ -70,19 +71,22 @@ def load_table(
     target: str,
     factors: list[str] | None = None,
     drop_missing: bool = False,
+    sheet: str | None = None,
 ) -> Dataset:
-    """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel table and validate it into a :class:`Dataset`."""
+    """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel table (``sheet``: a workbook's sheet) and
+    validate it into a :class:`Dataset`."""
     path = Path(path)
     raw = read_bytes(path)
-    plain = None if raw is None else plain_columns(raw, path.suffix)
+    plain = None if raw is None or sheet is not None else plain_columns(raw, path.suffix)
     if plain is not None:
         return from_columns(plain, target, factors, drop_missing=drop_missing, name=path.stem, path=str(path),
                             sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
-    frame = read_table(path)  # says why a file that could not be read cannot be
-    return from_frame(
+    frame = read_table(path, sheet)  # says why a file that could not be read cannot be
+    data = from_frame(
         frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, name=path.stem,
         path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=file_lines(frame.index),
     )
+    return replace(data, sheet=sheet)
 
 
 def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Path) -> dict[str, np.ndarray]:
@@ -116,12 +120,12 @@ def load_groups(
 
 def load_grouped(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
-    tolerate: type[DataError] = DataError,
+    tolerate: type[DataError] = DataError, sheet: str | None = None,
 ) -> tuple[dict[str, Dataset], dict[str, str]]:
     """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
-    failing with a ``tolerate`` error (others stop, naming the group)."""
+    failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet."""
     path = Path(path)
-    frame = read_table(path)
+    frame = read_table(path, sheet)
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else list(by)
     for key in keys:
@@ -147,7 +151,7 @@ def load_grouped(
                 name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
                 lines=file_lines(group.index),  # the group's rows where the file has them
             )
-            groups[name] = replace(data, notes=(*notes, *data.notes))
+            groups[name] = replace(data, notes=(*notes, *data.notes), sheet=sheet)
         except tolerate as exc:
             failures[name] = str(exc)
         except DataError as exc:

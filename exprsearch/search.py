@@ -333,6 +333,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         grammar={"name": grammar.name, "sha256": grammar.sha256},
         # what reading the data left out or noticed (a dropped row, a stalled run), where anything
         dataset={"path": dataset.path, "sha256": dataset.sha256, **({"series": dataset.series} if dataset.series else {}),
+                 **({"sheet": dataset.sheet} if dataset.sheet else {}),
                  **({"notes": list(dataset.notes)} if dataset.notes else {})},
         selection=ranking.rule,
         seed=seed,

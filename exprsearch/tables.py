@@ -43,8 +43,9 @@ def lazy_pandas():
     return pandas
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel file into a DataFrame, with a clear error when it cannot."""
+def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
+    """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel file into a DataFrame, with a clear error when
+    it cannot; ``sheet`` names a workbook's sheet where more than one holds data."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file '{path}' does not exist; check the path")
@@ -59,6 +60,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise DataError(f"reading '{path}' needs pyarrow: pip install 'exprsearch[parquet]' (or save the table as CSV)")
     if path.suffix.lower() in (".xlsx", ".xlsm") and not _importable("openpyxl"):
         raise DataError(f"reading '{path}' needs openpyxl: pip install 'exprsearch[excel]' (or save the sheet as CSV)")
+    if sheet is not None and path.suffix.lower() not in (".xlsx", ".xlsm"):
+        raise DataError(f"--sheet {sheet}: '{path}' is no Excel workbook; --sheet names a workbook's sheet")
     suffix = path.suffix.lower()
     lines: list[str] | None = None
     skip = 0  # comment lines above the header (# measured on …), as benchmark scripts write them
@@ -66,7 +69,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
         if suffix in _SEPARATORS:
             lines = _unified(path.read_text(encoding="utf-8-sig")).split("\n")
             skip = _comments(lines, _SEPARATORS[suffix])
-        frame = lazy_pandas().read_csv(path, sep=_SEPARATORS[suffix], skiprows=skip) if skip else reader(path)
+        if skip:
+            frame = lazy_pandas().read_csv(path, sep=_SEPARATORS[suffix], skiprows=skip)
+        else:
+            frame = _sheet(path, sheet) if suffix in (".xlsx", ".xlsm") else reader(path)
     except DataError:  # a reader's own sentence, naming the line
         raise
     except UnicodeDecodeError as exc:  # Excel on Windows saves "CSV" in its own code page
@@ -138,11 +144,12 @@ def _scalars(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _sheet(path: Path) -> pd.DataFrame:
+def _sheet(path: Path, chosen: str | None = None) -> pd.DataFrame:
     """The table on a workbook's one sheet that holds data: its header the first row of names
     (below any title), each row indexed by its row on the sheet (as lines of a text file are),
     empty rows and columns skipped; formulas give the values the spreadsheet last computed.
-    Several sheets with data are refused rather than one of them chosen unsaid."""
+    Several sheets with data are refused rather than one of them chosen unsaid, unless ``chosen``
+    names one."""
     import zipfile
 
     import openpyxl
@@ -158,10 +165,15 @@ def _sheet(path: Path) -> pd.DataFrame:
     finally:
         book.close()
     filled = [name for name, rows in sheets.items() if rows]
-    if len(filled) > 1:
-        raise DataError(f"'{path}' has data on {len(filled)} sheets ({', '.join(filled)}); save the sheet to fit "
-                        "as CSV, or keep it alone in the workbook")
-    rows = sheets[filled[0]] if filled else []
+    if chosen is not None and chosen not in sheets:
+        from .vocabulary import suggest
+
+        raise DataError(f"--sheet {chosen}: '{path}' has no such sheet{suggest(chosen, list(sheets))}; its sheets are "
+                        f"{', '.join(sheets)}")
+    if chosen is None and len(filled) > 1:
+        raise DataError(f"'{path}' has data on {len(filled)} sheets ({', '.join(filled)}); name the one to fit "
+                        f"with --sheet ({filled[0]}), or save it as CSV")
+    rows = sheets[chosen] if chosen is not None else sheets[filled[0]] if filled else []
     if not rows:
         raise DataError(f"'{path}' holds no rows of measurements; a law needs several")
     # the header: the first row of two or more names (a title or a note may stand above it)

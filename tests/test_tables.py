@@ -136,8 +136,15 @@ def test_a_workbook_sheet_is_read_below_its_title_with_rows_named_by_the_sheet(t
 
 def test_a_workbook_with_data_on_several_sheets_or_none_is_refused(tmp_path):
     table = [["p", "time"], [1, 10.0], [2, 5.0], [4, 3.0]]
-    with pytest.raises(ExprsearchError, match=r"has data on 2 sheets \(sheet1, sheet2\); save the sheet to fit as CSV"):
-        read_table(_workbook(tmp_path / "two.xlsx", table, [["notes"], ["by hand"]]))
+    two = _workbook(tmp_path / "two.xlsx", table, [["notes"], ["by hand"]])
+    with pytest.raises(ExprsearchError, match=r"has data on 2 sheets \(sheet1, sheet2\); name the one to fit with --sheet"):
+        read_table(two)
+    assert read_table(two, "sheet1").shape == (3, 2)
+    with pytest.raises(ExprsearchError, match=r"--sheet sheet3: .* has no such sheet \(did you mean 'sheet2'\?\); its sheets"):
+        read_table(two, "sheet3")
+    with pytest.raises(ExprsearchError, match="--sheet runs: .* is no Excel workbook"):
+        (tmp_path / "t.csv").write_text("p,time\n1,2\n")
+        read_table(tmp_path / "t.csv", "runs")
     assert read_table(_workbook(tmp_path / "one.xlsx", table, [])).shape == (3, 2)  # an empty sheet is no data
     with pytest.raises(ExprsearchError, match="holds no rows of measurements"):
         read_table(_workbook(tmp_path / "none.xlsx", []))
@@ -202,3 +209,24 @@ def test_run_fits_a_workbook_and_predicts_at_its_configurations(tmp_path):
     assert "time = 2.0 + 40.0/gpus" in " ".join(result.output.split())
     predicted = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--data", str(path), "--json"])
     assert predicted.exit_code == 0, predicted.output
+
+
+def test_run_reads_the_sheet_named_and_plot_finds_it_again(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    runs = [["gpus", "time"], *[[p, 2 + 40 / p] for p in (1, 2, 4, 8, 16)]]
+    path = _workbook(tmp_path / "book.xlsx", [["notes on the cluster"], ["by hand"]], runs)
+    refused = CliRunner().invoke(app, ["run", str(path), "-t", "time", "--out", str(tmp_path / "n")])
+    assert refused.exit_code == 2 and "name the one to fit with --sheet (sheet1)" in " ".join(refused.output.split())
+    result = CliRunner().invoke(app, ["run", str(path), "-t", "time", "--sheet", "sheet2", "--bootstrap", "0",
+                                      "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "o" / "law.json").read_text())["dataset"]["sheet"] == "sheet2"
+    pytest.importorskip("matplotlib")
+    drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o")])
+    assert drawn.exit_code == 0 and (tmp_path / "o" / "measured_vs_predicted.png").is_file(), drawn.output
+    assert "no measured" not in drawn.output

@@ -87,12 +87,12 @@ def main(
 
 
 def _target_needed(data, lead: str = "pass --target COLUMN", what: str = "the measured time",
-                   columns: list[str] | None = None) -> ExprsearchError:
+                   columns: list[str] | None = None, sheet: str | None = None) -> ExprsearchError:
     """The error for a table given without its target: the table's columns, to choose from."""
     from ..errors import DataError
     from ..tables import read_table
 
-    columns = columns if columns is not None else [str(c) for c in read_table(data).columns]
+    columns = columns if columns is not None else [str(c) for c in read_table(data, sheet).columns]
     return DataError(f"{lead}, {what}; the columns of '{data}' are {', '.join(columns)}")
 
 

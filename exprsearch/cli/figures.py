@@ -56,7 +56,8 @@ def _given_data(law, data: Path):
 
     fmt = detect_format(data)
     if fmt == "table":
-        return load_table(data, law.target, list(law.factors))
+        workbook = Path(data).suffix.lower() in (".xlsx", ".xlsm")  # the sheet the law was fitted on
+        return load_table(data, law.target, list(law.factors), sheet=law.dataset.get("sheet") if workbook else None)
     series = law.dataset.get("series")
     found = load_series(data, fmt, target=series)
     if len(found) > 1:

@@ -44,6 +44,7 @@ def profile(
     top: Annotated[int, typer.Option(help="Series shown in the ranking (all are in laws.csv).")] = 15,
     map_: Annotated[list[str], typer.Option("--map", help="Bind a grammar factor to a column in every series: p=gpus (repeatable).")] = [],  # noqa: B006
     intrinsic: Annotated[str | None, typer.Option(help="Comma-separated intrinsic factors (layers, parameters).")] = None,
+    sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.")] = None,
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput); a rate that grows little ranks first. Default: read from each target's name (images_per_sec is a rate).")] = None,
 ) -> None:
     """A law for every series (callpath × metric, or table group), ranked by predicted growth."""
@@ -72,7 +73,7 @@ def profile(
         _check_kind(target_kind)
         if not (force or resume):
             _export.check_free(directory, SUMMARY)
-        series, failures = _series(data, fmt, target, by, cli._split(factors))
+        series, failures = _series(data, fmt, target, by, cli._split(factors), sheet)
         check_binding(series, grammar, mapping, intrinsic_factors)
         point = parse_point(at, "--at") if at else {}
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
@@ -80,7 +81,7 @@ def profile(
         context = {"data": str(data), "sha256": sha, "grammar": grammar, "at": point, "factors": factors,
                    "scale": scale, "seed": seed, "bootstrap": bootstrap}
         # each only when given, so that a summary written before these options resumes
-        context.update({k: v for k, v in (("target_kind", target_kind), ("map", mapping),
+        context.update({k: v for k, v in (("target_kind", target_kind), ("map", mapping), ("sheet", sheet),
                                           ("intrinsic", list(intrinsic_factors))) if v})
         done = []
         if resume and (directory / "laws.json").is_file():
@@ -161,7 +162,8 @@ def profile(
             f"{unmodelled[0].series}: {unmodelled[0].error})"), highlight=False, soft_wrap=True)
 
 
-def _series(data: Path, fmt: str | None, target: str | None, by: str | None, factors: list[str] | None):
+def _series(data: Path, fmt: str | None, target: str | None, by: str | None, factors: list[str] | None,
+            sheet: str | None = None):
     """The series of ``data`` and the ones that cannot be fitted, with their reasons."""
     from ..data import DataError, load_grouped
     from ..readers import detect_format, load_profile
@@ -170,11 +172,11 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
 
     fmt = fmt or detect_format(data)
     if fmt != "table":
-        if target or by or factors:
-            raise DataError("--target, --by and --factors apply to tables; an Extra-P file is split into series "
-                            "and names its parameters already")
+        if target or by or factors or sheet:
+            raise DataError("--target, --by, --factors and --sheet apply to tables; an Extra-P file is split into "
+                            "series and names its parameters already")
         return load_profile(data, fmt)
-    columns = [str(c) for c in read_table(data).columns]
+    columns = [str(c) for c in read_table(data, sheet).columns]
     target = target or ("value" if "value" in columns else None)
     if target is None:
         raise _target_needed(data, what="the measured value", columns=columns)
@@ -182,7 +184,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     if not keys:
         raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…); the columns of "
                         f"'{data}' are {', '.join(columns)}")
-    return load_grouped(data, target, keys, factors)
+    return load_grouped(data, target, keys, factors, sheet=sheet)
 
 
 def _print(rows, top: int, point: dict, scale: float, out) -> None:

@@ -46,6 +46,7 @@ def run(
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.")] = False,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.")] = False,
+    sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.")] = None,
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput), for optimize, explain and suggest. Default: read from the target's name (images_per_sec is a rate).")] = None,
     plot: Annotated[bool, typer.Option("--plot", help="Also write PNG figures (needs matplotlib).")] = False,
     report: Annotated[bool, typer.Option("--report", help="Also write report.html (figures need matplotlib).")] = False,
@@ -63,7 +64,7 @@ def run(
 
             require_matplotlib()  # fail before the search, not after it
         _check_kind(target_kind)  # before the data are read
-        datasets, unloaded = _datasets(data, target, factors, fmt, drop_missing, by)
+        datasets, unloaded = _datasets(data, target, factors, fmt, drop_missing, by, sheet)
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
         if not force:
@@ -263,9 +264,10 @@ def _target_kind(given: str | None, target: str) -> str:
 
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,
-              by: str | None = None):
-    """The series to fit: one table column (per --by group), or an Extra-P file's CALLPATH:METRICs;
-    and the --by groups that cannot be fitted, with the reason (an error where none can)."""
+              by: str | None = None, sheet: str | None = None):
+    """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
+    file's CALLPATH:METRICs; and the --by groups that cannot be fitted, with the reason (an error
+    where none can)."""
     from ..data import DataError, load_grouped, load_table
     from ..errors import ShortData
     from ..readers import detect_format, load_series
@@ -273,17 +275,19 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
     fmt = fmt or detect_format(data)
     if fmt == "table":
         if target is None:
-            raise _target_needed(data)
+            raise _target_needed(data, sheet=sheet)
         if by is not None:
             # a group too small for a law is named and the others fitted; a bad value stops the run
             groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
-                                          tolerate=ShortData)
+                                          tolerate=ShortData, sheet=sheet)
             if not groups:
                 name, reason = next(iter(failed.items()))
                 raise DataError(f"group {name}: {reason}" if len(failed) == 1 else
                                 f"no group could be fitted; the first, {name}: {reason}")
             return groups, failed
-        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing)}, {}
+        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing, sheet=sheet)}, {}
+    if sheet is not None:
+        raise DataError(f"--sheet {sheet}: '{data}' is no Excel workbook; --sheet names a workbook's sheet")
     if by is not None:
         raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
     return load_series(data, fmt, target), {}

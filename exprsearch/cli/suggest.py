@@ -28,6 +28,7 @@ def suggest(
     seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.")] = 0,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.")] = False,
     target_kind: Annotated[str | None, typer.Option(help="time or rate (a throughput: a run takes work / rate). Default: read from the target's name.")] = None,
+    sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.")] = None,
     work_: Annotated[float | None, typer.Option("--work", help="With a rate: what one run processes, so that its time is work / rate (default 1: costs per unit of work).")] = None,
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
@@ -59,7 +60,7 @@ def suggest(
         _check_kind(target_kind)
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         point = parse_point(at, "--at")
-        datasets, _ = _datasets(data, target, None, None, False)
+        datasets, _ = _datasets(data, target, None, None, False, sheet=sheet)
         if len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         dataset = next(iter(datasets.values()))
