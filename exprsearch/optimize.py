@@ -31,6 +31,8 @@ def measured_space(law: Law, fixed: dict[str, float]) -> dict[str, np.ndarray]:
         if low > 0:
             values = low * 2.0 ** np.arange(int(np.floor(np.log2(high / low) + 1e-9)) + 1)
             space[factor] = np.unique(np.append(values[values < high * (1 - 1e-9)], high))
+        elif float(low).is_integer() and float(high).is_integer() and high - low <= 16:
+            space[factor] = np.arange(low, high + 1)  # a count from 0, or a 0/1 switch: whole values only
         else:
             space[factor] = np.linspace(low, high, 9)
     if not space:

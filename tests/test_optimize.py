@@ -68,3 +68,15 @@ def test_a_time_in_milliseconds_is_priced_by_the_hour():
     assert o.best.cost == pytest.approx((2 + 16 + 1.5) / 1000 * 10 * 2.5 / 3600)
     with pytest.raises(ConfigError, match="--time-unit must be one of ms, s, min, h"):
         optimize(law(), P, {"n": 16000}, pricing=Pricing(price=2.5, time_unit="days"))
+
+
+def test_the_measured_space_doubles_from_the_smallest_and_counts_whole_values_from_zero():
+    from dataclasses import replace
+
+    from exprsearch.optimize import measured_space
+    from tests.test_explain import law
+
+    doubled = measured_space(replace(law(), domain={"p": [3.0, 40.0], "n": [1000.0, 64000.0]}), {"n": 1.0})
+    assert list(doubled) == ["p"] and doubled["p"].tolist() == [3, 6, 12, 24, 40]  # n is fixed
+    counted = measured_space(replace(law(), domain={"p": [0.0, 4.0], "n": [1000.0, 64000.0]}), {"n": 1.0})
+    assert counted["p"].tolist() == [0, 1, 2, 3, 4]
