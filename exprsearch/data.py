@@ -174,7 +174,7 @@ def from_frame(
     """Validate a DataFrame into a :class:`Dataset` (factors default to other numeric columns);
     messages name each row's line of the file: ``lines`` where given (a group of a file's rows),
     else counted after ``header_lines``."""
-    numbering = header_lines if lines is None else np.asarray(lines)
+    numbering = header_lines if lines is None else np.asanyarray(lines)  # a sheet's rows stay SheetRows
     pd = lazy_pandas()
     where = f"'{path}'" if path else "the table"
     columns = [str(c) for c in frame.columns]

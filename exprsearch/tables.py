@@ -33,6 +33,7 @@ _SEPARATORS = {".csv": ",", ".tsv": "\t"}
 _TEXT = (".csv", ".tsv", ".txt")  # a header line, then a line per row: read_table indexes rows by line
 SUFFIXES = frozenset(_READERS)  # the extensions of the tables read_table reads
 _BY_LINE = "line - 2"  # the index name of rows read_table placed on their lines
+_BY_SHEET_ROW = "sheet row - 2"  # and on a workbook sheet's rows
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 
 
@@ -102,11 +103,19 @@ def _comments(lines: list[str], separator: str) -> int:
     return 0 if all(re.fullmatch(_NUMBER, f.strip()) for f in fields) else count
 
 
+class SheetRows(np.ndarray):
+    """The rows of a workbook's sheet where a table's rows stand: messages call them rows, as the
+    spreadsheet numbers them, where a text file's are lines."""
+
+
 def file_lines(index) -> np.ndarray | None:
-    """The file's line of each row :func:`read_table` read (``index``: those rows' index), or None
-    for a format without lines (Parquet, JSON) or a text file whose rows could not be placed: only
-    rows placed on their lines carry the index name that says so."""
-    return np.asarray(index) + 2 if getattr(index, "name", None) == _BY_LINE else None
+    """The file's line of each row :func:`read_table` read (``index``: those rows' index; a
+    :class:`SheetRows` for a workbook), or None for a format without lines (Parquet, JSON) or a
+    text file whose rows could not be placed: only rows placed carry the index name that says so."""
+    name = getattr(index, "name", None)
+    if name == _BY_SHEET_ROW:
+        return (np.asarray(index) + 2).view(SheetRows)
+    return np.asarray(index) + 2 if name == _BY_LINE else None
 
 
 def rows_named(rows: np.ndarray, numbering: int | np.ndarray) -> str:
@@ -116,7 +125,7 @@ def rows_named(rows: np.ndarray, numbering: int | np.ndarray) -> str:
     lines = numbering[rows] if isinstance(numbering, np.ndarray) else np.asarray(rows) + 1 + numbering
     shown = ", ".join(str(int(r)) for r in lines[:8])
     more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
-    kind = "line" if isinstance(numbering, np.ndarray) or numbering else "row"
+    kind = "row" if isinstance(numbering, SheetRows) else "line" if isinstance(numbering, np.ndarray) or numbering else "row"
     return f"{kind}{'s' if len(rows) > 1 else ''} {shown}{more}"
 
 
@@ -193,7 +202,7 @@ def _sheet(path: Path, chosen: str | None = None) -> pd.DataFrame:
                             f"{get_column_letter(first + 1)} and {get_column_letter(used[i] + 1)}); rename one")
     frame = lazy_pandas().DataFrame([[row[j] if j < len(row) else None for j in used] for _, row in body],
                                     columns=names)
-    return frame.set_axis(lazy_pandas().Index([number for number, _ in body], name=_BY_LINE) - 2, axis=0)
+    return frame.set_axis(lazy_pandas().Index([number for number, _ in body], name=_BY_SHEET_ROW) - 2, axis=0)
 
 
 def _filled(value: object) -> bool:

@@ -130,8 +130,18 @@ def test_a_workbook_sheet_is_read_below_its_title_with_rows_named_by_the_sheet(t
     assert data.factors == ("gpus",) and data.y.tolist() == [2 + 40 / p for p in (1, 2, 4, 8, 16)]
     assert any("ignored non-numeric column(s) logged" in n and "--by" not in n for n in data.notes)  # a date
     bad = _workbook(tmp_path / "bad.xlsx", [[None, "gpus", "step s"], [None, 1, 42.0], [None, 2, "x"], [None, 4, 12.0]])
-    with pytest.raises(ExprsearchError, match="non-numeric values at line 3"):  # the sheet's row 3
+    with pytest.raises(ExprsearchError, match="non-numeric values at row 3;"):  # the sheet's row 3, as Excel numbers it
         load_table(bad, "step s", ["gpus"])
+
+
+def test_a_sheet_s_rows_are_named_as_the_spreadsheet_numbers_them_in_groups_too(tmp_path):
+    from exprsearch.data import load_groups
+
+    rows = [["gpu", "p", "time"], *[[g, p, 2 + 40 / p] for g in ("K80", "V100") for p in (1, 2, 4)]]
+    rows[5][2] = "x"  # V100 at p = 2: the sheet's row 6
+    path = _workbook(tmp_path / "g.xlsx", rows)
+    with pytest.raises(ExprsearchError, match=r"group gpu=V100: .* non-numeric values at row 6;"):
+        load_groups(path, "time", ["gpu"], ["p"])
 
 
 def test_a_workbook_with_data_on_several_sheets_or_none_is_refused(tmp_path):
