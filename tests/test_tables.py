@@ -236,6 +236,9 @@ def test_run_reads_the_sheet_named_and_plot_finds_it_again(tmp_path):
                                       "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "o" / "law.json").read_text())["dataset"]["sheet"] == "sheet2"
+    predicted = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--data", str(path), "--sheet", "sheet2",
+                                         "--json"])
+    assert predicted.exit_code == 0 and json.loads(predicted.stdout)["mape_pct"] < 1, predicted.output
     pytest.importorskip("matplotlib")
     drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o")])
     assert drawn.exit_code == 0 and (tmp_path / "o" / "measured_vs_predicted.png").is_file(), drawn.output

@@ -99,6 +99,7 @@ def predict(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     at: Annotated[list[str], typer.Option("--at", help="A configuration: p=128,n=16000 (repeatable).")] = [],  # noqa: B006
     data: Annotated[Path | None, typer.Option(help="A table of configurations (columns named as the factors).")] = None,
+    sheet: Annotated[str | None, typer.Option(help="With --data: an Excel workbook's sheet, where more than one holds data.")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     levels: Annotated[str | None, typer.Option(help="Predict with the law's constants per value of this intrinsic factor (levels.json beside LAW.json; measured values only).")] = None,
 ) -> None:
@@ -114,13 +115,15 @@ def predict(
             from ..data import configurations
             from ..tables import file_lines, read_table
 
-            frame = read_table(data)
+            frame = read_table(data, sheet)
             columns = configurations(frame, law.factors, data)
             lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
             measured = _measured(frame, law.target, data, lines)
             # a column 'batch size' is the factor batch_size: shown and written under the law's name
             frame = frame.rename(columns={c: law_name(str(c)) for c in frame.columns if law_name(str(c)) in columns})
         elif at:
+            if sheet is not None:
+                raise ConfigError("--sheet names a sheet of the --data workbook; give --data")
             frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
             check_factors(list(frame.columns), law.factors, "--at")
             missing = [f for f in law.factors if f not in frame.columns or frame[f].isna().any()]
