@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -182,6 +183,7 @@ def from_frame(
     _require_column(target, columns, where, "target")
     _check_dates(frame, [target], where, "the target: give the time each run took")
     factors = _columns_named(factors, columns)
+    _check_durations(frame, [target, *(factors or [])], where, numbering)
     if factors is None:
         factors, numeric, notes = _inferred(frame, target, drop_missing, where, numbering)
     else:
@@ -191,6 +193,9 @@ def from_frame(
         numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     mixed = mixed_setups(frame[[c for c in columns if c not in factors and c != target]], numeric[:, :-1], numeric[:, -1])
     notes += [mixed] if mixed else []
+    spans = [c for c in frame.attrs.get("seconds", ()) if c == target or c in factors]
+    if spans:
+        notes.append(f"column(s) {', '.join(spans)} hold durations, read in seconds")
     return _dataset(numeric, target, factors, drop_missing, notes, numbering, where, name, path, sha256)
 
 
@@ -281,6 +286,28 @@ def _check_dates(frame: pd.DataFrame, names: list[str], where: str, role: str) -
     dated = [c for c in names if lazy_pandas().api.types.is_datetime64_any_dtype(frame[c])]
     if dated:
         raise DataError(f"{where} column '{dated[0]}' holds dates and times, not a quantity to be {role}")
+
+
+_DURATION = re.compile(r"^\s*(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")  # [d-]hh:mm:ss, mm:ss
+
+
+def _check_durations(frame: pd.DataFrame, names: list[str], where: str, numbering: int | np.ndarray) -> None:
+    """Refuse a column of durations written as clock times (Slurm's Elapsed, 1-02:03:04 or
+    01:10:00), naming the first and what it is in seconds: read as numbers they are missing."""
+    for name in names:
+        types = lazy_pandas().api.types
+        if name not in frame.columns or types.is_numeric_dtype(frame[name]) or types.is_datetime64_any_dtype(frame[name]):
+            continue
+        present = frame[name].dropna().astype(str)
+        matched = present.str.fullmatch(_DURATION.pattern)
+        if len(present) and matched.mean() > 0.5:
+            first = int(np.flatnonzero(frame[name].notna().to_numpy())[int(np.argmax(matched.to_numpy()))])
+            text = str(frame[name].iloc[first])
+            days, a, b, c = _DURATION.match(text).groups()
+            seconds = int(days or 0) * 86400 + (int(a) * 3600 + int(b) * 60 + float(c) if c else int(a) * 60 + int(b))
+            raise DataError(f"{where} column '{name}' holds durations written as clock times ({text!r} at "
+                            f"{rows_named(np.array([first]), numbering)}); write them in seconds ({seconds:g} there), "
+                            "as a law needs numbers")
 
 
 def _check_factors(factors: list[str], target: str, columns: list[str], where: str) -> None:

@@ -83,12 +83,24 @@ def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if frame.shape[0] == 0:
         raise DataError(f"'{path}' holds no rows of measurements; a law needs several")
+    frame = _in_seconds(frame)
     if suffix in _TEXT:
         if lines is None:
             lines = _unified(path.read_text(encoding="utf-8-sig", errors="replace")).split("\n")  # once, for both
         frame = _indexed_by_line(lines, frame, _SEPARATORS.get(suffix), skip)
         if suffix != ".txt":
             _check_header(path, lines, frame, skip)
+    return frame
+
+
+def _in_seconds(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its columns of durations (a workbook's [h]:mm:ss cells, Parquet's timedeltas)
+    in seconds, named in ``frame.attrs["seconds"]`` for the note that says so; as numbers they
+    would be microseconds or nanoseconds."""
+    spans = [c for c in frame.columns if lazy_pandas().api.types.is_timedelta64_dtype(frame[c])]
+    if spans:
+        frame = frame.assign(**{str(c): frame[c].dt.total_seconds() for c in spans})
+        frame.attrs["seconds"] = [str(c) for c in spans]
     return frame
 
 

@@ -186,3 +186,27 @@ def test_dates_are_labels_and_refused_as_a_factor_or_the_target(tmp_path):
         load_table(path, "step_s", ["p", "created_at"])
     with pytest.raises(DataError, match="not a quantity to be the target: give the time each run took"):
         load_table(path, "created_at")
+
+
+@pytest.mark.parametrize("text, seconds", [("01:10:00", 4200), ("1-02:00:00", 93600), ("10:40", 640)])
+def test_durations_written_as_clock_times_are_refused_with_their_seconds(tmp_path, text, seconds):
+    """Slurm's Elapsed column ([d-][hh:]mm:ss): read as numbers every value would be missing."""
+    path = tmp_path / "sacct.csv"
+    path.write_text(f"nodes,Elapsed\n1,{text}\n2,00:36:10\n4,00:19:05\n")
+    with pytest.raises(DataError, match=rf"column 'Elapsed' holds durations written as clock times \('{text}' at "
+                                        rf"line 2\); write them in seconds \({seconds} there\)"):
+        load_table(path, "Elapsed")
+
+
+def test_a_workbook_s_durations_are_read_in_seconds_and_said_so(tmp_path):
+    import datetime
+
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    book.active.append(["nodes", "walltime"])
+    for nodes in (1, 2, 4, 8):
+        book.active.append([nodes, datetime.timedelta(seconds=100 + 4000 / nodes)])
+    book.save(tmp_path / "runs.xlsx")
+    data = load_table(tmp_path / "runs.xlsx", "walltime")
+    assert data.y.tolist() == [100 + 4000 / n for n in (1, 2, 4, 8)]  # not microseconds
+    assert "column(s) walltime hold durations, read in seconds" in data.notes
