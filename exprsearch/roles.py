@@ -30,6 +30,8 @@ _COUNT = re.compile(r"^(?:n|num|number|count)[_\-. ]?(?:of[_\-. ]?)?(?:runs|repe
 # which of a configuration's repeated runs a row is (run 1, 2, …; CM-DARE's rep 0–12), or its seed
 _REPEAT = re.compile(r"^(?:run|rep|repeat|repetition|trial|attempt|replicate|seed)"
                      r"(?:[_\-. ]?(?:id|idx|index|no|nr|num|number))?$", re.IGNORECASE)
+# a batch scheduler's number for the job that ran it (Slurm's JobID)
+_JOB = re.compile(r"^job[_\-. ]?(?:id|no|nr|num|number)?$", re.IGNORECASE)
 
 # a target so named is a rate, higher is better (a throughput, a speedup): deciding with its law means
 # maximising it, and its time is the work of a run divided by it
@@ -87,7 +89,8 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     - its name holds a word for a measurement (throughput, per second, utilisation, cost, …) and
       it differs on more than half of the rows while another factor repeats its levels; or
     - its name counts the runs a row summarises (``n_runs``, ``number_of_trials``), or numbers a
-      configuration's repeated runs (``run``, ``rep``, ``trial_id``, ``seed``) in whole numbers,
+      configuration's repeated runs (``run``, ``rep``, ``trial_id``, ``seed``) or its job (``JobID``)
+      in whole numbers,
       while another factor varies and repeats its levels.
     """
     found: dict[str, str] = {}
@@ -104,6 +107,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             continue
         if _REPEAT.match(names[j]) and np.array_equal(X[rows, j], np.round(X[rows, j])):
             named[names[j]] = "it numbers a configuration's repeated runs, which are no setting of them"
+            continue
+        if _JOB.match(names[j]) and np.array_equal(X[rows, j], np.round(X[rows, j])):
+            named[names[j]] = "it is the scheduler's number for each run's job, no setting of it"
             continue
         share = _distinct_share(X[rows, j])
         word = _MEASUREMENT.search(names[j])

@@ -84,9 +84,9 @@ def test_columns_named_as_measurements_that_differ_on_most_rows_are_left_out(tmp
     lambda f: f.assign(latency_ms=[0.1, 1.0, 10.0] * (len(f) // 3)),
     # a derived setting unique to nearly every row that the time follows: a product of the others
     lambda f: f.assign(work=f["n"] / f["p"] * (1 + 0 * f["p"])),
-    # a column different on every row that does not explain the time (a scheduler's job number; one
-    # named as a run's number is left out by its name: test_the_number_of_a_repeated_run_is_no_setting)
-    lambda f: f.assign(job=np.arange(len(f)) + 1),
+    # a column different on every row that does not explain the time (a free memory reading; one
+    # named as a run's or job's number is left out by its name: test_the_number_of_a_repeated_run_is_no_setting)
+    lambda f: f.assign(free_gb=np.arange(len(f)) + 1),
     # a column named like a statistic of something else than the time
     lambda f: f.assign(batch_max=64.0 * (1 + (f["p"] > 2))),
 ])
@@ -123,6 +123,12 @@ def test_the_number_of_a_repeated_run_is_no_setting(tmp_path, name, first):
     data = load_table(_table(tmp_path, lambda f: f.assign(**{name: first + np.arange(len(f)) % 3})), "time")
     assert data.factors == ("p", "n")
     assert any(f"{name} (it numbers a configuration's repeated runs" in n for n in data.notes)
+
+
+def test_a_scheduler_s_job_number_is_no_setting(tmp_path):
+    data = load_table(_table(tmp_path, lambda f: f.assign(JobID=812340 + np.arange(len(f)))), "time")
+    assert data.factors == ("p", "n")
+    assert any("JobID (it is the scheduler's number for each run's job" in n for n in data.notes)
 
 
 def test_a_column_named_like_a_run_number_stays_a_factor_where_it_is_no_whole_number(tmp_path):
