@@ -183,7 +183,7 @@ def from_frame(
     _require_column(target, columns, where, "target")
     _check_dates(frame, [target], where, "the target: give the time each run took")
     factors = _columns_named(factors, columns)
-    _check_durations(frame, [target, *(factors or [])], where, numbering)
+    _check_written(frame, [target, *(factors or [])], where, numbering)
     if factors is None:
         factors, numeric, notes = _inferred(frame, target, drop_missing, where, numbering)
     else:
@@ -288,12 +288,14 @@ def _check_dates(frame: pd.DataFrame, names: list[str], where: str, role: str) -
         raise DataError(f"{where} column '{dated[0]}' holds dates and times, not a quantity to be {role}")
 
 
+_WITH_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ%][a-zA-Zµ%/]*)\s*$")
 _DURATION = re.compile(r"^\s*(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")  # [d-]hh:mm:ss, mm:ss
 
 
-def _check_durations(frame: pd.DataFrame, names: list[str], where: str, numbering: int | np.ndarray) -> None:
+def _check_written(frame: pd.DataFrame, names: list[str], where: str, numbering: int | np.ndarray) -> None:
     """Refuse a column of durations written as clock times (Slurm's Elapsed, 1-02:03:04 or
-    01:10:00), naming the first and what it is in seconds: read as numbers they are missing."""
+    01:10:00), naming the first and what it is in seconds, or of numbers written with a unit
+    (12.3 ms): read as numbers they would all be missing."""
     for name in names:
         types = lazy_pandas().api.types
         if name not in frame.columns or types.is_numeric_dtype(frame[name]) or types.is_datetime64_any_dtype(frame[name]):
@@ -308,6 +310,14 @@ def _check_durations(frame: pd.DataFrame, names: list[str], where: str, numberin
             raise DataError(f"{where} column '{name}' holds durations written as clock times ({text!r} at "
                             f"{rows_named(np.array([first]), numbering)}); write them in seconds ({seconds:g} there), "
                             "as a law needs numbers")
+        with_unit = present.str.fullmatch(_WITH_UNIT.pattern)
+        if len(present) and with_unit.mean() > 0.5:
+            first = int(np.flatnonzero(frame[name].notna().to_numpy())[int(np.argmax(with_unit.to_numpy()))])
+            text = str(frame[name].iloc[first])
+            unit = _WITH_UNIT.match(text).group(2)
+            raise DataError(f"{where} column '{name}' holds numbers with a unit ({text.strip()!r} at "
+                            f"{rows_named(np.array([first]), numbering)}); write the numbers alone, and the unit in "
+                            f"the column's name ({name}_{unit.strip().replace('/', '_per_')})")
 
 
 def _check_factors(factors: list[str], target: str, columns: list[str], where: str) -> None:

@@ -210,3 +210,12 @@ def test_a_workbook_s_durations_are_read_in_seconds_and_said_so(tmp_path):
     data = load_table(tmp_path / "runs.xlsx", "walltime")
     assert data.y.tolist() == [100 + 4000 / n for n in (1, 2, 4, 8)]  # not microseconds
     assert "column(s) walltime hold durations, read in seconds" in data.notes
+
+
+@pytest.mark.parametrize("cell, unit", [("12.3s", "s"), ("12.3 ms", "ms"), ("8GB", "GB"), ("40 samples/s", "samples/s")])
+def test_numbers_written_with_a_unit_are_refused_naming_it(tmp_path, cell, unit):
+    path = tmp_path / "runs.csv"
+    path.write_text(f"gpus,step\n1,{cell}\n2,{cell}\n4,{cell}\n")
+    with pytest.raises(DataError, match=rf"column 'step' holds numbers with a unit \('{cell}' at line 2\); write the "
+                                        rf"numbers alone, and the unit in the column's name \(step_{unit.replace('/', '_per_')}\)"):
+        load_table(path, "step")
