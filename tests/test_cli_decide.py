@@ -163,6 +163,22 @@ def test_optimize_draws_the_pareto_set(law_file, tmp_path):
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"wrote{figure}" in "".join(result.output.split())  # rich may wrap the path anywhere
     unpriced = run("optimize", law_file, "--vary", "p=1..64", "--fix", "n=16000", "--plot", tmp_path / "x.png")
     assert unpriced.exit_code == 2 and "give --price or --price-table" in unpriced.output
+    mine = tmp_path / "mine.png"
+    mine.write_text("the user's own figure")
+    args = ["optimize", law_file, "--fix", "n=16000", "--price", "2.5", "--plot", mine]
+    kept = run(*args)
+    assert kept.exit_code == 2 and "already exists" in kept.output and mine.read_text() == "the user's own figure"
+    assert run(*args, "--force").exit_code == 0 and mine.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_plot_keeps_the_user_s_files_in_another_directory(law_file, tmp_path):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "figs").mkdir()
+    (tmp_path / "figs" / "front.png").write_text("the user's own")
+    kept = run("plot", law_file, "--out", tmp_path / "figs")
+    assert kept.exit_code == 2 and "already holds front.png" in " ".join(kept.output.split())
+    assert (tmp_path / "figs" / "front.png").read_text() == "the user's own"
+    assert run("plot", law_file, "--out", tmp_path / "figs", "--force").exit_code == 0
 
 
 def test_a_bad_price_table_is_named_by_its_file_and_line(law_file, tmp_path):

@@ -295,6 +295,7 @@ def optimize_command(
     work_: Annotated[float | None, typer.Option("--work", help="For a law of a rate (samples/s): what one run processes, so that its time is work / rate (for --budget and prices).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).")] = None,
+    force: Annotated[bool, typer.Option(help="With --plot: replace the file if it exists.")] = False,
     levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).")] = None,
 ) -> None:
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
@@ -323,6 +324,10 @@ def optimize_command(
         if plot is not None:
             if pricing is None:
                 raise ConfigError("--plot draws time against cost: give --price or --price-table")
+            if plot.exists() and not force:
+                from ..errors import OutputError
+
+                raise OutputError(f"'{plot}' already exists; give --plot another file, or --force to replace it")
             from ..plot import require_matplotlib
 
             require_matplotlib()  # before the search, not after it

@@ -22,6 +22,7 @@ def plot_command(
     vary: Annotated[str | None, typer.Option(help="Factor and range to plot along: p=1..1024.")] = None,
     fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for the PNGs (default: the law's).")] = None,
+    force: Annotated[bool, typer.Option(help="Replace figures of these names already in another --out directory.")] = False,
 ) -> None:
     """Write PNG figures: measured vs predicted, the law along a factor, the term breakdown, the front."""
     from .. import plot as plots
@@ -29,9 +30,14 @@ def plot_command(
     notes = []
 
     def work():
+        from ..export import FIGURES, check_free
+
         law = _law(law_file)
-        dataset = _given_data(law, data) if data is not None else _fitted_data(law, notes)
         folder = _folder(law_file)
+        # the law's folder holds its own figures, redrawn; another directory may hold the user's files
+        if out_dir is not None and not force and out_dir.resolve() != folder.resolve():
+            check_free(out_dir, FIGURES)
+        dataset = _given_data(law, data) if data is not None else _fitted_data(law, notes)
         front_file = folder / "front.csv"
         rows = list(csv.DictReader(io.StringIO(front_file.read_text()))) if front_file.is_file() else None
         view = None
