@@ -149,6 +149,14 @@ def test_laws_csv_carries_each_series_notes(tmp_path):
     assert "note: on the data of 2 series: left out factor(s) with a single value: n" in said  # once, not twice
 
 
+def test_profile_keeps_a_report_already_in_its_directory(tmp_path):
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "report.html").write_text("the user's own")
+    result = run("profile", write_profile(tmp_path / "p.txt"), "--report", "--out", tmp_path / "o")
+    assert result.exit_code == 2 and "already holds report.html" in " ".join(result.output.split())
+    assert (tmp_path / "o" / "report.html").read_text() == "the user's own"
+
+
 def test_times_and_rates_rank_by_how_much_a_run_s_time_grows():
     rows = [SeriesLaw("halves", growth=0.5), SeriesLaw("doubles", growth=2.0), SeriesLaw("stalled", growth=0.0, rate=True),
             SeriesLaw("rate up 10 %", growth=1.1, rate=True), SeriesLaw("failed", error="no data")]

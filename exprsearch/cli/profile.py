@@ -72,7 +72,7 @@ def profile(
             raise SettingsError(f"--scale {scale:g}: give a positive multiple")
         _check_kind(target_kind)
         if not (force or resume):
-            _export.check_free(directory, SUMMARY)
+            _export.check_free(directory, SUMMARY + (("report.html",) if report else ()) + (("series",) if laws else ()))
         series, failures = _series(data, fmt, target, by, cli._split(factors), sheet)
         check_binding(series, grammar, mapping, intrinsic_factors)
         point = parse_point(at, "--at") if at else {}
