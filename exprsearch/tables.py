@@ -192,8 +192,9 @@ def _sheet(path: Path, chosen: str | None = None) -> pd.DataFrame:
         raise DataError(f"--sheet {chosen}: '{path}' has no such sheet{suggest(chosen, list(sheets))}; its sheets are "
                         f"{', '.join(sheets)}")
     if chosen is None and len(filled) > 1:
+        largest = max(filled, key=lambda name: len(sheets[name]))  # the likelier table, as the example
         raise DataError(f"'{path}' has data on {len(filled)} sheets ({', '.join(filled)}); name the one to fit "
-                        f"with --sheet ({filled[0]}), or save it as CSV")
+                        f"with --sheet ({largest}), or save it as CSV")
     rows = sheets[chosen] if chosen is not None else sheets[filled[0]] if filled else []
     if not rows:
         raise DataError(f"'{path}' holds no rows of measurements; a law needs several")

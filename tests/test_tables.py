@@ -231,7 +231,7 @@ def test_run_reads_the_sheet_named_and_plot_finds_it_again(tmp_path):
     runs = [["gpus", "time"], *[[p, 2 + 40 / p] for p in (1, 2, 4, 8, 16)]]
     path = _workbook(tmp_path / "book.xlsx", [["notes on the cluster"], ["by hand"]], runs)
     refused = CliRunner().invoke(app, ["run", str(path), "-t", "time", "--out", str(tmp_path / "n")])
-    assert refused.exit_code == 2 and "name the one to fit with --sheet (sheet1)" in " ".join(refused.output.split())
+    assert refused.exit_code == 2 and "name the one to fit with --sheet (sheet2)" in " ".join(refused.output.split())
     result = CliRunner().invoke(app, ["run", str(path), "-t", "time", "--sheet", "sheet2", "--bootstrap", "0",
                                       "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
