@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .cells import check_dates, check_written
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
 from .roles import derived_notes, settings
@@ -181,15 +181,15 @@ def from_frame(
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
     _require_column(target, columns, where, "target")
-    _check_dates(frame, [target], where, "the target: give the time each run took")
+    check_dates(frame, [target], where, "the target: give the time each run took")
     factors = _columns_named(factors, columns)
-    _check_written(frame, [target, *(factors or [])], where, numbering)
+    check_written(frame, [target, *(factors or [])], where, numbering)
     if factors is None:
         factors, numeric, notes = _inferred(frame, target, drop_missing, where, numbering)
     else:
         notes = []
         _check_factors(factors, target, columns, where)
-        _check_dates(frame, factors, where, "a factor: leave it out of --factors")
+        check_dates(frame, factors, where, "a factor: leave it out of --factors")
         numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     mixed = mixed_setups(frame[[c for c in columns if c not in factors and c != target]], numeric[:, :-1], numeric[:, -1])
     notes += [mixed] if mixed else []
@@ -278,46 +278,6 @@ def from_columns(
         factors, numeric, note = settings(target, factors, numeric)
         notes = [note] if note else []
     return _dataset(numeric, target, factors, drop_missing, notes, header_lines, where, name, path, sha256)
-
-
-def _check_dates(frame: pd.DataFrame, names: list[str], where: str, role: str) -> None:
-    """Refuse columns of dates and times (when a run was logged) in ``role``: as numbers they would
-    be nanoseconds since 1970."""
-    dated = [c for c in names if lazy_pandas().api.types.is_datetime64_any_dtype(frame[c])]
-    if dated:
-        raise DataError(f"{where} column '{dated[0]}' holds dates and times, not a quantity to be {role}")
-
-
-_WITH_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ%][a-zA-Zµ%/]*)\s*$")
-_DURATION = re.compile(r"^\s*(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")  # [d-]hh:mm:ss, mm:ss
-
-
-def _check_written(frame: pd.DataFrame, names: list[str], where: str, numbering: int | np.ndarray) -> None:
-    """Refuse a column of durations written as clock times (Slurm's Elapsed, 1-02:03:04 or
-    01:10:00), naming the first and what it is in seconds, or of numbers written with a unit
-    (12.3 ms): read as numbers they would all be missing."""
-    for name in names:
-        types = lazy_pandas().api.types
-        if name not in frame.columns or types.is_numeric_dtype(frame[name]) or types.is_datetime64_any_dtype(frame[name]):
-            continue
-        present = frame[name].dropna().astype(str)
-        matched = present.str.fullmatch(_DURATION.pattern)
-        if len(present) and matched.mean() > 0.5:
-            first = int(np.flatnonzero(frame[name].notna().to_numpy())[int(np.argmax(matched.to_numpy()))])
-            text = str(frame[name].iloc[first])
-            days, a, b, c = _DURATION.match(text).groups()
-            seconds = int(days or 0) * 86400 + (int(a) * 3600 + int(b) * 60 + float(c) if c else int(a) * 60 + int(b))
-            raise DataError(f"{where} column '{name}' holds durations written as clock times ({text!r} at "
-                            f"{rows_named(np.array([first]), numbering)}); write them in seconds ({seconds:g} there), "
-                            "as a law needs numbers")
-        with_unit = present.str.fullmatch(_WITH_UNIT.pattern)
-        if len(present) and with_unit.mean() > 0.5:
-            first = int(np.flatnonzero(frame[name].notna().to_numpy())[int(np.argmax(with_unit.to_numpy()))])
-            text = str(frame[name].iloc[first])
-            unit = _WITH_UNIT.match(text).group(2)
-            raise DataError(f"{where} column '{name}' holds numbers with a unit ({text.strip()!r} at "
-                            f"{rows_named(np.array([first]), numbering)}); write the numbers alone, and the unit in "
-                            f"the column's name ({name}_{unit.strip().replace('/', '_per_')})")
 
 
 def _check_factors(factors: list[str], target: str, columns: list[str], where: str) -> None:

@@ -1,0 +1,56 @@
+"""How a table's cells are written where a law needs numbers: dates, clock-time durations and
+numbers with a unit are refused with what to write instead, since read as numbers they would be
+nanoseconds since 1970, or missing on every line."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .errors import DataError
+from .tables import lazy_pandas, rows_named
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def check_dates(frame: pd.DataFrame, names: list[str], where: str, role: str) -> None:
+    """Refuse columns of dates and times (when a run was logged) in ``role``: as numbers they would
+    be nanoseconds since 1970."""
+    dated = [c for c in names if lazy_pandas().api.types.is_datetime64_any_dtype(frame[c])]
+    if dated:
+        raise DataError(f"{where} column '{dated[0]}' holds dates and times, not a quantity to be {role}")
+
+
+_WITH_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ%][a-zA-Zµ%/]*)\s*$")
+_DURATION = re.compile(r"^\s*(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")  # [d-]hh:mm:ss, mm:ss
+
+
+def check_written(frame: pd.DataFrame, names: list[str], where: str, numbering: int | np.ndarray) -> None:
+    """Refuse a column of durations written as clock times (Slurm's Elapsed, 1-02:03:04 or
+    01:10:00), naming the first and what it is in seconds, or of numbers written with a unit
+    (12.3 ms): read as numbers they would all be missing."""
+    for name in names:
+        types = lazy_pandas().api.types
+        if name not in frame.columns or types.is_numeric_dtype(frame[name]) or types.is_datetime64_any_dtype(frame[name]):
+            continue
+        present = frame[name].dropna().astype(str)
+        matched = present.str.fullmatch(_DURATION.pattern)
+        if len(present) and matched.mean() > 0.5:
+            first = int(np.flatnonzero(frame[name].notna().to_numpy())[int(np.argmax(matched.to_numpy()))])
+            text = str(frame[name].iloc[first])
+            days, a, b, c = _DURATION.match(text).groups()
+            seconds = int(days or 0) * 86400 + (int(a) * 3600 + int(b) * 60 + float(c) if c else int(a) * 60 + int(b))
+            raise DataError(f"{where} column '{name}' holds durations written as clock times ({text!r} at "
+                            f"{rows_named(np.array([first]), numbering)}); write them in seconds ({seconds:g} there), "
+                            "as a law needs numbers")
+        with_unit = present.str.fullmatch(_WITH_UNIT.pattern)
+        if len(present) and with_unit.mean() > 0.5:
+            first = int(np.flatnonzero(frame[name].notna().to_numpy())[int(np.argmax(with_unit.to_numpy()))])
+            text = str(frame[name].iloc[first])
+            unit = _WITH_UNIT.match(text).group(2)
+            raise DataError(f"{where} column '{name}' holds numbers with a unit ({text.strip()!r} at "
+                            f"{rows_named(np.array([first]), numbering)}); write the numbers alone, and the unit in "
+                            f"the column's name ({name}_{unit.strip().replace('/', '_per_')})")
