@@ -62,10 +62,9 @@ class Explanation:
 def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], threshold: float = 0.05) -> Explanation:
     """Break the law down along ``factor`` with the other factors at ``fixed``."""
     check_factors([factor, *fixed], law.factors, "--vary/--fix")
-    others = [f for f in law.factors if f != factor and f not in fixed and _uses(law, f)]
+    others = [f for f in law.factors if f != factor and f not in fixed and law.uses(f)]
     if others:
-        measured = law.domain.get(others[0])
-        hint = f" (measured {measured[0]:g}..{measured[1]:g})" if measured else ""
+        hint = f" (measured {measured_range(law, others[0])})" if others[0] in law.domain else ""
         raise ConfigError(f"give factor '{others[0]}' a value: --fix {others[0]}=VALUE{hint}")
     values = np.asarray(values, dtype=float)
     if len(np.unique(values)) < 2:
@@ -101,13 +100,13 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
 
 def to_follow(law: Law, fixed: dict[str, float]) -> str:
     """The factor to follow when none is named: the one the law uses that ``fixed`` leaves open."""
-    open_ = [f for f in law.factors if f not in fixed and _uses(law, f)]
+    open_ = [f for f in law.factors if f not in fixed and law.uses(f)]
     if len(open_) == 1:
         return open_[0]
     if not open_:
         raise ConfigError("every factor the law uses is fixed; give the one to follow: --vary "
                           f"{next(iter(fixed), 'p')}=1..64")
-    ranges = ", ".join(f"{f} measured {_measured(law, f)}" for f in open_)
+    ranges = ", ".join(f"{f} measured {measured_range(law, f)}" for f in open_)
     raise ConfigError(f"the law follows {len(open_)} factors ({ranges}); name the one to follow with --vary "
                       f"({open_[0]}=1..64, or {open_[0]} alone for its default range) and --fix the others")
 
@@ -123,7 +122,8 @@ def default_values(law: Law, factor: str) -> np.ndarray:
     return low * 2.0 ** np.arange(steps + 1)
 
 
-def _measured(law: Law, factor: str) -> str:
+def measured_range(law: Law, factor: str) -> str:
+    """Where ``factor`` was measured, as messages write it: ``1..32``."""
     low, high = law.domain.get(factor, [None, None])
     return f"{low:g}..{high:g}" if low is not None else "at unrecorded values"
 
@@ -208,10 +208,6 @@ def _label(rule: str, term: sympy.Expr, fixed: sympy.Expr, x: sympy.Symbol) -> s
     if not np.isfinite(slope) or slope == 0:
         return f"varies with {x}"
     return f"falls with {x}" if slope < 0 else f"grows with {x}"
-
-
-def _uses(law: Law, factor: str) -> bool:
-    return factor_symbol(factor) in law.template.free_symbols
 
 
 def _short(expr: sympy.Expr) -> str:

@@ -47,6 +47,10 @@ class Law:
         """Whether the target is a rate (a throughput: higher is better) rather than a time."""
         return self.target_kind == "rate" or (not self.target_kind and reads_as_rate(self.target))
 
+    def uses(self, factor: str) -> bool:
+        """Whether the law's form holds ``factor`` (a factor of the data it may leave out)."""
+        return factor_symbol(factor) in self.template.free_symbols
+
     def durations(self, predicted: np.ndarray, work: float | None = None) -> np.ndarray | None:
         """The time runs take, from the law's ``predicted`` target: the target itself for a time;
         ``work`` / the rate for a rate (None without ``work``: a rate alone gives no duration)."""

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .compile import factor_symbol
 from .configs import ConfigError, constraint_mask, defined, describe, grid
 from .law import Law
 from .tables import file_lines, rows_named
@@ -23,7 +22,7 @@ def measured_space(law: Law, fixed: dict[str, float]) -> dict[str, np.ndarray]:
     law interpolates; beyond it a range must be asked for)."""
     space = {}
     for factor in law.factors:
-        if factor in fixed or factor_symbol(factor) not in law.template.free_symbols:
+        if factor in fixed or not law.uses(factor):
             continue
         low, high = law.domain.get(factor, [None, None])
         if low is None:

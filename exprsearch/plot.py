@@ -36,7 +36,7 @@ def default_view(law: Law, data: Dataset | None = None) -> tuple[str, np.ndarray
     at a measured combination (the one measured along most values of the factor, nearest the
     middle of their ranges) so that the curve passes through real measurements; without data, at
     the geometric middle of their measured ranges."""
-    used = [f for f in law.factors if factor_symbol(f) in law.template.free_symbols] or list(law.factors)
+    used = [f for f in law.factors if law.uses(f)] or list(law.factors)
 
     def spread(f: str) -> float:
         low, high = law.domain.get(f, [1.0, 1.0])

@@ -256,7 +256,7 @@ def _followed(law, vary: str | None, fixed: dict[str, float]):
     """The factor explain follows and its values, as --vary gives them or by default (with a note
     saying which range was taken)."""
     from ..configs import check_factors
-    from ..explain import default_values, to_follow
+    from ..explain import default_values, measured_range, to_follow
 
     if vary is not None and "=" in vary:
         (factor, values), = _varied([vary]).items()
@@ -264,9 +264,8 @@ def _followed(law, vary: str | None, fixed: dict[str, float]):
     factor = law_name(vary) if vary is not None and vary.strip() else to_follow(law, fixed)
     check_factors([factor], law.factors, "--vary")
     values = default_values(law, factor)
-    low, high = law.domain[factor]
     return factor, values, (f"following {factor} from {values[0]:g} to {values[-1]:g}, doubling (measured "
-                            f"{low:g}..{high:g}); --vary {factor}=LOW..HIGH sets the range")
+                            f"{measured_range(law, factor)}); --vary {factor}=LOW..HIGH sets the range")
 
 
 def _shown(values) -> list[int]:
