@@ -21,7 +21,7 @@ from .executor import Executor, InProcess
 from .export import rounded_text
 from .grammar import Grammar
 from .law import Law
-from .roles import reads_as_rate
+from .roles import target_kind as kind_of
 from .search import SearchSettings, search
 from .vocabulary import to_readable
 
@@ -87,8 +87,7 @@ def model_series(job: _Job) -> SeriesLaw:
     except ExprsearchError as exc:
         return SeriesLaw(job.name, error=str(exc))
     law = result.law
-    kind = job.target_kind or ("rate" if reads_as_rate(law.target) else "")
-    law = replace(law, target_kind=kind)
+    law = replace(law, target_kind=kind_of(law.target, job.target_kind))
     largest = {f: float(job.dataset.column(f).max()) for f in job.dataset.factors}
     at = {f: job.at.get(f, job.scale * largest[f]) for f in law.factors}
     (value_largest, term_largest), (value_at, term_at) = _dominant(law, [largest, at])

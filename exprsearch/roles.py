@@ -27,11 +27,16 @@ _MEASUREMENT = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|mfu|hfu|utili
 _COUNT = re.compile(r"^(?:n|num|number|count)[_\-. ]?(?:of[_\-. ]?)?(?:runs|repetitions|trials|measurements)$",
                     re.IGNORECASE)
 
-# which of a configuration's repeated runs a row is (run 1, 2, …; CM-DARE's rep 0–12), or its seed
-_REPEAT = re.compile(r"^(?:run|rep|repeat|repetition|trial|attempt|replicate|seed)"
-                     r"(?:[_\-. ]?(?:id|idx|index|no|nr|num|number))?$", re.IGNORECASE)
-# a batch scheduler's number for the job that ran it (Slurm's JobID)
-_JOB = re.compile(r"^job[_\-. ]?(?:id|no|nr|num|number)?$", re.IGNORECASE)
+# whole numbers that name a run rather than set it, each with the reason said for it: which of a
+# configuration's repeated runs a row is (run 1, 2, …; CM-DARE's rep 0–12) or its seed, and a batch
+# scheduler's number for the job that ran it (Slurm's JobID)
+_NUMBERING = (
+    (re.compile(r"^(?:run|rep|repeat|repetition|trial|attempt|replicate|seed)"
+                r"(?:[_\-. ]?(?:id|idx|index|no|nr|num|number))?$", re.IGNORECASE),
+     "it numbers a configuration's repeated runs, which are no setting of them"),
+    (re.compile(r"^job[_\-. ]?(?:id|no|nr|num|number)?$", re.IGNORECASE),
+     "it is the scheduler's number for each run's job, no setting of it"),
+)
 
 # a target so named is a rate, higher is better (a throughput, a speedup): deciding with its law means
 # maximising it, and its time is the work of a run divided by it
@@ -42,6 +47,12 @@ _RATE = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|bandwidth|iops|qps|f
 def reads_as_rate(name: str) -> bool:
     """Whether a target's name says it is a rate, higher being better (``images_per_sec``)."""
     return _RATE.search(name) is not None
+
+
+def target_kind(target: str, given: str | None = None) -> str:
+    """The kind law.json records: as ``given`` (time or rate), else "rate" where the target's name
+    reads as one, else "" (the law then reads the name itself)."""
+    return given or ("rate" if reads_as_rate(target) else "")
 
 
 def stem(name: str) -> str | None:
@@ -105,11 +116,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
         if _COUNT.match(names[j]):
             named[names[j]] = "it counts the runs a row summarises, the sample size of its statistics"
             continue
-        if _REPEAT.match(names[j]) and np.array_equal(X[rows, j], np.round(X[rows, j])):
-            named[names[j]] = "it numbers a configuration's repeated runs, which are no setting of them"
-            continue
-        if _JOB.match(names[j]) and np.array_equal(X[rows, j], np.round(X[rows, j])):
-            named[names[j]] = "it is the scheduler's number for each run's job, no setting of it"
+        numbering = next((why for pattern, why in _NUMBERING if pattern.match(names[j])), None)
+        if numbering and np.array_equal(X[rows, j], np.round(X[rows, j])):
+            named[names[j]] = numbering
             continue
         share = _distinct_share(X[rows, j])
         word = _MEASUREMENT.search(names[j])

@@ -17,6 +17,7 @@ from rich.text import Text
 from .. import export
 from ..errors import SettingsError
 from ..fit import FitSettings
+from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import law_name, to_readable
 from .common import _folder, _guard, _pairs, _progress, _split, _target_needed, app, err, out
@@ -72,7 +73,7 @@ def run(
                 export.check_free(folder, names)
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   scheduler)
-        kinds = {name: _target_kind(target_kind, dataset.target) for name, dataset in datasets.items()}
+        kinds = {name: kind_of(dataset.target, target_kind) for name, dataset in datasets.items()}
         rates = [] if target_kind else sorted({d.target for name, d in datasets.items() if kinds[name] == "rate"})
         for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates]:
             err.print(Text("note: ", style="yellow") + Text(note), highlight=False)  # said before the search
@@ -253,14 +254,6 @@ _RATE_MISFIT = ("{0} is a rate and its law misses the measurements by more than 
 def _check_kind(given: str | None) -> None:
     if given is not None and given not in ("time", "rate"):
         raise SettingsError(f"--target-kind {given}: give time or rate")
-
-
-def _target_kind(given: str | None, target: str) -> str:
-    """The kind law.json records: as given (checked by :func:`_check_kind`), or "rate" where the
-    target's name reads as one."""
-    from ..roles import reads_as_rate
-
-    return given or ("rate" if reads_as_rate(target) else "")
 
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,

@@ -36,11 +36,12 @@ def suggest(
     from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values
     from ..errors import SettingsError
     from ..fit import FitSettings
+    from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
     from ..suggest import advise
     from ..vocabulary import law_name
     from . import common as cli
-    from .run import _check_kind, _datasets, _target_kind
+    from .run import _check_kind, _datasets
 
     def work():
         if not vary:
@@ -73,7 +74,7 @@ def suggest(
             raise ConfigError(f"give factor '{extra[0]}' its values to measure: --vary {extra[0]}=…")
         # every sum the screening forms: the plausible laws include those off the front
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap, near_front=False)
-        kind = _target_kind(target_kind, dataset.target)
+        kind = kind_of(dataset.target, target_kind)
         if work_ is not None and kind != "rate":
             raise ConfigError(f"--work is for a target that is a rate; {dataset.target} is a time (or pass "
                               "--target-kind rate)")
