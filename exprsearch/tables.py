@@ -18,20 +18,19 @@ if TYPE_CHECKING:
 
 # pandas is imported by the readers that need it: a plain numeric CSV/TSV, the common case, is
 # read without it, which saves a fifth of a second at every start (docs/benchmarks.md).
+# CSV and TSV (_SEPARATORS) and workbooks (WORKBOOKS) are read by read_table itself: comment lines
+# above a header to skip, a sheet to choose
 _READERS = {
-    ".csv": lambda p: lazy_pandas().read_csv(p),
-    ".tsv": lambda p: lazy_pandas().read_csv(p, sep="\t"),
     ".txt": lambda p: lazy_pandas().read_csv(p, sep=None, engine="python"),
     ".parquet": lambda p: lazy_pandas().read_parquet(p),
     ".json": lambda p: _json(p),
     ".jsonl": lambda p: _json_lines(p),  # a log of one JSON object per run (an Extra-P one is known by "params")
     ".ndjson": lambda p: _json_lines(p),
-    ".xlsx": lambda p: _sheet(p),  # a spreadsheet's one sheet of data, rows placed on the sheet's rows
-    ".xlsm": lambda p: _sheet(p),
 }
 _SEPARATORS = {".csv": ",", ".tsv": "\t"}
+WORKBOOKS = (".xlsx", ".xlsm")  # a spreadsheet's one sheet of data, rows placed on the sheet's rows
 _TEXT = (".csv", ".tsv", ".txt")  # a header line, then a line per row: read_table indexes rows by line
-SUFFIXES = frozenset(_READERS)  # the extensions of the tables read_table reads
+SUFFIXES = frozenset(_READERS) | set(_SEPARATORS) | set(WORKBOOKS)  # the extensions read_table reads
 _BY_LINE = "line - 2"  # the index name of rows read_table placed on their lines
 _BY_SHEET_ROW = "sheet row - 2"  # and on a workbook sheet's rows
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
@@ -50,30 +49,28 @@ def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file '{path}' does not exist; check the path")
-    reader = _READERS.get(path.suffix.lower())
-    if reader is None:
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
         raise DataError(
             f"'{path}' has an unknown extension '{path.suffix}'; "
-            f"use one of {', '.join(sorted(_READERS))} (an Extra-P file is known by its content, or by run's and "
+            f"use one of {', '.join(sorted(SUFFIXES))} (an Extra-P file is known by its content, or by run's and "
             "profile's --format)"
         )
-    if path.suffix.lower() == ".parquet" and not _importable("pyarrow", "fastparquet"):
+    if suffix == ".parquet" and not _importable("pyarrow", "fastparquet"):
         raise DataError(f"reading '{path}' needs pyarrow: pip install 'exprsearch[parquet]' (or save the table as CSV)")
-    if path.suffix.lower() in (".xlsx", ".xlsm") and not _importable("openpyxl"):
+    if suffix in WORKBOOKS and not _importable("openpyxl"):
         raise DataError(f"reading '{path}' needs openpyxl: pip install 'exprsearch[excel]' (or save the sheet as CSV)")
-    if sheet is not None and path.suffix.lower() not in (".xlsx", ".xlsm"):
+    if sheet is not None and suffix not in WORKBOOKS:
         raise DataError(f"--sheet {sheet}: '{path}' is no Excel workbook; --sheet names a workbook's sheet")
-    suffix = path.suffix.lower()
     lines: list[str] | None = None
     skip = 0  # comment lines above the header (# measured on …), as benchmark scripts write them
     try:
         if suffix in _SEPARATORS:
             lines = _unified(path.read_text(encoding="utf-8-sig")).split("\n")
             skip = _comments(lines, _SEPARATORS[suffix])
-        if skip:
             frame = lazy_pandas().read_csv(path, sep=_SEPARATORS[suffix], skiprows=skip)
         else:
-            frame = _sheet(path, sheet) if suffix in (".xlsx", ".xlsm") else reader(path)
+            frame = _sheet(path, sheet) if suffix in WORKBOOKS else _READERS[suffix](path)
     except DataError:  # a reader's own sentence, naming the line
         raise
     except UnicodeDecodeError as exc:  # Excel on Windows saves "CSV" in its own code page
@@ -87,9 +84,10 @@ def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
     if suffix in _TEXT:
         if lines is None:
             lines = _unified(path.read_text(encoding="utf-8-sig", errors="replace")).split("\n")  # once, for both
-        frame = _indexed_by_line(lines, frame, _SEPARATORS.get(suffix), skip)
+        header = next((i for i, line in enumerate(lines) if i >= skip and line.strip()), 0)  # below any comments
+        frame = _indexed_by_line(lines, frame, _SEPARATORS.get(suffix), header)
         if suffix != ".txt":
-            _check_header(path, lines, frame, skip)
+            _check_header(path, lines, frame, header)
     return frame
 
 
@@ -257,14 +255,13 @@ def _importable(*modules: str) -> bool:
     return any(find_spec(m) is not None for m in modules)
 
 
-def _indexed_by_line(lines: list[str], frame: pd.DataFrame, delimiter: str | None, skip: int = 0) -> pd.DataFrame:
+def _indexed_by_line(lines: list[str], frame: pd.DataFrame, delimiter: str | None, header: int) -> pd.DataFrame:
     """The frame with each row's index its line in the file minus 2 (as without blank lines, which
     pandas skips), so that messages can name the line; as read, and not taken for lines, where the
-    rows cannot be placed. ``skip`` lines of comments stand above the header."""
-    first = next((i for i, line in enumerate(lines) if i >= skip and line.strip()), 0)  # the header
-    rows = [i + 1 for i, line in enumerate(lines) if i > first and line.strip()]
+    rows cannot be placed. ``header`` is the index of the header's line in ``lines``."""
+    rows = [i + 1 for i, line in enumerate(lines) if i > header and line.strip()]
     if len(rows) != len(frame) and delimiter is not None:  # a quoted field holds a line break
-        rows = [skip + start for start in _record_starts(lines[skip:], delimiter)[1:]]
+        rows = [header + start for start in _record_starts(lines[header:], delimiter)[1:]]
     if len(rows) != len(frame):
         return frame
     return frame.set_axis(lazy_pandas().Index(rows, name=_BY_LINE) - 2, axis=0)
@@ -284,11 +281,10 @@ def _record_starts(lines: list[str], delimiter: str) -> list[int]:
     return starts
 
 
-def _check_header(path: Path, lines: list[str], frame: pd.DataFrame, skip: int = 0) -> None:
+def _check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int) -> None:
     """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
     file separated by another character than the extension says (one column of 'p;n;time').
-    The header is the first line after ``skip`` lines of comments."""
-    at = next((i for i, line in enumerate(lines) if i >= skip and line.strip()), 0)
+    ``at`` is the index of the header's line in ``lines``."""
     header = next(csv.reader(lines[at:at + 1], delimiter="\t" if path.suffix.lower() == ".tsv" else ","), [])
     seen: dict[str, int] = {}
     for i, name in enumerate(header, start=1):

@@ -59,10 +59,11 @@ def _given_data(law, data: Path):
     from ..data import load_table
     from ..errors import DataError
     from ..readers import detect_format, load_series
+    from ..tables import WORKBOOKS
 
     fmt = detect_format(data)
     if fmt == "table":
-        workbook = Path(data).suffix.lower() in (".xlsx", ".xlsm")  # the sheet the law was fitted on
+        workbook = Path(data).suffix.lower() in WORKBOOKS  # the sheet the law was fitted on
         return load_table(data, law.target, list(law.factors), sheet=law.dataset.get("sheet") if workbook else None)
     series = law.dataset.get("series")
     found = load_series(data, fmt, target=series)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..data import Dataset, from_columns
 from ..errors import DataError
-from ..tables import SUFFIXES
+from ..tables import SUFFIXES, WORKBOOKS
 from .profile import Profile
 
 
@@ -51,7 +51,7 @@ def detect_format(path: str | Path) -> str:
     with path.open("rb") as file:
         if is_extrap3(file.read(64)):
             return "extrap3"
-    if suffix == ".extra-p" or suffix not in (".xlsx", ".xlsm") and zipfile.is_zipfile(path):  # a workbook is a zip
+    if suffix == ".extra-p" or suffix not in WORKBOOKS and zipfile.is_zipfile(path):  # a workbook is a zip
         return "extrap-experiment"
     head = path.read_text(errors="replace")[:4096].lstrip()
     if suffix == ".txt" and (head.upper().startswith(("PARAMETER", "#")) or _keyword_lines(head)):
