@@ -32,25 +32,33 @@ def check_written(frame: pd.DataFrame, names: list[str], where: str, numbering: 
     """Refuse a column of durations written as clock times (Slurm's Elapsed, 1-02:03:04 or
     01:10:00), naming the first and what it is in seconds, or of numbers written with a unit
     (12.3 ms): read as numbers they would all be missing."""
+    types = lazy_pandas().api.types
     for name in names:
-        types = lazy_pandas().api.types
         if name not in frame.columns or types.is_numeric_dtype(frame[name]) or types.is_datetime64_any_dtype(frame[name]):
             continue
-        present = frame[name].dropna().astype(str)
-        matched = present.str.fullmatch(_DURATION.pattern)
-        if len(present) and matched.mean() > 0.5:
-            first = int(np.flatnonzero(frame[name].notna().to_numpy())[int(np.argmax(matched.to_numpy()))])
-            text = str(frame[name].iloc[first])
+        found = _mostly(frame[name], _DURATION)
+        if found is not None:
+            first, text = found
             days, a, b, c = _DURATION.match(text).groups()
             seconds = int(days or 0) * 86400 + (int(a) * 3600 + int(b) * 60 + float(c) if c else int(a) * 60 + int(b))
             raise DataError(f"{where} column '{name}' holds durations written as clock times ({text!r} at "
                             f"{rows_named(np.array([first]), numbering)}); write them in seconds ({seconds:g} there), "
                             "as a law needs numbers")
-        with_unit = present.str.fullmatch(_WITH_UNIT.pattern)
-        if len(present) and with_unit.mean() > 0.5:
-            first = int(np.flatnonzero(frame[name].notna().to_numpy())[int(np.argmax(with_unit.to_numpy()))])
-            text = str(frame[name].iloc[first])
+        found = _mostly(frame[name], _WITH_UNIT)
+        if found is not None:
+            first, text = found
             unit = _WITH_UNIT.match(text).group(2)
             raise DataError(f"{where} column '{name}' holds numbers with a unit ({text.strip()!r} at "
                             f"{rows_named(np.array([first]), numbering)}); write the numbers alone, and the unit in "
                             f"the column's name ({name}_{unit.strip().replace('/', '_per_')})")
+
+
+def _mostly(column: pd.Series, pattern: re.Pattern) -> tuple[int, str] | None:
+    """The row and text of the first value of ``column`` written as ``pattern``, where more than
+    half of its non-empty values are; else None."""
+    present = column.dropna().astype(str)
+    matched = present.str.fullmatch(pattern.pattern).to_numpy(dtype=bool)
+    if not len(present) or matched.mean() <= 0.5:
+        return None
+    first = int(np.flatnonzero(column.notna().to_numpy())[int(np.argmax(matched))])
+    return first, str(column.iloc[first])
