@@ -62,8 +62,11 @@ def mixed_setups(others: pd.DataFrame, X: np.ndarray, y: np.ndarray) -> str | No
     rows = others[finite].reset_index(drop=True)
     differing = [c for c in rows.columns
                  if (rows[c].groupby(config).nunique(dropna=False).to_numpy()[repeated] > 1).mean() >= 0.5]
-    # a label (a zone, a variant) names a setup; numbers beside the time (a run's id, a statistic)
-    # are named only where no label differs
+    # a label (a zone, a variant) names a setup, unless it differs on every row (a run's name, its log
+    # file): that names runs; numbers beside the time (a run's id, a statistic) are named only where
+    # no label differs
+    named = {c for c in differing if rows[c].dtype.kind not in "iuf" and rows[c].nunique(dropna=False) == len(rows)}
+    differing = [c for c in differing if c not in named]
     labels = [c for c in differing if rows[c].dtype.kind not in "iuf"]
     differing = [str(c) for c in (labels or differing)]
     if not differing:

@@ -25,6 +25,14 @@ def test_repeats_far_apart_that_differ_in_a_label_are_said_to_mix_setups(tmp_pat
     assert "column(s) variant differ between them" in note and "--by" in note  # the label, not the run's id
 
 
+def test_a_label_on_every_row_names_runs_not_setups(tmp_path):
+    frame = pd.read_csv(_runs(tmp_path, 0.35, 0.01))
+    frame["log"] = [f"logs/run-{i}.csv" for i in range(len(frame))]  # W&B's run names and files: one per row
+    frame.to_csv(tmp_path / "runs.csv", index=False)
+    note = next(n for n in load_table(tmp_path / "runs.csv", "time").notes if n.startswith("repeats of one"))
+    assert "column(s) variant differ between them" in note
+
+
 def test_repeats_of_one_setup_are_not_said_to_mix(tmp_path):
     assert not any(n.startswith("repeats of one") for n in load_table(_runs(tmp_path, 0.0, 0.02), "time").notes)
 
