@@ -55,6 +55,22 @@ def target_kind(target: str, given: str | None = None) -> str:
     return given or ("rate" if reads_as_rate(target) else "")
 
 
+# one statistic under its several names: a column that is the same statistic as the target (both
+# medians) is a statistic over the same runs
+_SAME = {"avg": "mean", "average": "mean", "stdev": "std", "stddev": "std", "sd": "std", "stderr": "sem",
+         "variance": "var", "minimum": "min", "maximum": "max", "p50": "median"}
+
+
+def statistic(name: str) -> str | None:
+    """The statistic a column's name says it is (``epochs_median`` → ``median``, ``avg_loss`` → ``mean``), or None."""
+    match = _SUFFIX.match(name) or _PREFIX.match(name)
+    if not match:
+        return None
+    word = name[match.end(1):] if match.re is _SUFFIX else name[:match.start(1)]
+    word = word.strip("_-. ").lower()
+    return _SAME.get(word, word)
+
+
 def stem(name: str) -> str | None:
     """The quantity a column is a statistic of (``ttt_min_max`` → ``ttt_min``), or None."""
     match = _SUFFIX.match(name) or _PREFIX.match(name)
@@ -96,7 +112,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
       the same measurement as a rate or another statistic), takes a different value on at least
       :data:`UNIQUE` of the rows, is not a product of powers of the others, and another factor
       that varies repeats its levels (the table is a design, not a sample of scattered values); or
-    - its name is a statistic (mean, std, max, …) of the target's quantity or of such a column's; or
+    - its name is a statistic (mean, std, max, …) of the target's quantity or of such a column's, or
+      the statistic the target is of another quantity (``epochs_median`` beside ``ttt_min_median``),
+      or any statistic where a column counts the runs each row summarises (``n_runs``); or
     - its name holds a word for a measurement (throughput, per second, utilisation, cost, …) and
       it differs on more than half of the rows while another factor repeats its levels; or
     - its name counts the runs a row summarises (``n_runs``, ``number_of_trials``), or numbers a
@@ -137,9 +155,16 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             within = "exactly" if spread < 1e-6 else f"within {100 * spread:.2g} %"
             found[names[j]] = f"alone it gives {target} {within}: {target} ≈ {shown}"
     quantities = {stem(n) or n.lower() for n in [target, *found]}
+    counted = next((n for n in names if _COUNT.match(n)), None)
     for name in names:
-        if name not in found and stem(name) in quantities:
+        if name in found or stem(name) is None:
+            continue
+        if stem(name) in quantities:
             found[name] = f"another statistic of {stem(name)}"
+        elif statistic(name) == statistic(target):
+            found[name] = f"a {statistic(name)}, as {target} is: a statistic of the same runs"
+        elif counted:
+            found[name] = f"a {statistic(name)} over the runs that {counted} counts"
     found |= {n: why for n, why in named.items() if n not in found}
     return {n: found[n] for n in names if n in found}
 

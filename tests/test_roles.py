@@ -58,6 +58,32 @@ def test_statistics_of_the_target_are_left_out_by_name(tmp_path):
     assert "time_sd (another statistic of time)" in note
 
 
+def test_the_targets_statistic_of_another_quantity_is_left_out(tmp_path):
+    # MLPerf's epochs to converge, a median over the runs as the time to train is: it repeats its levels
+    def medians(frame):
+        frame = frame.rename(columns={"time": "ttt_median"})
+        frame["epochs_median"] = 10 + 2 * (frame.index % 4)
+        frame["avg_tensor_mb"] = np.where(frame["n"] > 1000, 40.0, 10.0)  # a model's property: not of the runs
+        return frame
+
+    data = load_table(_table(tmp_path, medians), "ttt_median")
+    assert data.factors == ("p", "n", "avg_tensor_mb")
+    note = next(n for n in data.notes if "measurements of the runs" in n)
+    assert "epochs_median (a median, as ttt_median is: a statistic of the same runs)" in note
+
+
+def test_any_statistic_is_left_out_where_a_column_counts_the_runs_a_row_summarises(tmp_path):
+    def summaries(frame):
+        frame["n_runs"] = 3 + frame.index % 2
+        frame["avg_epochs"] = 10 + 2 * (frame.index % 4)
+        return frame
+
+    data = load_table(_table(tmp_path, summaries), "time")
+    assert data.factors == ("p", "n")
+    note = next(n for n in data.notes if "measurements of the runs" in n)
+    assert "avg_epochs (a mean over the runs that n_runs counts)" in note
+
+
 def test_columns_named_as_measurements_that_differ_on_most_rows_are_left_out(tmp_path):
     rng = np.random.default_rng(2)
 
