@@ -15,7 +15,7 @@ from .cells import check_dates, check_written
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
 from .roles import derived_notes, settings
-from .tables import file_lines, lazy_pandas, plain_columns, read_bytes, read_table, rows_named
+from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ class Dataset:
     notes: tuple[str, ...] = field(default=())
     series: str | None = None  # the callpath:metric of a file of many series (Extra-P's formats)
     sheet: str | None = None  # the workbook's sheet it was read from, where one was named
+    places: np.ndarray | None = field(default=None, repr=False)  # each row's line in the file (tables.placed)
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -64,7 +65,13 @@ class Dataset:
         return Dataset(
             self.target, self.factors, self.X[rows].copy(), self.y[rows].copy(),
             self.name, self.path, self.sha256, self.notes, self.series, self.sheet,
+            None if self.places is None else self.places[rows],
         )
+
+    def rows_named(self, rows: np.ndarray) -> str:
+        """Rows (positions in ``X``) as the user finds them: the file's lines, a sheet's rows, or
+        the rows of the table given."""
+        return rows_named(np.asarray(rows), 0 if self.places is None else self.places)
 
 
 def load_table(
@@ -175,7 +182,7 @@ def from_frame(
     """Validate a DataFrame into a :class:`Dataset` (factors default to other numeric columns);
     messages name each row's line of the file: ``lines`` where given (a group of a file's rows),
     else counted after ``header_lines``."""
-    numbering = header_lines if lines is None else np.asanyarray(lines)  # a sheet's rows stay SheetRows
+    numbering = header_lines if lines is None else np.asanyarray(lines)  # a sheet's rows stay Rows
     pd = lazy_pandas()
     where = f"'{path}'" if path else "the table"
     columns = [str(c) for c in frame.columns]
@@ -345,7 +352,7 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
     renamed = [f for f in (factors[j] for j in kept) if law_name(f) != f]
     if renamed:
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
-    return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes))
+    return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes), places=placed(positions, numbering))
 
 
 def _require_column(name: str, columns: list[str], where: str, what: str) -> None:

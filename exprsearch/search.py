@@ -356,9 +356,8 @@ def _domain_notes(dataset: _data.Dataset) -> tuple[str, ...]:
     for name in dataset.factors:
         rows = np.flatnonzero(dataset.column(name) <= 0)
         if rows.size:
-            shown = ", ".join(str(r + 1) for r in rows[:5])
             notes.append(
-                f"factor '{name}' is zero or negative at data rows {shown}: candidates that take "
+                f"factor '{name}' is zero or negative at {dataset.rows_named(rows)}: candidates that take "
                 "its log, square root or a negative power were skipped there"
             )
     return tuple(notes)

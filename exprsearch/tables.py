@@ -113,18 +113,27 @@ def _comments(lines: list[str], separator: str) -> int:
     return 0 if all(re.fullmatch(_NUMBER, f.strip()) for f in fields) else count
 
 
-class SheetRows(np.ndarray):
-    """The rows of a workbook's sheet where a table's rows stand: messages call them rows, as the
-    spreadsheet numbers them, where a text file's are lines."""
+class Rows(np.ndarray):
+    """Places of a table's rows that messages call rows, not lines: a workbook's rows, as the
+    spreadsheet numbers them, or the rows of a table that has no lines (Parquet, a DataFrame)."""
+
+
+def placed(positions: np.ndarray, numbering: int | np.ndarray) -> np.ndarray:
+    """Where each of the rows at ``positions`` stands, for :func:`rows_named` to say: its line
+    (``numbering`` header lines above the first, or each row's line as :func:`file_lines` gives
+    it), its sheet's row, or its row number (``numbering`` 0, a table without lines)."""
+    if isinstance(numbering, np.ndarray):
+        return numbering[positions]
+    return np.asarray(positions) + 1 + numbering if numbering else (np.asarray(positions) + 1).view(Rows)
 
 
 def file_lines(index) -> np.ndarray | None:
     """The file's line of each row :func:`read_table` read (``index``: those rows' index; a
-    :class:`SheetRows` for a workbook), or None for a format without lines (Parquet, JSON) or a
+    :class:`Rows` for a workbook), or None for a format without lines (Parquet, JSON) or a
     text file whose rows could not be placed: only rows placed carry the index name that says so."""
     name = getattr(index, "name", None)
     if name == _BY_SHEET_ROW:
-        return (np.asarray(index) + 2).view(SheetRows)
+        return (np.asarray(index) + 2).view(Rows)
     return np.asarray(index) + 2 if name == _BY_LINE else None
 
 
@@ -132,10 +141,10 @@ def rows_named(rows: np.ndarray, numbering: int | np.ndarray) -> str:
     """Rows as the user finds them: lines of the file (after ``numbering`` header lines, or at the
     line numbers ``numbering`` gives each row, as :func:`file_lines` finds them), or rows of a
     table that has no lines (``numbering`` 0)."""
-    lines = numbering[rows] if isinstance(numbering, np.ndarray) else np.asarray(rows) + 1 + numbering
+    lines = placed(rows, numbering)
     shown = ", ".join(str(int(r)) for r in lines[:8])
     more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
-    kind = "row" if isinstance(numbering, SheetRows) else "line" if isinstance(numbering, np.ndarray) or numbering else "row"
+    kind = "row" if isinstance(lines, Rows) else "line"
     return f"{kind}{'s' if len(rows) > 1 else ''} {shown}{more}"
 
 

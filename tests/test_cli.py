@@ -164,13 +164,14 @@ def test_missing_file_exit_2(tmp_path):
 
 
 def test_factor_with_zeros_skips_log_candidates_and_says_so(tmp_path):
-    rows = ["p,n,time"] + [f"{p},{n},{2 + 0.01 * n / max(p, 1) * (1 + 0.01 * r)}"
-                           for p in (0, 1, 2, 4, 8, 16) for n in (1000, 4000, 16000) for r in range(2)]
+    rows = ["p,n,time", "0,1000,"] + [f"{p},{n},{2 + 0.01 * n / max(p, 1) * (1 + 0.01 * r)}"
+                                      for p in (0, 1, 2, 4, 8, 16) for n in (1000, 4000, 16000) for r in range(2)]
     path = write(tmp_path, "zeros.csv", "\n".join(rows) + "\n")
-    result = run("run", path, "-t", "time", "--out", tmp_path / "o")
+    result = run("run", path, "-t", "time", "--drop-missing", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "factor 'p' is zero or negative at data rows 1, 2, 3" in text
+    # the file's lines, past the header and the row dropped for its missing time
+    assert "factor 'p' is zero or negative at lines 3, 4, 5, 6, 7, 8:" in text
     assert "rejected:" in text and "undefined term" in text
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import zipfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -153,8 +154,7 @@ def _datasets(path: Path, profile: Profile, series: dict) -> tuple[dict[str, Dat
         notes = profile.notes
         if len(rows) < len(every):
             notes += (f"series {name} is measured at {len(rows)} of the file's {len(every)} points",)
-        datasets[name] = Dataset(dataset.target, dataset.factors, dataset.X, dataset.y, dataset.name, dataset.path,
-                                 dataset.sha256, notes + dataset.notes, series=name)
+        datasets[name] = replace(dataset, notes=notes + dataset.notes, series=name)
     return datasets, failures
 
 
