@@ -250,30 +250,35 @@ def _numeric_limit(values: np.ndarray, total: np.ndarray, threshold: float, rate
     return None
 
 
+def _value(v: float) -> str:
+    """A value of a factor as a user writes it: a whole number whole (18432, not 1.843e+04)."""
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e12 else f"{v:.4g}"
+
+
 def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> list[str]:
     f = e.factor
     first, last = 0, len(e.values) - 1
     dom = e.dominant()
     share = e.contributions[dom[first], first] / e.total[first]
-    out = [f"At {f} = {e.values[first]:.4g} the term {e.terms[dom[first]]} ({e.labels[dom[first]]}) "
+    out = [f"At {f} = {_value(e.values[first])} the term {e.terms[dom[first]]} ({e.labels[dom[first]]}) "
            f"is {100 * share:.0f} % of the {'rate' if e.rate else 'time'} ({e.total[first]:.4g})."]
-    out.append(f"From {f} = {e.values[first]:.4g} to {e.values[last]:.4g} the speedup is {e.speedup[last]:.3g}× "
+    out.append(f"From {f} = {_value(e.values[first])} to {_value(e.values[last])} the speedup is {e.speedup[last]:.3g}× "
                f"and the parallel efficiency {100 * e.efficiency[last]:.3g} %.")
     limit = e.limit
     if e.rate:
         return out + [_rate_limit(e, threshold)]
     if limit is None:
-        out.append(f"Within {e.values.min():.4g}..{e.values.max():.4g} time keeps falling and every doubling of "
+        out.append(f"Within {_value(e.values.min())}..{_value(e.values.max())} time keeps falling and every doubling of "
                    f"{f} still saves at least {100 * threshold:.0f} %.")
     elif limit.kind == "minimum":
         beyond = min(limit.value * 2, e.values.max())
         after = int(np.argmax([float(np.ravel(to_function(t, (f,))([np.array([beyond])]))[0])
                                for t in pieces]))
         how = f"found by solving d(time)/d{f} = 0 exactly" if limit.exact else "found on the varied values"
-        out.append(f"Time is lowest at {f} ≈ {limit.value:.4g} ({limit.time:.4g}, {how}); beyond "
-                   f"{f} ≈ {limit.value:.4g} the term {e.terms[after]} ({e.labels[after]}) dominates and time rises.")
+        out.append(f"Time is lowest at {f} ≈ {_value(limit.value)} ({limit.time:.4g}, {how}); beyond "
+                   f"{f} ≈ {_value(limit.value)} the term {e.terms[after]} ({e.labels[after]}) dominates and time rises.")
     else:
-        out.append(f"Beyond {f} ≈ {limit.value:.3g}, doubling {f} saves less than {100 * threshold:.0f} % of the time.")
+        out.append(f"Beyond {f} ≈ {_value(limit.value)}, doubling {f} saves less than {100 * threshold:.0f} % of the time.")
     return out
 
 
@@ -281,9 +286,9 @@ def _rate_limit(e: Explanation, threshold: float) -> str:
     """Where a rate stops paying off, in words."""
     f, limit = e.factor, e.limit
     if limit is None:
-        return (f"Within {e.values.min():.4g}..{e.values.max():.4g} the rate keeps rising and every doubling of {f} "
+        return (f"Within {_value(e.values.min())}..{_value(e.values.max())} the rate keeps rising and every doubling of {f} "
                 f"still gains at least {100 * threshold:.0f} %.")
     if limit.kind == "maximum":
         how = f"found by solving d(rate)/d{f} = 0 exactly" if limit.exact else "found on the varied values"
-        return f"The rate is highest at {f} ≈ {limit.value:.4g} ({limit.time:.4g}, {how}); beyond it the rate falls."
-    return f"Beyond {f} ≈ {limit.value:.3g}, doubling {f} gains less than {100 * threshold:.0f} % more rate."
+        return f"The rate is highest at {f} ≈ {_value(limit.value)} ({limit.time:.4g}, {how}); beyond it the rate falls."
+    return f"Beyond {f} ≈ {_value(limit.value)}, doubling {f} gains less than {100 * threshold:.0f} % more rate."

@@ -43,6 +43,12 @@ def test_no_limit_and_diminishing_returns():
     assert "Beyond p ≈ 721, doubling p saves less than 5 %" in e.sentences[-1]
 
 
+def test_settings_are_written_whole_in_the_sentences():
+    amdahl = law("c0 + c1*n/p", {"c0": 2.0, "c1": 0.01}, ("constant", "compute"))
+    e = explain(amdahl, "p", parse_values("36..18432", "p"), {"n": 16000})
+    assert e.sentences[1].startswith("From p = 36 to 18432 the speedup")  # not 1.843e+04
+
+
 def test_a_term_fitted_at_zero_is_said_not_tabulated():
     floorless = law(constants={"c0": 0.0, "c1": 0.01, "c2": 0.15})
     e = explain(floorless, "p", parse_values("1..64", "p"), {"n": 16000})
