@@ -77,6 +77,17 @@ def parse_values(spec: str, factor: str) -> np.ndarray:
     return values
 
 
+def measured_span(low: float, high: float) -> np.ndarray:
+    """A measured range as values to try: doubling from ``low`` and ending at ``high`` (where a
+    law interpolates), every whole value of a count from 0 up to 16, else nine even steps."""
+    if low > 0:
+        values = low * 2.0 ** np.arange(int(np.floor(np.log2(high / low) + 1e-9)) + 1)
+        return np.unique(np.append(values[values < high * (1 - 1e-9)], high))
+    if float(low).is_integer() and float(high).is_integer() and high - low <= 16:
+        return np.arange(low, high + 1)  # a count from 0, or a 0/1 switch: whole values only
+    return np.linspace(low, high, 9)
+
+
 def parse_point(spec: str, option: str) -> dict[str, float]:
     """``"p=128,n=16000"`` → ``{"p": 128.0, "n": 16000.0}``."""
     point = {}

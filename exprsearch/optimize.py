@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .configs import ConfigError, constraint_mask, defined, describe, grid
+from .configs import ConfigError, constraint_mask, defined, describe, grid, measured_span
 from .law import Law
 from .tables import file_lines, rows_named
 
@@ -27,13 +27,7 @@ def measured_space(law: Law, fixed: dict[str, float]) -> dict[str, np.ndarray]:
         low, high = law.domain.get(factor, [None, None])
         if low is None:
             raise ConfigError(f"the law records no measured range of {factor}; give --vary {factor}=LOW..HIGH")
-        if low > 0:
-            values = low * 2.0 ** np.arange(int(np.floor(np.log2(high / low) + 1e-9)) + 1)
-            space[factor] = np.unique(np.append(values[values < high * (1 - 1e-9)], high))
-        elif float(low).is_integer() and float(high).is_integer() and high - low <= 16:
-            space[factor] = np.arange(low, high + 1)  # a count from 0, or a 0/1 switch: whole values only
-        else:
-            space[factor] = np.linspace(low, high, 9)
+        space[factor] = measured_span(low, high)
     if not space:
         raise ConfigError("every factor the law uses is fixed; give one to search with --vary p=1..512")
     return space

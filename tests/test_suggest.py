@@ -66,8 +66,7 @@ def test_suggest_command_prints_json(tmp_path):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["--vary", "p=1..64"], "give the configuration to settle: --at"),
-    (["--at", "p=512"], "give the values that could be measured: --vary"),
+    (["--vary", "p=1..64"], "give the configuration whose time to settle, such as twice the largest measured: --at p=8"),
     (["--vary", "q=1..4", "--at", "p=512"], "--vary names 'q', which is not a factor"),
     (["--vary", "p=1..64", "--at", "p=512", "--bootstrap", "5"], "--bootstrap 5: suggestions need at least 20"),
     (["--vary", "p=1..64", "--at", "p=512", "--devices", "gpus"], "--devices names 'gpus'"),
@@ -85,6 +84,29 @@ def test_bad_suggest_options_exit_2(tmp_path, args, fragment):
     measured(lambda p: 2 + 40 / p, [1, 2, 4]).to_csv(path, index=False)
     result = run("suggest", path, "-t", "time", *args)
     assert result.exit_code == 2 and fragment in " ".join(result.output.split()), result.output
+
+
+def test_without_vary_the_measured_values_are_suggested_and_said(tmp_path):
+    path = tmp_path / "m.csv"
+    rng = np.random.default_rng(2)
+    pd.DataFrame([{"p": p, "model": m, "time": (1 + m / p) * (1 + 0.02 * rng.standard_normal())}
+                  for p in (1, 2, 4) for m in (10, 40) for _ in range(2)]).to_csv(path, index=False)
+    result = run("suggest", path, "-t", "time", "--at", "p=64,model=40", "--vary", "p=1..16:x2", "--json")
+    assert result.exit_code == 0, result.output
+    note = " ".join(result.stderr.split())
+    assert "note: suggesting among the measured values of model 10, 40; --vary model=LOW..HIGH" in note
+    record = json.loads(result.stdout)
+    # no model between those measured, which there may not be
+    assert record["suggestions"] and {s["model"] for s in record["suggestions"]} <= {10, 40}
+    assert {s["p"] for s in record["suggestions"]} <= {1, 2, 4, 8, 16}
+    bare = run("suggest", path, "-t", "time", "--at", "p=64,model=40", "--json")
+    assert bare.exit_code == 0, bare.output
+    assert "measured values of p 1, 2, 4; model 10, 40" in " ".join(bare.stderr.split())
+    assert {s["p"] for s in json.loads(bare.stdout)["suggestions"]} <= {1, 2, 4}
+    one = run("suggest", path, "-t", "time", "--factors", "p", "--at", "p=64", "--json")  # as run takes them
+    assert one.exit_code == 0, one.output
+    first = json.loads(one.stdout)["suggestions"][0]
+    assert "p" in first and "model" not in first
 
 
 def test_every_factor_needs_values_to_measure():

@@ -11,12 +11,13 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 
 def suggest(
     data: Annotated[Path, typer.Argument(help="The measurements so far: a table (or an Extra-P file with --target).")],
     target: Annotated[str | None, typer.Option("--target", "-t", help="The measured column (Extra-P files: CALLPATH:METRIC).")] = None,
-    vary: Annotated[list[str], typer.Option(help="A factor's values that could be measured: p=1..64 or n=1000,4000 (repeatable).")] = [],  # noqa: B006
+    vary: Annotated[list[str], typer.Option(help="A factor's values that could be measured: p=1..64 or n=1000,4000 (repeatable). Default: its measured values and range, doubling.")] = [],  # noqa: B006
     at: Annotated[str | None, typer.Option(help="The configuration whose prediction should be settled: p=512,n=16000.")] = None,
     count: Annotated[int, typer.Option(help="How many configurations to suggest.")] = 3,
     devices: Annotated[str | None, typer.Option(help="The factor that counts the devices a run occupies (cost = devices × time).")] = None,
@@ -30,6 +31,8 @@ def suggest(
     target_kind: Annotated[str | None, typer.Option(help="time or rate (a throughput: a run takes work / rate). Default: read from the target's name.")] = None,
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.")] = None,
     work_: Annotated[float | None, typer.Option("--work", help="With a rate: what one run processes, so that its time is work / rate (default 1: costs per unit of work).")] = None,
+    factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).")] = None,
+    drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.")] = False,
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
     from .. import export
@@ -44,10 +47,6 @@ def suggest(
     from .run import _check_kind, _datasets
 
     def work():
-        if not vary:
-            raise ConfigError("give the values that could be measured: --vary p=1..64 (one per factor)")
-        if at is None:
-            raise ConfigError("give the configuration to settle: --at p=512,n=16000")
         for bad, sentence in ((count < 1, f"--count {count}: give at least 1"),
                               (bootstrap < 20, f"--bootstrap {bootstrap}: suggestions need at least 20 resamples"),
                               (not 0 < tolerance < 1, f"--tolerance {tolerance:g}: give a fraction between 0 and 1 (0.05 is 5 %)"),
@@ -60,18 +59,26 @@ def suggest(
                 raise SettingsError(sentence)
         _check_kind(target_kind)
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
-        point = parse_point(at, "--at")
-        datasets, _ = _datasets(data, target, None, None, False, sheet=sheet)
+        datasets, _ = _datasets(data, target, factors, None, drop_missing, sheet=sheet)
         if len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         dataset = next(iter(datasets.values()))
+        if at is None:
+            example = ",".join(f"{f}={2 * dataset.column(f).max():.4g}" for f in dataset.factors)
+            raise ConfigError(f"give the configuration whose time to settle, such as twice the largest measured: "
+                              f"--at {example}")
+        point = parse_point(at, "--at")
         check_factors(list(space), dataset.factors, "--vary")  # before the search, not after it
         check_factors(list(point), dataset.factors, "--at")
         if devices is not None:
             check_factors([law_name(devices)], dataset.factors, "--devices")
-        extra = [f for f in dataset.factors if f not in space]
-        if extra:
-            raise ConfigError(f"give factor '{extra[0]}' its values to measure: --vary {extra[0]}=…")
+        measured = {f: _measured(dataset.column(f)) for f in dataset.factors if f not in space}
+        if measured:
+            shown = "; ".join(f"{f} {', '.join(f'{v:g}' for v in values)}" for f, values in measured.items())
+            cli.err.print(Text("note: ", style="yellow") + Text(
+                f"suggesting among the measured values of {shown}; --vary "
+                f"{next(iter(measured))}=LOW..HIGH offers values not measured"), highlight=False)
+            space |= measured
         # every sum the screening forms: the plausible laws include those off the front
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap, near_front=False)
         kind = kind_of(dataset.target, target_kind)
@@ -108,3 +115,15 @@ def suggest(
         cli.out.print(table)
         for i, s in enumerate(advice.suggestions, start=1):
             cli.out.print(f"{i}. {s.sentence}", highlight=False, soft_wrap=True)
+
+
+def _measured(values):
+    """A factor's values to suggest where --vary gives none: those measured (new combinations of
+    them, or repeats), not values between them, which a factor such as a model may not have;
+    where it takes more than 16, its measured range, doubling (as optimize searches it)."""
+    import numpy as np
+
+    from ..configs import measured_span
+
+    distinct = np.unique(values)
+    return distinct if len(distinct) <= 16 else measured_span(float(distinct[0]), float(distinct[-1]))
