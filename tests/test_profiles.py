@@ -79,6 +79,9 @@ def test_profile_command_writes_the_summary_and_resumes(tmp_path):
     page = (out / "report.html").read_text()
     assert page.index("reduce:time") < page.index("halo:time") < page.index("solve:time")  # ranked by growth
     assert "p = 64" in page and "Series not modelled" in page and "idle:time" in page
+    assert "shown" not in text  # all three in the table
+    short = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", tmp_path / "o2", "--top", "2")
+    assert "the first 2 of 3 shown (--top sets how many)" in " ".join(short.output.split())
     again = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", out)
     assert again.exit_code == 2 and "already holds laws.csv" in again.output
     resumed = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", out, "--resume")

@@ -193,9 +193,12 @@ def _print(rows, top: int, point: dict, scale: float, out) -> None:
     where = ", ".join(f"{k}={v:g}" for k, v in point.items()) or "the largest measured values"
     title = (f"Series ranked by {ranked_by(rows)} from the largest measured configuration to {where}"
              + (f" (other factors × {scale:g})" if point else f" × {scale:g}") + "; their laws are in laws.csv")
+    modelled = [r for r in ranked(rows) if not r.error]
+    if len(modelled) > top:
+        title += f"; the first {top} of {len(modelled)} shown (--top sets how many)"
     table = Table("#", "series", "growth", "dominant term there", title=title, title_justify="left")
     for column in table.columns:
         column.overflow = "fold"
-    for i, r in enumerate([r for r in ranked(rows) if not r.error][:top], start=1):
+    for i, r in enumerate(modelled[:top], start=1):
         table.add_row(str(i), r.series, f"{r.growth:.3g}×" if r.growth else "", r.dominant_at)
     out.print(table)
