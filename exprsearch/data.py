@@ -203,6 +203,7 @@ def from_frame(
     spans = [c for c in frame.attrs.get("seconds", ()) if c == target or c in factors]
     if spans:
         notes.append(f"column(s) {', '.join(spans)} hold durations, read in seconds")
+    notes += [frame.attrs["read_as"]] if frame.attrs.get("read_as") else []  # a file's own dialect (dialect.py)
     return _dataset(numeric, target, factors, drop_missing, notes, numbering, where, name, path, sha256)
 
 

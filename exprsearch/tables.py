@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .dialect import Dialect, sniff
 from .errors import DataError
 
 if TYPE_CHECKING:
@@ -64,11 +65,15 @@ def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
         raise DataError(f"--sheet {sheet}: '{path}' is no Excel workbook; --sheet names a workbook's sheet")
     lines: list[str] | None = None
     skip = 0  # comment lines above the header (# measured on …), as benchmark scripts write them
+    dialect = Dialect(_SEPARATORS.get(suffix, ","))
     try:
         if suffix in _SEPARATORS:
             lines = _unified(path.read_text(encoding="utf-8-sig")).split("\n")
             skip = _comments(lines, _SEPARATORS[suffix])
-            frame = lazy_pandas().read_csv(path, sep=_SEPARATORS[suffix], skiprows=skip)
+            dialect = sniff(path, lines, _header(lines, skip), _SEPARATORS[suffix])
+            frame = lazy_pandas().read_csv(path, sep=dialect.separator, decimal=dialect.decimal, skiprows=skip)
+            if dialect.note:
+                frame.attrs["read_as"] = dialect.note
         else:
             frame = _sheet(path, sheet) if suffix in WORKBOOKS else _READERS[suffix](path)
     except DataError:  # a reader's own sentence, naming the line
@@ -84,11 +89,16 @@ def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
     if suffix in _TEXT:
         if lines is None:
             lines = _unified(path.read_text(encoding="utf-8-sig", errors="replace")).split("\n")  # once, for both
-        header = next((i for i, line in enumerate(lines) if i >= skip and line.strip()), 0)  # below any comments
-        frame = _indexed_by_line(lines, frame, _SEPARATORS.get(suffix), header)
+        header = _header(lines, skip)
+        frame = _indexed_by_line(lines, frame, dialect.separator if suffix != ".txt" else None, header)
         if suffix != ".txt":
-            _check_header(path, lines, frame, header)
+            _check_header(path, lines, frame, header, dialect.separator)
     return frame
+
+
+def _header(lines: list[str], skip: int) -> int:
+    """The index of the header's line: the first line that is not blank below ``skip`` comment lines."""
+    return next((i for i, line in enumerate(lines) if i >= skip and line.strip()), 0)
 
 
 def _in_seconds(frame: pd.DataFrame) -> pd.DataFrame:
@@ -290,11 +300,11 @@ def _record_starts(lines: list[str], delimiter: str) -> list[int]:
     return starts
 
 
-def _check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int) -> None:
+def _check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int, separator: str) -> None:
     """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
-    file separated by another character than the extension says (one column of 'p;n;time').
+    file separated by another character than the extension says (one column of 'p|n|time').
     ``at`` is the index of the header's line in ``lines``."""
-    header = next(csv.reader(lines[at:at + 1], delimiter="\t" if path.suffix.lower() == ".tsv" else ","), [])
+    header = next(csv.reader(lines[at:at + 1], delimiter=separator), [])
     seen: dict[str, int] = {}
     for i, name in enumerate(header, start=1):
         if name in seen:

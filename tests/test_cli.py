@@ -142,7 +142,7 @@ BAD_DATA = {
                          "line 1 has two columns named 'p' (columns 1 and 2); rename one"),
     "thousands": ('p,n,time\n1,"1,000",3\n2,"1,000",2\n4,"2,000",1\n8,"2,000",1\n', ["-t", "time"],
                   "column 'n' holds numbers written with thousands separators ('1,000' at line 2)"),
-    "semicolons": ("p;n;time\n1;2;3\n2;2;2\n", ["-t", "time"], "line 1 seems separated by ';', but a .csv file"),
+    "pipes": ("p|n|time\n1|2|3\n2|2|2\n", ["-t", "time"], "line 1 seems separated by '|', but a .csv file"),
     "repeated-header": ("p,n,time\n1,2,3\n2,2,2\np,n,time\n4,2,1\n8,2,1\n", ["-t", "time"],
                         "line 4 repeats the header (files joined together?)"),
 }

@@ -1,0 +1,88 @@
+"""How a CSV or TSV file writes its table: the character between columns and the decimal mark.
+Excel saves "CSV" with ';' between columns and decimal commas (10,5) where the comma is the
+decimal mark (German, French, …), and users there cannot easily save it otherwise; such a file
+is read as written, with a note, and a number that could be read two ways is refused."""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import DataError
+
+_COMMA_DECIMAL = re.compile(r"[+-]?\d+,\d+(?:[eE][+-]?\d+)?")
+_POINT_DECIMAL = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_GROUPED = re.compile(r"\d{1,3}\.\d{3}")  # 1.000 or 12.500: a decimal, or a whole number in thousands?
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The column separator and decimal mark of a text table, and the note saying how it was read
+    where that differs from its extension's (None where it does not)."""
+
+    separator: str
+    decimal: str = "."
+    note: str | None = None
+
+
+def sniff(path: Path, lines: list[str], header: int, separator: str) -> Dialect:
+    """The dialect of the table whose header is ``lines[header]``, its extension's ``separator``
+    (',' or a tab) unless every line is separated by ';' instead (as Excel saves CSV where the comma
+    is the decimal mark); decimal commas are read in a file not separated by commas."""
+    rows = [line for line in lines[header:] if line.strip()]
+    if separator == "," and rows and _fields(rows[0], ",") == 1 and _fields(rows[0], ";") > 1 and \
+            len({_fields(row, ";") for row in rows}) == 1:
+        separator = ";"
+    if separator == ",":
+        return Dialect(",")
+    cells = _Cells(lines, header, separator)
+    if cells.comma and cells.point:
+        raise DataError(f"'{path}' line {cells.comma[0]} writes {cells.comma[1]} with a decimal comma and line "
+                        f"{cells.point[0]} writes {cells.point[1]} with a point: write every number with the same mark")
+    # a thousands separator is a point where the comma is the decimal mark (';' files), else a comma
+    line, text = (cells.point if separator == ";" else cells.comma) or (0, "")
+    grouped = cells.point_grouped if separator == ";" else cells.comma_grouped
+    if text and grouped:
+        mark = text[-4]
+        raise DataError(f"'{path}' line {line} writes {text}: is the '{mark}' a decimal mark or a thousands "
+                        f"separator? Write whole numbers without separators ({text.replace(mark, '')}), decimals "
+                        f"as 1{mark}0")
+    decimal = "," if cells.comma else "."
+    return Dialect(separator, decimal, _said(path, separator, decimal))
+
+
+def _said(path: Path, separator: str, decimal: str) -> str | None:
+    if separator != ";":
+        return None if decimal == "." else f"read the numbers of '{path}' with decimal commas (10,5 is 10.5)"
+    return f"read '{path}' as separated by ';'" + (
+        " with decimal commas (10,5 is 10.5), as Excel saves CSV where the comma is the decimal mark"
+        if decimal == "," else "")
+
+
+def _fields(line: str, separator: str) -> int:
+    return len(next(csv.reader([line], delimiter=separator), []))
+
+
+class _Cells:
+    """The first cell below the header written as a number with a decimal comma and the first
+    with a decimal point, each as (line, text), and whether every such cell could be a whole
+    number with thousands separators instead (1,000 or 1.000)."""
+
+    def __init__(self, lines: list[str], header: int, separator: str) -> None:
+        self.comma: tuple[int, str] | None = None
+        self.point: tuple[int, str] | None = None
+        self.comma_grouped = self.point_grouped = True
+        reader = csv.reader(lines[header + 1:], delimiter=separator)
+        for record in reader:
+            for cell in record:
+                cell = cell.strip()
+                if _COMMA_DECIMAL.fullmatch(cell):
+                    self.comma = self.comma or (header + 1 + reader.line_num, cell)
+                    self.comma_grouped &= _GROUPED.fullmatch(cell.replace(",", ".")) is not None
+                elif _POINT_DECIMAL.fullmatch(cell):
+                    self.point = self.point or (header + 1 + reader.line_num, cell)
+                    self.point_grouped &= _GROUPED.fullmatch(cell) is not None
+            if self.comma and self.point:
+                return

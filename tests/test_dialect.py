@@ -1,0 +1,52 @@
+"""Tables saved as Excel saves CSV where the comma is the decimal mark (';' between columns,
+10,5) are read as written and said; a number that reads two ways is refused."""
+
+import numpy as np
+import pytest
+
+from exprsearch.data import load_table
+from exprsearch.errors import DataError
+
+ROWS = [(1, 1000, "10,5"), (2, 1000, "5,4"), (4, 1000, "2,9"), (8, 1000, "1,7"), (1, 2000, "20,1"), (2, 2000, "10,2")]
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_semicolons_and_decimal_commas_are_read_as_excel_writes_them(tmp_path):
+    text = "# from the lab's Excel\np;n;time\n" + "".join(f"{p};{n};{t}\n" for p, n, t in ROWS)
+    data = load_table(_write(tmp_path, "eu.csv", text), "time")
+    assert data.factors == ("p", "n")
+    np.testing.assert_allclose(data.y, [10.5, 5.4, 2.9, 1.7, 20.1, 10.2])
+    assert any(n.startswith("read '") and "as separated by ';' with decimal commas" in n for n in data.notes)
+    assert data.rows_named(np.array([0])) == "line 3"  # below the comment and the header
+
+
+def test_semicolons_with_decimal_points_are_read_too(tmp_path):
+    data = load_table(_write(tmp_path, "s.csv", "p;time\n1;10.5\n2;5.5\n4;3.25\n"), "time")
+    np.testing.assert_allclose(data.y, [10.5, 5.5, 3.25])
+    assert any(n.endswith("as separated by ';'") for n in data.notes)
+
+
+def test_decimal_commas_in_a_tsv_are_read(tmp_path):
+    data = load_table(_write(tmp_path, "t.tsv", "p\ttime\n1\t10,5\n2\t5,25\n4\t3\n"), "time")
+    np.testing.assert_allclose(data.y, [10.5, 5.25, 3.0])
+    assert any("with decimal commas (10,5 is 10.5)" in n for n in data.notes)
+
+
+def test_a_comma_csv_with_semicolons_inside_quotes_stays_a_comma_csv(tmp_path):
+    data = load_table(_write(tmp_path, "q.csv", 'p,note,time\n1,"a;b",3\n2,"c;d",2\n4,"e",1.5\n'), "time")
+    assert data.factors == ("p",) and not any("separated by ';'" in n for n in data.notes)
+
+
+@pytest.mark.parametrize("name, text, said", [
+    ("mixed.csv", "p;time\n1;1,5\n2;2.5\n", "line 2 writes 1,5 with a decimal comma and line 3 writes 2.5 with a point"),
+    ("grouped.csv", "p;time\n1;1.000\n2;2.500\n", "line 2 writes 1.000: is the '.' a decimal mark or a thousands separator"),
+    ("grouped.tsv", "p\ttime\n1\t1,000\n2\t2,500\n", "line 2 writes 1,000: is the ',' a decimal mark or a thousands"),
+])
+def test_a_number_that_reads_two_ways_is_refused(tmp_path, name, text, said):
+    with pytest.raises(DataError, match=said.replace("(", r"\(").replace(".", r"\.")):
+        load_table(_write(tmp_path, name, text), "time")
