@@ -25,13 +25,15 @@ def check_dates(frame: pd.DataFrame, names: list[str], where: str, role: str) ->
 
 
 _WITH_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ%][a-zA-Zµ%/]*)\s*$")
+_COMMA = re.compile(r"^\s*[+-]?\d+,\d+\s*$")  # 10,5 or 1,000 in a file of commas: a quoted field or a text cell
 _DURATION = re.compile(r"^\s*(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")  # [d-]hh:mm:ss, mm:ss
 
 
 def check_written(frame: pd.DataFrame, names: list[str], where: str, numbering: int | np.ndarray) -> None:
     """Refuse a column of durations written as clock times (Slurm's Elapsed, 1-02:03:04 or
     01:10:00), naming the first and what it is in seconds, or of numbers written with a unit
-    (12.3 ms): read as numbers they would all be missing."""
+    (12.3 ms) or a comma (a quoted "10,5", a workbook's text "1,000"): read as numbers they would
+    all be missing."""
     types = lazy_pandas().api.types
     for name in names:
         if name not in frame.columns or types.is_numeric_dtype(frame[name]) or types.is_datetime64_any_dtype(frame[name]):
@@ -51,6 +53,12 @@ def check_written(frame: pd.DataFrame, names: list[str], where: str, numbering: 
             raise DataError(f"{where} column '{name}' holds numbers with a unit ({text.strip()!r} at "
                             f"{rows_named(np.array([first]), numbering)}); write the numbers alone, and the unit in "
                             f"the column's name ({name}_{unit.strip().replace('/', '_per_')})")
+        found = _mostly(frame[name], _COMMA)
+        if found is not None:
+            first, text = found
+            raise DataError(f"{where} column '{name}' holds numbers written with a comma ({text.strip()!r} at "
+                            f"{rows_named(np.array([first]), numbering)}); write a decimal with a point (10.5) and a "
+                            "thousand without a separator (1000)")
 
 
 def _mostly(column: pd.Series, pattern: re.Pattern) -> tuple[int, str] | None:

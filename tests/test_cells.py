@@ -32,6 +32,9 @@ def test_dates_are_labels_and_refused_as_a_factor_or_the_target(tmp_path):
     ("12.3 ms", r"holds numbers with a unit \('12.3 ms' at line 2\).*\(step_ms\)"),
     ("8GB", r"holds numbers with a unit \('8GB' at line 2\).*\(step_GB\)"),
     ("40 samples/s", r"holds numbers with a unit \('40 samples/s' at line 2\).*\(step_samples_per_s\)"),
+    # a decimal comma quoted in a file of commas (a TSV's or a ';' file's are read: test_dialect.py)
+    ('"10,5"', r"holds numbers written with a comma \('10,5' at line 2\); write a decimal with a point \(10.5\)"),
+    ('"1,000"', r"holds numbers written with a comma \('1,000' at line 2\).*a thousand without a separator"),
 ])
 def test_a_target_written_as_no_number_is_refused_with_what_to_write(tmp_path, cell, expected):
     """Read as numbers every value would be missing; the message says what the cell should hold."""
