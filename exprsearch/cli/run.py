@@ -129,7 +129,7 @@ def run(
         _report(result, folder)
         _print_levels(checked.get(name, []), folder)
     if grouped:
-        table = Table("series", Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
+        table = Table(Column("series", overflow="fold"), Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
                       title_justify="left")
         for name, _, result in results:
             held = result.law.metrics.get("holdout_mape_pct")
