@@ -50,6 +50,25 @@ def test_cli_by_writes_a_law_per_group_and_a_shared_form(tmp_path):
     assert json.loads((out / "shared.json").read_text())["template"] == "c0 + c1*p + c2*n/p"
 
 
+def test_a_group_of_a_constant_law_is_left_out_of_the_shared_form_and_skipped_forms_are_said(tmp_path):
+    # LLM Foundry's A100-80GB bf16: two runs of one model, whose law is a constant, had made the
+    # constant the only form to share; a group measured at one n cannot take a form in n
+    parts = [pd.read_csv(frameworks(tmp_path)),
+             measurements(lambda p, n: 2 + 0.01 * n / p, {"p": WORKERS, "n": (4000,)}, seed=4).assign(framework="jax"),
+             pd.DataFrame({"p": [4, 8], "n": [1000, 1000], "time": [3.0, 3.1], "framework": "mx2"})]
+    pd.concat(parts).to_csv(tmp_path / "more.csv", index=False)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "more.csv"), "-t", "time",
+                                      "--by", "framework", "--shared-form", "--bootstrap", "0", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "the shared form is chosen without framework=mx2: its own law is a constant, from 2 rows" in text
+    assert "could not be shared: framework=jax does not vary n" in text
+    shared = json.loads((out / "shared.json").read_text())
+    assert shared["template"] != "c0" and "framework=mx2" in shared["groups_left_out"]
+    assert any(why == "framework=jax does not vary n" for why in shared["forms_skipped"].values())
+
+
 def test_cli_by_takes_several_columns_as_profile_does(tmp_path):
     data = pd.read_csv(frameworks(tmp_path)).assign(precision=lambda f: ["fp16", "fp32"] * (len(f) // 2))
     data.to_csv(tmp_path / "two.csv", index=False)

@@ -182,9 +182,21 @@ def _shared(results, directory: Path, force: bool, settings: FitSettings):
 
     from ..groups import shared_form
 
-    groups = {name: result.dataset for name, _, result in results}
-    forms = [result.ranking.law.fit.candidate for _, _, result in results]
-    shared = shared_form(groups, forms, settings)
+    # a group whose own law is a constant (two runs of one model) cannot tell forms apart, and would
+    # leave only the constant to share
+    flat = {name: f"its own law is a constant, from {result.dataset.n_rows} rows"
+            for name, _, result in results if not any(result.law.uses(f) for f in result.law.factors)}
+    if len(results) - len(flat) < 2:
+        flat = {}
+    groups = {name: result.dataset for name, _, result in results if name not in flat}
+    forms = [result.ranking.law.fit.candidate for name, _, result in results if name not in flat]
+    shared = shared_form(groups, forms, settings, left_out=flat)
+    for name, why in flat.items():
+        err.print(Text("note: ", style="yellow") + Text(f"the shared form is chosen without {name}: {why}"),
+                  highlight=False)
+    for form, why in (shared.skipped if shared else {}).items():
+        err.print(Text("note: ", style="yellow") + Text(f"the form {form} could not be shared: {why}"),
+                  highlight=False)
     if shared is None:
         err.print(Text("note: ", style="yellow") + Text("no single form fits every group"), highlight=False)
         return None
@@ -198,7 +210,7 @@ def _shared(results, directory: Path, force: bool, settings: FitSettings):
 def _print_shared(shared) -> None:
     from ..groups import rounded
 
-    table = Table("group", Column(f"shared form {shared.candidate}", overflow="fold"), "MSE (relative)",
+    table = Table(Column("group", overflow="fold"), Column(f"shared form {shared.candidate}", overflow="fold"), "MSE (relative)",
                   title=f"One form for all groups (lowest summed BIC of {len(shared.considered)} forms)",
                   title_justify="left")
     for name, fitted in shared.fits.items():
