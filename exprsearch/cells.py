@@ -1,6 +1,7 @@
 """How a table's cells are written where a law needs numbers: dates, clock-time durations and
 numbers with a unit are refused with what to write instead, since read as numbers they would be
-nanoseconds since 1970, or missing on every line."""
+nanoseconds since 1970, or missing on every line; and which columns hold numbers at all (flags,
+a few stray words among numbers)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,35 @@ def _mostly(column: pd.Series, pattern: re.Pattern) -> tuple[int, str] | None:
         return None
     first = int(np.flatnonzero(column.notna().to_numpy())[int(np.argmax(matched))])
     return first, str(column.iloc[first])
+
+
+def flags(column: pd.Series) -> bool:
+    """Whether a column holds only True and False (some cells may be empty)."""
+    pd = lazy_pandas()
+    if pd.api.types.is_bool_dtype(column):
+        return True
+    if column.dtype != object:  # numbers or text: not a column of flags (and not worth a walk)
+        return False
+    present = column.dropna()
+    return len(present) > 0 and all(isinstance(v, (bool, np.bool_)) for v in present)
+
+
+def mostly_numbers(column: pd.Series) -> bool:
+    """Whether most of a column's non-empty values are numbers (so the rest are likely typos)."""
+    present = column.dropna()
+    parsed = lazy_pandas().to_numeric(present, errors="coerce")
+    return len(present) > 0 and parsed.notna().sum() > len(present) / 2
+
+
+def strays(column: pd.Series) -> pd.Series:
+    """The non-empty values of a column that are not numbers."""
+    present = column.dropna()
+    return present[lazy_pandas().to_numeric(present, errors="coerce").isna()]
+
+
+def stray_values(column: pd.Series, name: str, where: str, numbering: int | np.ndarray) -> str:
+    stray = strays(column)
+    rows = np.flatnonzero(column.index.isin(stray.index))
+    shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
+    return (f"{where} column '{name}' is numbers except {shown} at {rows_named(rows, numbering)}: fix those "
+            f"values, pass --drop-missing to drop those rows, or leave the column out with --factors")

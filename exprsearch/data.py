@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cells import check_dates, check_written
+from .cells import check_dates, check_written, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
 from .roles import derived_notes, settings
@@ -216,20 +216,20 @@ def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
     columns = list(frame.columns)
     # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors;
     # so are dates and times (when a run was logged), which are no setting of it
-    labels = {c for c in columns if _flags(frame[c]) or pd.api.types.is_datetime64_any_dtype(frame[c])}
+    labels = {c for c in columns if flags(frame[c]) or pd.api.types.is_datetime64_any_dtype(frame[c])}
     factors = [c for c in columns if c != target and c not in labels and pd.api.types.is_numeric_dtype(frame[c])]
     for c in columns:
         if c in labels:
             continue
-        if c != target and c not in factors and _mostly_numbers(frame[c].astype(str).str.replace(
-                r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not _mostly_numbers(frame[c]):
+        if c != target and c not in factors and mostly_numbers(frame[c].astype(str).str.replace(
+                r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not mostly_numbers(frame[c]):
             first = int(np.flatnonzero(frame[c].notna().to_numpy())[0])
             raise DataError(f"{where} column '{c}' holds numbers written with thousands separators "
                             f"({frame[c].iloc[first]!r} at {rows_named(np.array([first]), numbering)}): write them "
                             "without separators, or leave the column out with --factors")
-        if c != target and c not in factors and _mostly_numbers(frame[c]):
-            if not drop_missing and len(_strays(frame[c])):
-                raise DataError(_stray_values(frame[c], c, where, numbering))
+        if c != target and c not in factors and mostly_numbers(frame[c]):
+            if not drop_missing and len(strays(frame[c])):
+                raise DataError(stray_values(frame[c], c, where, numbering))
             # its stray rows are dropped below, and said so; a column of numbers pandas kept as
             # objects (an integer beyond 64 bits, a sheet's mixed cells) has none
             factors.append(c)
@@ -362,35 +362,3 @@ def _require_column(name: str, columns: list[str], where: str, what: str) -> Non
             f"{what} column '{name}' is not in {where}{suggest(name, columns)}; "
             f"its columns are {', '.join(columns)}"
         )
-
-
-def _flags(column: pd.Series) -> bool:
-    """Whether a column holds only True and False (some cells may be empty)."""
-    pd = lazy_pandas()
-    if pd.api.types.is_bool_dtype(column):
-        return True
-    if column.dtype != object:  # numbers or text: not a column of flags (and not worth a walk)
-        return False
-    present = column.dropna()
-    return len(present) > 0 and all(isinstance(v, (bool, np.bool_)) for v in present)
-
-
-def _mostly_numbers(column: pd.Series) -> bool:
-    """Whether most of a column's non-empty values are numbers (so the rest are likely typos)."""
-    present = column.dropna()
-    parsed = lazy_pandas().to_numeric(present, errors="coerce")
-    return len(present) > 0 and parsed.notna().sum() > len(present) / 2
-
-
-def _strays(column: pd.Series) -> pd.Series:
-    """The non-empty values of a column that are not numbers."""
-    present = column.dropna()
-    return present[lazy_pandas().to_numeric(present, errors="coerce").isna()]
-
-
-def _stray_values(column: pd.Series, name: str, where: str, numbering: int | np.ndarray) -> str:
-    stray = _strays(column)
-    rows = np.flatnonzero(column.index.isin(stray.index))
-    shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
-    return (f"{where} column '{name}' is numbers except {shown} at {rows_named(rows, numbering)}: fix those "
-            f"values, pass --drop-missing to drop those rows, or leave the column out with --factors")
