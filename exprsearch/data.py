@@ -42,6 +42,8 @@ class Dataset:
     series: str | None = None  # the callpath:metric of a file of many series (Extra-P's formats)
     sheet: str | None = None  # the workbook's sheet it was read from, where one was named
     places: np.ndarray | None = field(default=None, repr=False)  # each row's line in the file (tables.placed)
+    group: tuple[tuple[str, object], ...] = ()  # the --by columns and values whose rows these are
+    drop_missing: bool = False  # read with rows of missing values dropped, as reading it again must
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -62,11 +64,8 @@ class Dataset:
 
     def subset(self, rows: np.ndarray) -> Dataset:
         """The same dataset restricted to ``rows`` (an index or boolean mask)."""
-        return Dataset(
-            self.target, self.factors, self.X[rows].copy(), self.y[rows].copy(),
-            self.name, self.path, self.sha256, self.notes, self.series, self.sheet,
-            None if self.places is None else self.places[rows],
-        )
+        return replace(self, X=self.X[rows].copy(), y=self.y[rows].copy(),
+                       places=None if self.places is None else self.places[rows])
 
     def rows_named(self, rows: np.ndarray) -> str:
         """Rows (positions in ``X``) as the user finds them: the file's lines, a sheet's rows, or
@@ -159,7 +158,8 @@ def load_grouped(
                 name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
                 lines=file_lines(group.index),  # the group's rows where the file has them
             )
-            groups[name] = replace(data, notes=(*notes, *data.notes), sheet=sheet)
+            groups[name] = replace(data, notes=(*notes, *data.notes), sheet=sheet,
+                                   group=tuple((k, v.item() if hasattr(v, "item") else v) for k, v in zip(keys, values)))
         except tolerate as exc:
             failures[name] = str(exc)
         except DataError as exc:
@@ -353,7 +353,8 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
     renamed = [f for f in (factors[j] for j in kept) if law_name(f) != f]
     if renamed:
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
-    return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes), places=placed(positions, numbering))
+    return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes), places=placed(positions, numbering),
+                   drop_missing=drop_missing)
 
 
 def _require_column(name: str, columns: list[str], where: str, what: str) -> None:

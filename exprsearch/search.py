@@ -334,6 +334,8 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         # what reading the data left out or noticed (a dropped row, a stalled run), where anything
         dataset={"path": dataset.path, "sha256": dataset.sha256, **({"series": dataset.series} if dataset.series else {}),
                  **({"sheet": dataset.sheet} if dataset.sheet else {}),
+                 **({"group": dict(dataset.group)} if dataset.group else {}),
+                 **({"drop_missing": True} if dataset.drop_missing else {}),
                  **({"notes": list(dataset.notes)} if dataset.notes else {})},
         selection=ranking.rule,
         seed=seed,

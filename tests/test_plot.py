@@ -183,3 +183,27 @@ def test_plot_finds_the_series_of_an_extrap_file_law_json_names(tmp_path, monkey
     figure.unlink()
     given = runner.invoke(app, ["plot", str(law), "k.txt"])
     assert given.exit_code == 0 and figure.is_file(), given.output
+
+
+def test_plot_draws_the_rows_of_the_group_a_law_was_fitted_on(tmp_path, monkeypatch):
+    """A law of one --by group records the group (and --drop-missing), so plot draws that group's
+    measurements, not the whole table's (LLM Foundry: 78 of 216 rows), and finds them at all where
+    rows had been dropped for a missing value."""
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    rows = [f"{fw},{p},{(a + 40 / p) if (fw, p) != ('tf', 4) else ''}" for fw, a in (("tf", 2), ("torch", 9))
+            for p in (1, 2, 4, 8, 16, 32)]
+    (tmp_path / "g.csv").write_text("framework,p,time\n" + "\n".join(rows) + "\n")
+    runner = CliRunner()
+    fitted = runner.invoke(app, ["run", "g.csv", "-t", "time", "--by", "framework", "--drop-missing", "--out", "o",
+                                 "--bootstrap", "0"])
+    assert fitted.exit_code == 0, fitted.output
+    recorded = json.loads((tmp_path / "o" / "framework_tf" / "law.json").read_text())["dataset"]
+    assert recorded["group"] == {"framework": "tf"} and recorded["drop_missing"] is True
+    drawn = []
+    monkeypatch.setattr(plot, "measured_vs_predicted", lambda law, data, path: drawn.append(data.y.tolist()) or path)
+    assert runner.invoke(app, ["plot", "o/framework_tf"]).exit_code == 0
+    assert drawn == [[42.0, 22.0, 7.0, 4.5, 3.25]]  # tf's five rows with a time

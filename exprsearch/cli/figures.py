@@ -56,7 +56,7 @@ def plot_command(
 
 def _given_data(law, data: Path):
     """The measurements given to plot: a table, or the series of an Extra-P file that law.json names."""
-    from ..data import load_table
+    from ..data import load_grouped, load_table
     from ..errors import DataError
     from ..readers import detect_format, load_series
     from ..tables import WORKBOOKS
@@ -64,7 +64,16 @@ def _given_data(law, data: Path):
     fmt = detect_format(data)
     if fmt == "table":
         workbook = Path(data).suffix.lower() in WORKBOOKS  # the sheet the law was fitted on
-        return load_table(data, law.target, list(law.factors), sheet=law.dataset.get("sheet") if workbook else None)
+        sheet, dropping = law.dataset.get("sheet") if workbook else None, bool(law.dataset.get("drop_missing"))
+        group = law.dataset.get("group")
+        if not group:
+            return load_table(data, law.target, list(law.factors), drop_missing=dropping, sheet=sheet)
+        # the rows of the --by group the law was fitted on, not the whole table
+        groups, _ = load_grouped(data, law.target, list(group), list(law.factors), dropping, sheet=sheet)
+        name = ",".join(f"{k}={v}" for k, v in group.items())
+        if name not in groups:
+            raise DataError(f"'{data}' holds no rows of {name}, the group the law was fitted on")
+        return groups[name]
     series = law.dataset.get("series")
     found = load_series(data, fmt, target=series)
     if len(found) > 1:
