@@ -8,7 +8,12 @@ import gc
 import signal
 import sys
 
-from . import decide, figures, grammars, run  # noqa: F401  (each registers its commands on the app)
+# each registers its commands on the app, and --help lists them in this order: a user's way from
+# a table to a law to decisions
+# isort: off
+from . import run, predict, decide, figures  # noqa: F401
+# isort: on
+from . import grammars  # noqa: F401
 from .common import _error, app
 from .profile import profile
 from .suggest import suggest

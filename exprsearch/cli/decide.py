@@ -1,4 +1,4 @@
-"""From a law to decisions: ``predict``, ``explain`` and ``optimize`` (``plot`` is in ``figures``)."""
+"""From a law to decisions: ``explain`` and ``optimize`` (``predict`` is in ``predict``, ``plot`` in ``figures``)."""
 
 from __future__ import annotations
 
@@ -92,113 +92,6 @@ def _far_outside(law, name: str, values) -> str | None:
     if worst > 0 and low > 0 and worst < low / 2:
         return f"{name} = {worst:g} is below half the smallest measured {name} ({low:g}): extrapolating"
     return None
-
-
-@app.command()
-def predict(
-    law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
-    at: Annotated[list[str], typer.Option("--at", help="A configuration: p=128,n=16000 (repeatable).")] = [],  # noqa: B006
-    data: Annotated[Path | None, typer.Option(help="A table of configurations (columns named as the factors).")] = None,
-    sheet: Annotated[str | None, typer.Option(help="With --data: an Excel workbook's sheet, where more than one holds data.")] = None,
-    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
-    levels: Annotated[str | None, typer.Option(help="Predict with the law's constants per value of this intrinsic factor (levels.json beside LAW.json; measured values only).")] = None,
-) -> None:
-    """Predict the target at configurations, warning when far outside the measured range."""
-
-    import pandas as pd
-
-    from ..configs import ConfigError, check_defined, check_factors, parse_point
-
-    def work():
-        law = _law(law_file)
-        if data is not None:
-            from ..data import configurations
-            from ..tables import file_lines, read_table
-
-            frame = read_table(data, sheet)
-            columns = configurations(frame, law.factors, data)
-            lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
-            measured = _measured(frame, law.target, data, lines)
-            # a column 'batch size' is the factor batch_size: shown and written under the law's name
-            frame = frame.rename(columns={c: law_name(str(c)) for c in frame.columns if law_name(str(c)) in columns})
-        elif at:
-            if sheet is not None:
-                raise ConfigError("--sheet names a sheet of the --data workbook; give --data")
-            frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
-            check_factors(list(frame.columns), law.factors, "--at")
-            missing = [f for f in law.factors if f not in frame.columns or frame[f].isna().any()]
-            if missing:
-                raise ConfigError(f"give factor '{missing[0]}' a value in every configuration")
-            columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors}
-            lines, measured = None, None
-        else:
-            raise ConfigError("give configurations with --at p=128,n=16000 or --data FILE")
-        frame = frame.copy()
-        warnings = [w for f in law.factors if (w := _far_outside(law, f, columns[f]))]
-        if levels is not None:
-            per_value = _read_levels(law_file, law, levels)
-            frame[law.target] = per_value.predict(columns)
-            if not per_value.preferred:
-                warnings.append(f"the law over the values of '{levels}' explained the measurements as well as "
-                                "these per-value constants; without --levels it predicts unmeasured values too")
-        else:
-            frame[law.target] = check_defined(law, columns, f"--data '{data}'" if data is not None else "--at",
-                                              table=data is not None, lines=lines)
-        if law.bootstrap and levels is None:
-            frame["low_95"], frame["high_95"] = law.predict_interval(columns)
-            width = (frame["high_95"] - frame["low_95"]) / frame[law.target]
-            if (width > 0.5).any():
-                warnings.append(f"the 95 % prediction interval is wider than half the prediction at "
-                                f"{int((width > 0.5).sum())} configuration(s)")
-        if measured is not None:  # the table holds the target: set beside the prediction, not replaced
-            frame["measured"] = measured
-            frame["error_pct"] = 100 * (frame[law.target] / measured - 1)
-        return law, frame, warnings
-
-    law, frame, warnings = _guard(work)
-    checked = frame["error_pct"].dropna() if "error_pct" in frame else None
-    mape = float(checked.abs().mean()) if checked is not None and len(checked) else None
-    if json_:
-        records = [{k: None if isinstance(v, float) and v != v else v for k, v in r.items()}  # NaN is no JSON
-                   for r in frame.to_dict(orient="records")]
-        sys.stdout.write(json.dumps({"predictions": records, "warnings": warnings,
-                                     **({"mape_pct": mape} if checked is not None else {})}, indent=2) + "\n")
-        return
-    for w in warnings:
-        err.print(Text("warning: ", style="yellow") + Text(w), highlight=False)
-    extra = [c for c in ("low_95", "high_95", "measured", "error_pct") if c in frame]
-    table = Table(*[*law.factors, law.target, *(c.replace("_pct", " %") for c in extra)])
-    for _, row in frame.iterrows():
-        table.add_row(*[f"{row[f]:g}" for f in law.factors],
-                      *["" if row[c] != row[c] else f"{row[c]:+.3g}" if c == "error_pct" else f"{row[c]:.6g}"
-                        for c in (law.target, *extra)])
-    out.print(table)
-    if checked is not None:
-        out.print(f"against the measured {law.target}: mean absolute error {mape:.3g} % over {len(checked)} row(s)"
-                  if len(checked) else f"no row of '{data}' holds a measured {law.target} to compare with",
-                  highlight=False)
-
-
-def _measured(frame, target: str, data: Path, lines):
-    """The measured target of each row of a --data table that has the law's target column (NaN
-    where a row leaves it empty), or None; a value that is not a finite positive number is refused."""
-    import numpy as np
-    import pandas as pd
-
-    from ..errors import DataError
-    from ..tables import rows_named
-
-    named = [c for c in frame.columns if str(c) == target or law_name(str(c)) == target]
-    if not named:
-        return None
-    column = frame[named[0]]
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(column.notna().to_numpy() & ~(np.isfinite(values) & (values > 0)))
-    if bad.size:
-        raise DataError(f"'{data}' column '{named[0]}' holds the law's target, measured, and is not a finite positive number "
-                        f"at {rows_named(bad, lines if lines is not None else 0)}: fix those values, or leave them "
-                        "empty where a configuration was not measured")
-    return values
 
 
 @app.command("explain")
