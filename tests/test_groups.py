@@ -159,3 +159,24 @@ def test_groups_take_the_file_s_column_roles(tmp_path):
     assert all(g.factors == ("p", "n") for g in groups.values())
     assert all(any(n.startswith("left out column(s) that look like measurements") for n in g.notes)
                for g in groups.values())
+
+
+def test_predict_with_a_group_s_law_takes_that_group_s_rows_of_a_table(tmp_path):
+    out = tmp_path / "out"
+    data = frameworks(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", str(data), "-t", "time", "-g", "data-parallel", "--by", "framework",
+                               "--bootstrap", "0", "--out", str(out)]).exit_code == 0
+    result = runner.invoke(app, ["predict", str(out / "framework_tf"), "--data", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["predictions"]) == 54  # tf's rows, not all 162
+    assert "predicting the 54 row(s) of framework=tf, the group the law was fitted on; left out 108 row(s) of " \
+           "other groups (lines 56, 57" in " ".join(result.stderr.split())
+    other = tmp_path / "other.csv"
+    pd.read_csv(data).query("framework == 'torch'").to_csv(other, index=False)
+    none = runner.invoke(app, ["predict", str(out / "framework_tf"), "--data", str(other)])
+    assert none.exit_code == 2 and "holds no row of framework=tf" in " ".join(none.output.split())
+    plain = tmp_path / "plain.csv"
+    pd.read_csv(data).drop(columns="framework").head(5).to_csv(plain, index=False)  # configurations alone
+    assert len(json.loads(runner.invoke(app, ["predict", str(out / "framework_tf"), "--data", str(plain),
+                                              "--json"]).stdout)["predictions"]) == 5

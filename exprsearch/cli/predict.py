@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -38,7 +39,7 @@ def predict(
             from ..data import configurations
             from ..tables import file_lines, read_table
 
-            frame = read_table(data, sheet)
+            frame = _of_group(read_table(data, sheet), law, data)
             columns = configurations(frame, law.factors, data)
             lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
             measured = _measured(frame, law.target, data, lines)
@@ -91,6 +92,8 @@ def predict(
         err.print(Text("warning: ", style="yellow") + Text(w), highlight=False)
     extra = [c for c in ("low_95", "high_95", "measured", "error_pct") if c in frame]
     table = Table(*[*law.factors, law.target, *(c.replace("_pct", " %") for c in extra)])
+    for column in table.columns:
+        column.overflow = "fold"  # a number cut to '1.2413…' would read as another number
     for _, row in frame.iterrows():
         table.add_row(*[f"{row[f]:g}" for f in law.factors],
                       *["" if row[c] != row[c] else f"{row[c]:+.3g}" if c == "error_pct" else f"{row[c]:.6g}"
@@ -122,3 +125,29 @@ def _measured(frame, target: str, data: Path, lines):
                         f"at {rows_named(bad, lines if lines is not None else 0)}: fix those values, or leave them "
                         "empty where a configuration was not measured")
     return values
+
+
+def _of_group(frame, law, data: Path):
+    """The rows of a --data table that belong to the --by group the law was fitted on, where the
+    table names groups (the table it was fitted on): another group's rows are no configurations
+    of this law, and are left out with a note; a table without those columns is predicted whole."""
+    from ..errors import DataError
+    from ..tables import file_lines, rows_named
+
+    group = law.dataset.get("group") or {}
+    if not group or not all(k in frame.columns for k in group):
+        return frame
+    mine = np.ones(len(frame), dtype=bool)
+    for k, v in group.items():
+        mine &= (frame[k].astype(str) == str(v)).to_numpy()
+    name = ",".join(f"{k}={v}" for k, v in group.items())
+    if not mine.any():
+        raise DataError(f"'{data}' holds no row of {name}, the group the law was fitted on; give a table of its "
+                        f"configurations, or one without the column(s) {', '.join(group)}")
+    if not mine.all():
+        lines = file_lines(frame.index)
+        err.print(Text("note: ", style="yellow") + Text(
+            f"predicting the {int(mine.sum())} row(s) of {name}, the group the law was fitted on; left out "
+            f"{int((~mine).sum())} row(s) of other groups ({rows_named(np.flatnonzero(~mine), 0 if lines is None else lines)})"),
+            highlight=False)
+    return frame[mine]
