@@ -51,6 +51,9 @@ def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
     if not path.is_file():
         raise DataError(f"data file '{path}' does not exist; check the path")
     suffix = path.suffix.lower()
+    if suffix in (".xls", ".ods", ".numbers"):  # spreadsheets of other programs, or of Excel before 2007
+        raise DataError(f"'{path}' is a {suffix} spreadsheet, which exprsearch does not read; save it as .xlsx "
+                        "(Excel workbook) or as CSV")
     if suffix not in SUFFIXES:
         raise DataError(
             f"'{path}' has an unknown extension '{path.suffix}'; "

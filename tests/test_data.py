@@ -46,6 +46,10 @@ def test_missing_file_and_unknown_extension(tmp_path):
     odd.write_text("x")
     with pytest.raises(DataError, match="unknown extension"):
         load_table(odd, "time")
+    old = tmp_path / "m.xls"  # Excel before 2007
+    old.write_bytes(b"\xd0\xcf\x11\xe0")
+    with pytest.raises(DataError, match=r"is a \.xls spreadsheet, which exprsearch does not read; save it as \.xlsx"):
+        load_table(old, "time")
 
 
 def test_drop_missing_keeps_line_numbers_honest():
