@@ -44,9 +44,10 @@ def lazy_pandas():
     return pandas
 
 
-def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
+def read_table(path: str | Path, sheet: str | None = None, option: str = "--sheet") -> pd.DataFrame:
     """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel file into a DataFrame, with a clear error when
-    it cannot; ``sheet`` names a workbook's sheet where more than one holds data."""
+    it cannot; ``sheet`` names a workbook's sheet where more than one holds data, given by the
+    command's ``option``."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file '{path}' does not exist; check the path")
@@ -65,7 +66,7 @@ def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
     if suffix in WORKBOOKS and not _importable("openpyxl"):
         raise DataError(f"reading '{path}' needs openpyxl: pip install 'exprsearch[excel]' (or save the sheet as CSV)")
     if sheet is not None and suffix not in WORKBOOKS:
-        raise DataError(f"--sheet {sheet}: '{path}' is no Excel workbook; --sheet names a workbook's sheet")
+        raise DataError(f"{option} {sheet}: '{path}' is no Excel workbook; {option} names a workbook's sheet")
     lines: list[str] | None = None
     skip = 0  # comment lines above the header (# measured on …), as benchmark scripts write them
     dialect = Dialect(_SEPARATORS.get(suffix, ","))
@@ -78,7 +79,7 @@ def read_table(path: str | Path, sheet: str | None = None) -> pd.DataFrame:
             if dialect.note:
                 frame.attrs["read_as"] = dialect.note
         else:
-            frame = _sheet(path, sheet) if suffix in WORKBOOKS else _READERS[suffix](path)
+            frame = _sheet(path, sheet, option) if suffix in WORKBOOKS else _READERS[suffix](path)
     except DataError:  # a reader's own sentence, naming the line
         raise
     except UnicodeDecodeError as exc:  # Excel on Windows saves "CSV" in its own code page
@@ -185,7 +186,7 @@ def _scalars(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _sheet(path: Path, chosen: str | None = None) -> pd.DataFrame:
+def _sheet(path: Path, chosen: str | None = None, option: str = "--sheet") -> pd.DataFrame:
     """The table on a workbook's one sheet that holds data: its header the first row of names
     (below any title), each row indexed by its row on the sheet (as lines of a text file are),
     empty rows and columns skipped; formulas give the values the spreadsheet last computed.
@@ -209,12 +210,12 @@ def _sheet(path: Path, chosen: str | None = None) -> pd.DataFrame:
     if chosen is not None and chosen not in sheets:
         from .vocabulary import suggest
 
-        raise DataError(f"--sheet {chosen}: '{path}' has no such sheet{suggest(chosen, list(sheets))}; its sheets are "
+        raise DataError(f"{option} {chosen}: '{path}' has no such sheet{suggest(chosen, list(sheets))}; its sheets are "
                         f"{', '.join(sheets)}")
     if chosen is None and len(filled) > 1:
         largest = max(filled, key=lambda name: len(sheets[name]))  # the likelier table, as the example
-        raise DataError(f"'{path}' has data on {len(filled)} sheets ({', '.join(filled)}); name the one to fit "
-                        f"with --sheet ({largest}), or save it as CSV")
+        raise DataError(f"'{path}' has data on {len(filled)} sheets ({', '.join(filled)}); name the one to read "
+                        f"with {option} ({largest}), or save it as CSV")
     rows = sheets[chosen] if chosen is not None else sheets[filled[0]] if filled else []
     if not rows:
         raise DataError(f"'{path}' holds no rows of measurements; a law needs several")

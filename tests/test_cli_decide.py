@@ -192,6 +192,26 @@ def test_a_bad_price_table_is_named_by_its_file_and_line(law_file, tmp_path):
     assert twice.exit_code == 2 and "prices one configuration more than once (lines 2, 4)" in twice.output
 
 
+def test_a_price_table_in_a_workbook_of_several_sheets_is_read_from_the_sheet_named(law_file, tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    book.active.title = "notes"
+    book.active.append(["quoted on 2026-11-20 by the cloud's sales team"])
+    book.active.append(["valid for 30 days"])
+    prices = book.create_sheet("prices")
+    for row in (["p", "price"], [8, 1.0], [16, 2.5]):
+        prices.append(row)
+    path = tmp_path / "prices.xlsx"
+    book.save(path)
+    args = ["optimize", law_file, "--vary", "p=8,16", "--fix", "n=16000", "--price-table", path]
+    unnamed = run(*args)
+    assert unnamed.exit_code == 2 and "name the one to read with --price-sheet (" in " ".join(unnamed.output.split())
+    named = run(*args, "--price-sheet", "prices", "--budget", "100")
+    assert named.exit_code == 0, named.output
+    alone = run("optimize", law_file, "--vary", "p=8,16", "--fix", "n=16000", "--price-sheet", "prices")
+    assert alone.exit_code == 2 and "--price-sheet names a sheet of the --price-table workbook" in alone.output
+
+
 @pytest.mark.parametrize(
     "args, fragment",
     [

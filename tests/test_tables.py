@@ -147,7 +147,7 @@ def test_a_sheet_s_rows_are_named_as_the_spreadsheet_numbers_them_in_groups_too(
 def test_a_workbook_with_data_on_several_sheets_or_none_is_refused(tmp_path):
     table = [["p", "time"], [1, 10.0], [2, 5.0], [4, 3.0]]
     two = _workbook(tmp_path / "two.xlsx", table, [["notes"], ["by hand"]])
-    with pytest.raises(ExprsearchError, match=r"has data on 2 sheets \(sheet1, sheet2\); name the one to fit with --sheet"):
+    with pytest.raises(ExprsearchError, match=r"has data on 2 sheets \(sheet1, sheet2\); name the one to read with --sheet"):
         read_table(two)
     assert read_table(two, "sheet1").shape == (3, 2)
     with pytest.raises(ExprsearchError, match=r"--sheet sheet3: .* has no such sheet \(did you mean 'sheet2'\?\); its sheets"):
@@ -231,7 +231,7 @@ def test_run_reads_the_sheet_named_and_plot_finds_it_again(tmp_path):
     runs = [["gpus", "time"], *[[p, 2 + 40 / p] for p in (1, 2, 4, 8, 16)]]
     path = _workbook(tmp_path / "book.xlsx", [["notes on the cluster"], ["by hand"]], runs)
     refused = CliRunner().invoke(app, ["run", str(path), "-t", "time", "--out", str(tmp_path / "n")])
-    assert refused.exit_code == 2 and "name the one to fit with --sheet (sheet2)" in " ".join(refused.output.split())
+    assert refused.exit_code == 2 and "name the one to read with --sheet (sheet2)" in " ".join(refused.output.split())
     result = CliRunner().invoke(app, ["run", str(path), "-t", "time", "--sheet", "sheet2", "--bootstrap", "0",
                                       "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output

@@ -181,7 +181,8 @@ def optimize_command(
     where: Annotated[list[str], typer.Option(help="A constraint: 'p*b <= 65536' (repeatable).")] = [],  # noqa: B006
     price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices).")] = None,
     devices: Annotated[str | None, typer.Option(help="Factor that counts the devices paid for, e.g. p.")] = None,
-    price_table: Annotated[Path | None, typer.Option(help="CSV: factor columns and a 'price' column per hour.")] = None,
+    price_table: Annotated[Path | None, typer.Option(help="A table (CSV, workbook, …): factor columns and a 'price' column per hour.")] = None,
+    price_sheet: Annotated[str | None, typer.Option(help="With --price-table: an Excel workbook's sheet, where more than one holds data.")] = None,
     budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time, in the target's unit.")] = None,
     time_unit: Annotated[str, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h (for cost).")] = "s",
     work_: Annotated[float | None, typer.Option("--work", help="For a law of a rate (samples/s): what one run processes, so that its time is work / rate (for --budget and prices).")] = None,
@@ -200,12 +201,14 @@ def optimize_command(
     def work():
         law = _law_at_level(law_file, levels, _fixed(fix))
         table = None
+        if price_sheet is not None and price_table is None:
+            raise ConfigError("--price-sheet names a sheet of the --price-table workbook; give --price-table")
         if price_table is not None:
             if not price_table.is_file():
                 raise ConfigError(f"--price-table '{price_table}' does not exist")
             from ..tables import read_table
 
-            table = read_table(price_table)
+            table = read_table(price_table, price_sheet, "--price-sheet")
             # a column 'num gpus' prices the factor num_gpus, as a table of measurements names it
             table = table.rename(columns={c: law_name(str(c)) for c in table.columns if law_name(str(c)) in law.factors})
         devices_factor = None if devices is None else law_name(devices)
