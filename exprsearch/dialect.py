@@ -86,3 +86,23 @@ class _Cells:
                     self.point_grouped &= _GROUPED.fullmatch(cell) is not None
             if self.comma and self.point:
                 return
+
+
+_OTHERS = ((" ", "spaces"), ("\t", "tabs"), (";", "';'"), ("|", "'|'"), (",", "commas"))
+
+
+def check_rows(path: Path, lines: list[str], header: int, separator: str) -> None:
+    """Refuse a row written with another separator than its header (``1 2 3`` under ``p,n,time``):
+    read as the header says, it would be one text value with the other columns missing."""
+    width = _fields(lines[header], separator)
+    if width < 2:
+        return
+    reader = csv.reader(lines[header + 1:], delimiter=separator)
+    for record in reader:
+        if len(record) != 1 or not record[0].strip():
+            continue
+        for other, name in _OTHERS:
+            if other != separator and len(record[0].split(None if other == " " else other)) == width:
+                raise DataError(f"'{path}' line {header + 1 + reader.line_num} seems separated by {name}, where its "
+                                f"header (line {header + 1}) is separated by {dict(_OTHERS)[separator]}: separate "
+                                "every line alike")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .dialect import Dialect, sniff
+from .dialect import Dialect, check_rows, sniff
 from .errors import DataError
 
 if TYPE_CHECKING:
@@ -76,6 +76,8 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
             skip = _comments(lines, _SEPARATORS[suffix])
             dialect = sniff(path, lines, _header(lines, skip), _SEPARATORS[suffix])
             frame = lazy_pandas().read_csv(path, sep=dialect.separator, decimal=dialect.decimal, skiprows=skip)
+            if len(frame.columns) > 1 and frame.iloc[:, -1].isna().any():  # short rows: another separator?
+                check_rows(path, lines, _header(lines, skip), dialect.separator)
             if dialect.note:
                 frame.attrs["read_as"] = dialect.note
         else:

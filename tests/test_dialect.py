@@ -1,6 +1,8 @@
 """Tables saved as Excel saves CSV where the comma is the decimal mark (';' between columns,
 10,5) are read as written and said; a number that reads two ways is refused."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -50,3 +52,19 @@ def test_a_comma_csv_with_semicolons_inside_quotes_stays_a_comma_csv(tmp_path):
 def test_a_number_that_reads_two_ways_is_refused(tmp_path, name, text, said):
     with pytest.raises(DataError, match=said.replace("(", r"\(").replace(".", r"\.")):
         load_table(_write(tmp_path, name, text), "time")
+
+
+@pytest.mark.parametrize("name, text, said", [
+    ("spaces.csv", "p,time\n1,10\n2 5.2\n", "line 3 seems separated by spaces, where its header (line 1) is separated by commas"),
+    ("spaces.tsv", "p\tn\ttime\n1\t2\t3\n2 2 2\n", "line 3 seems separated by spaces, where its header (line 1) is separated by tabs"),
+    ("semi.csv", "# runs\np,n,time\n1;2;3\n", "line 3 seems separated by ';', where its header (line 2) is separated by commas"),
+])
+def test_a_row_separated_otherwise_than_its_header_is_refused(tmp_path, name, text, said):
+    """pandas reads such a row as one text value and the other columns missing."""
+    with pytest.raises(DataError, match=re.escape(said)):
+        load_table(_write(tmp_path, name, text), "time")
+
+
+def test_a_short_row_of_the_same_separator_is_a_missing_value_as_before(tmp_path):
+    with pytest.raises(DataError, match="column 'time' has missing or non-numeric values at line 3"):
+        load_table(_write(tmp_path, "short.csv", "p,time\n1,10\n2\n4,3\n"), "time")
