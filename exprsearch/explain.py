@@ -83,7 +83,8 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
                               for _, t in pieces])
     total = contributions.sum(axis=0)
     speedup = total / total[0] if law.rate else total[0] / total
-    efficiency = speedup / (values / values[0])
+    # efficiency is speedup per multiple of the first value: none from 0 (a count of 0 extra workers)
+    efficiency = speedup / (values / values[0]) if values[0] > 0 else np.full(values.shape, np.nan)
     curve = sympy.Add(*(t for _, t in pieces))
     limit = _exact_turn(curve, x, values, law.rate) or _numeric_limit(values, total, threshold, law.rate)
     labels = tuple(_label(label, term, fixed_term, x) for (label, term), (_, fixed_term) in zip(kept, pieces))
@@ -113,8 +114,11 @@ def to_follow(law: Law, fixed: dict[str, float]) -> str:
 
 def default_values(law: Law, factor: str) -> np.ndarray:
     """Where to follow ``factor`` when no range is given: from its smallest measured value, doubling,
-    to at least 8× its largest, as far as predictions at a larger scale are usually asked for."""
+    to at least 8× its largest, as far as predictions at a larger scale are usually asked for (a
+    count measured from 0: 0, then from 1)."""
     low, high = law.domain.get(factor, [None, None])
+    if low == 0 and high is not None and high >= 1:  # a count from 0 (extra workers, offloaded layers)
+        return np.append(0.0, default_values(replace(law, domain={**law.domain, factor: [1.0, high]}), factor))
     if low is None or not 0 < low <= high:
         raise ConfigError(f"--vary {factor}: the law does not record a positive measured range of {factor}; "
                           f"give one ({factor}=1..64)")
@@ -262,8 +266,9 @@ def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> li
     share = e.contributions[dom[first], first] / e.total[first]
     out = [f"At {f} = {_value(e.values[first])} the term {e.terms[dom[first]]} ({e.labels[dom[first]]}) "
            f"is {100 * share:.0f} % of the {'rate' if e.rate else 'time'} ({e.total[first]:.4g})."]
-    out.append(f"From {f} = {_value(e.values[first])} to {_value(e.values[last])} the speedup is {e.speedup[last]:.3g}× "
-               f"and the parallel efficiency {100 * e.efficiency[last]:.3g} %.")
+    efficiency = "" if np.isnan(e.efficiency[last]) else f" and the parallel efficiency {100 * e.efficiency[last]:.3g} %"
+    out.append(f"From {f} = {_value(e.values[first])} to {_value(e.values[last])} the speedup is "
+               f"{e.speedup[last]:.3g}×{efficiency}.")
     limit = e.limit
     if e.rate:
         return out + [_rate_limit(e, threshold)]
@@ -271,12 +276,13 @@ def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> li
         out.append(f"Within {_value(e.values.min())}..{_value(e.values.max())} time keeps falling and every doubling of "
                    f"{f} still saves at least {100 * threshold:.0f} %.")
     elif limit.kind == "minimum":
-        beyond = min(limit.value * 2, e.values.max())
-        after = int(np.argmax([float(np.ravel(to_function(t, (f,))([np.array([beyond])]))[0])
-                               for t in pieces]))
+        # the term that rises most from the lowest point to the end of the range is why time rises
+        # (the largest there may be a constant: lowest at p = 0, with a constant of 10 and 2·p)
+        at = [np.ravel(to_function(t, (f,))([np.array([limit.value, e.values.max()])])) for t in pieces]
+        after = int(np.argmax([float(np.broadcast_to(v, (2,))[1] - np.broadcast_to(v, (2,))[0]) for v in at]))
         how = f"found by solving d(time)/d{f} = 0 exactly" if limit.exact else "found on the varied values"
         out.append(f"Time is lowest at {f} ≈ {_value(limit.value)} ({limit.time:.4g}, {how}); beyond "
-                   f"{f} ≈ {_value(limit.value)} the term {e.terms[after]} ({e.labels[after]}) dominates and time rises.")
+                   f"{f} ≈ {_value(limit.value)} the term {e.terms[after]} ({e.labels[after]}) grows and time rises.")
     else:
         out.append(f"Beyond {f} ≈ {_value(limit.value)}, doubling {f} saves less than {100 * threshold:.0f} % of the time.")
     return out

@@ -49,6 +49,21 @@ def test_settings_are_written_whole_in_the_sentences():
     assert e.sentences[1].startswith("From p = 36 to 18432 the speedup")  # not 1.843e+04
 
 
+def test_a_count_measured_from_zero_is_followed_from_zero_without_an_efficiency():
+    from exprsearch.explain import default_values
+
+    symbols = {"ps": factor_symbol("ps"), "c0": sympy.Symbol("c0", real=True), "c1": sympy.Symbol("c1", real=True)}
+    extra = Law("time", ("ps",), parse("c0 + c1*ps", symbols), {"c0": 10.0, "c1": 2.0}, 5,
+                labels=("constant", "servers"), domain={"ps": [0.0, 8.0]})
+    values = default_values(extra, "ps")
+    assert values.tolist() == [0, 1, 2, 4, 8, 16, 32, 64]
+    e = explain(extra, "ps", values, {})
+    assert np.isnan(e.efficiency).all()  # a multiple of 0 parameter servers is none
+    assert e.sentences[1] == "From ps = 0 to 64 the speedup is 0.0725×."  # 10 / 138
+    # lowest at 0, where the constant is the largest term: the one that rises is why time rises
+    assert "beyond ps ≈ 0 the term 2.0*ps" in e.sentences[2] and e.sentences[2].endswith("grows and time rises.")
+
+
 def test_a_term_fitted_at_zero_is_said_not_tabulated():
     floorless = law(constants={"c0": 0.0, "c1": 0.01, "c2": 0.15})
     e = explain(floorless, "p", parse_values("1..64", "p"), {"n": 16000})

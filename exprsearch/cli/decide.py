@@ -104,6 +104,7 @@ def explain_command(
     levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).")] = None,
 ) -> None:
     """Each term's contribution along a factor, speedup, efficiency and the scalability limit."""
+    import numpy as np
 
     from ..explain import explain
 
@@ -123,7 +124,9 @@ def explain_command(
                   "target_kind": "rate" if e.rate else "time",
                   "terms": [{"rule": lab, "term": t, "contribution": c.tolist()}
                             for lab, t, c in zip(e.labels, e.terms, e.contributions)],
-                  "speedup": e.speedup.tolist(), "efficiency": e.efficiency.tolist(), "limit": limit,
+                  "speedup": e.speedup.tolist(),
+                  "efficiency": [None if v != v else v for v in e.efficiency.tolist()],  # none from 0: NaN is no JSON
+                  "limit": limit,
                   "regimes": [{**r.__dict__, "interval": None if r.interval is None else list(r.interval)}
                               for r in e.regimes],
                   "summary": list(e.sentences)}
@@ -137,7 +140,8 @@ def explain_command(
     dominant = e.dominant()
     for i in _shown(e.values):
         table.add_row(f"{e.values[i]:g}", f"{e.total[i]:.4g}", *[f"{c[i]:.3g}" for c in e.contributions],
-                      names[dominant[i]], f"{e.speedup[i]:.3g}", f"{100 * e.efficiency[i]:.3g} %")
+                      names[dominant[i]], f"{e.speedup[i]:.3g}",
+                      "" if np.isnan(e.efficiency[i]) else f"{100 * e.efficiency[i]:.3g} %")
     out.print(table)
     for name, label, term in zip(names, e.labels, e.terms):
         out.print(f"{name}: {term} ({label})", highlight=False, soft_wrap=True, markup=False)
