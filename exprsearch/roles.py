@@ -36,6 +36,11 @@ _NUMBERING = (
      "it numbers a configuration's repeated runs, which are no setting of them"),
     (re.compile(r"^job[_\-. ]?(?:id|no|nr|num|number)?$", re.IGNORECASE),
      "it is the scheduler's number for each run's job, no setting of it"),
+    # a log of each step or epoch of a run (step 0, 1, …): where in a run a row is, not how the run is
+    # set; 'steps' and 'epochs', how many a run takes, are settings
+    (re.compile(r"^(?:global[_\-. ]?)?(?:step|iteration|iter|epoch)(?:[_\-. ]?(?:id|idx|index|no|nr|num|number))?$"
+                r"|^(?:batch|sample)[_\-. ]?(?:id|idx|index)$", re.IGNORECASE),
+     "it numbers the steps or epochs within a run, which are no setting of it"),
 )
 
 # a target so named is a rate, higher is better (a throughput, a speedup): deciding with its law means
@@ -118,7 +123,8 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     - its name holds a word for a measurement (throughput, per second, utilisation, cost, …) and
       it differs on more than half of the rows while another factor repeats its levels; or
     - its name counts the runs a row summarises (``n_runs``, ``number_of_trials``), or numbers a
-      configuration's repeated runs (``run``, ``rep``, ``trial_id``, ``seed``) or its job (``JobID``)
+      configuration's repeated runs (``run``, ``rep``, ``trial_id``, ``seed``), its job (``JobID``) or
+      the steps of a run (``step``, ``global_step``, ``epoch``, ``sample_idx``)
       in whole numbers,
       while another factor varies and repeats its levels.
     """

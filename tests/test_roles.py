@@ -84,6 +84,18 @@ def test_any_statistic_is_left_out_where_a_column_counts_the_runs_a_row_summaris
     assert "avg_epochs (a mean over the runs that n_runs counts)" in note
 
 
+def test_the_step_of_a_per_step_log_is_left_out_but_a_count_of_steps_stays(tmp_path):
+    def steps(frame):
+        frame["global_step"] = 100 * (1 + frame.index % 3)  # where in its run each row was logged
+        frame["epochs"] = 1 + frame.index % 2  # how many a run takes: a setting
+        return frame
+
+    data = load_table(_table(tmp_path, steps), "time")
+    assert data.factors == ("p", "n", "epochs")
+    note = next(n for n in data.notes if "measurements of the runs" in n)
+    assert "global_step (it numbers the steps or epochs within a run, which are no setting of it)" in note
+
+
 def test_columns_named_as_measurements_that_differ_on_most_rows_are_left_out(tmp_path):
     rng = np.random.default_rng(2)
 
