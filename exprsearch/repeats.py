@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .tables import rows_named
+from .tables import lazy_pandas, rows_named
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +40,8 @@ def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: i
 
 def mixed_setups(others: pd.DataFrame, X: np.ndarray, y: np.ndarray) -> str | None:
     """A note where the repeats of a configuration differ by more than :data:`MIXED` (the median over
-    configurations of largest / smallest - 1) and other columns (``others``, aligned with the rows
+    configurations of largest / smallest - 1, of the 90th / 10th percentile among ten or more
+    repeats) and other columns (not those naming runs or steps) (``others``, aligned with the rows
     of ``X``) take different values between them: the rows may hold two setups that the law will
     take for noise (MindSpore's BERT runs in DLPerf, with and without kernel fusion, 39 % apart)."""
     finite = np.isfinite(X).all(axis=1) & np.isfinite(y) & (y > 0)
@@ -52,25 +53,31 @@ def mixed_setups(others: pd.DataFrame, X: np.ndarray, y: np.ndarray) -> str | No
     repeated = np.flatnonzero(counts >= 2)
     if len(repeated) < 2:
         return None
-    low = np.full(len(counts), np.inf)
-    high = np.zeros(len(counts))
-    np.minimum.at(low, config, y[finite])
-    np.maximum.at(high, config, y[finite])
+    # largest over smallest; among ten or more repeats (a per-step log) the 90th over the 10th
+    # percentile, as the extremes of many draws of one setup lie far apart
+    times = lazy_pandas().Series(y[finite]).groupby(config)
+    many = counts >= 10
+    high = np.where(many, times.quantile(0.9).to_numpy(), times.max().to_numpy())
+    low = np.where(many, times.quantile(0.1).to_numpy(), times.min().to_numpy())
     spread = float(np.median(high[repeated] / low[repeated] - 1))
     if spread <= MIXED:
         return None
     rows = others[finite].reset_index(drop=True)
-    differing = [c for c in rows.columns
-                 if (rows[c].groupby(config).nunique(dropna=False).to_numpy()[repeated] > 1).mean() >= 0.5]
-    # a label (a zone, a variant) names a setup, unless it differs on every row (a run's name, its log
-    # file): that names runs; numbers beside the time (a run's id, a statistic) are named only where
-    # no label differs
-    named = {c for c in differing if rows[c].dtype.kind not in "iuf" and rows[c].nunique(dropna=False) == len(rows)}
-    differing = [c for c in differing if c not in named]
+    distinct = {c: rows[c].groupby(config).nunique(dropna=False).to_numpy()[repeated] for c in rows.columns}
+    differing = [c for c in rows.columns if (distinct[c] > 1).mean() >= 0.5]
+    # a column different on every row (a run's name or log file), or on every row of each
+    # configuration of three or more (a run's number, a log's step), names runs, not setups
+    several = counts[repeated] >= 3
+    runs = {c for c in differing if rows[c].nunique(dropna=False) == len(rows)
+            or (several.any() and (distinct[c] == counts[repeated])[several].all())}
+    differing = [c for c in differing if c not in runs]
+    # a label (a zone, a variant) names a setup; numbers beside the time (a statistic) are named
+    # only where no label differs
     labels = [c for c in differing if rows[c].dtype.kind not in "iuf"]
     differing = [str(c) for c in (labels or differing)]
     if not differing:
         return None
-    return (f"repeats of one configuration differ by {100 * spread:.0f} % (median of largest / smallest), more than "
+    measure = "90th / 10th percentile" if many[repeated].any() else "largest / smallest"
+    return (f"repeats of one configuration differ by {100 * spread:.0f} % (median of {measure}), more than "
             f"runs of one setup usually do, and column(s) {', '.join(differing)} differ between them: if they name "
             "different setups, pass --by with them, or the law takes the difference for noise")
