@@ -149,6 +149,14 @@ def load_grouped(
     rest = frame.drop(columns=keys).set_axis([c for c in columns if c not in keys], axis=1)
     chosen, _, notes = (factors, None, []) if factors else _inferred(rest, target, drop_missing, f"'{path}'",
                                                                     file_lines(frame.index))
+    unnamed = np.flatnonzero(frame[keys].isna().any(axis=1).to_numpy())  # groupby would drop them unsaid
+    if unnamed.size:
+        lines = file_lines(frame.index)
+        where = rows_named(unnamed, 0 if lines is None else lines)
+        if not drop_missing:
+            raise DataError(f"'{path}' leaves --by column(s) {', '.join(keys)} empty at {where}: fill them in, or "
+                            "pass --drop-missing to drop those rows")
+        notes = [*notes, f"dropped {unnamed.size} row(s) in no --by group ({', '.join(keys)} empty): {where}"]
     groups, failures = {}, {}
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
         name = ",".join(f"{k}={v}" for k, v in zip(keys, values))

@@ -180,3 +180,17 @@ def test_predict_with_a_group_s_law_takes_that_group_s_rows_of_a_table(tmp_path)
     pd.read_csv(data).drop(columns="framework").head(5).to_csv(plain, index=False)  # configurations alone
     assert len(json.loads(runner.invoke(app, ["predict", str(out / "framework_tf"), "--data", str(plain),
                                               "--json"]).stdout)["predictions"]) == 5
+
+
+def test_rows_with_no_group_stop_the_run_unless_dropped(tmp_path):
+    frame = pd.read_csv(frameworks(tmp_path))
+    frame.loc[frame.index[:3], "framework"] = None  # rows whose framework was not logged
+    frame.to_csv(tmp_path / "gaps.csv", index=False)
+    args = ["run", str(tmp_path / "gaps.csv"), "-t", "time", "-g", "data-parallel", "--by", "framework",
+            "--bootstrap", "0", "--out", str(tmp_path / "o")]
+    stopped = CliRunner().invoke(app, args)
+    assert stopped.exit_code == 2 and "leaves --by column(s) framework empty at lines 2, 3, 4" in " ".join(
+        stopped.output.split())
+    dropped = CliRunner().invoke(app, [*args, "--drop-missing"])
+    assert dropped.exit_code == 0, dropped.output
+    assert "dropped 3 row(s) in no --by group (framework empty): lines 2, 3, 4" in " ".join(dropped.output.split())

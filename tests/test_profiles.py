@@ -276,3 +276,14 @@ def test_a_scheduler_that_cannot_be_one_is_refused_before_the_search(tmp_path):
     with pytest.raises(SettingsError, match="write a Dask address"):
         SearchSettings(scheduler="nonsense")
     assert SearchSettings(scheduler="local:2").scheduler == "local:2"
+
+
+def test_rows_in_no_series_stop_profile_unless_dropped(tmp_path):
+    lines = ["kernel,p,value"] + [f"{k},{p},{2 + 40 / p:.6g}" for k in ("solve", "halo", "") for p in (1, 2, 4, 8, 16)]
+    (tmp_path / "k.csv").write_text("\n".join(lines) + "\n")
+    stopped = run("profile", tmp_path / "k.csv", "-g", "data-parallel", "--out", tmp_path / "o")
+    assert stopped.exit_code == 2
+    assert "leaves --by column(s) kernel empty at lines 12, 13, 14, 15, 16" in " ".join(stopped.output.split())
+    dropped = run("profile", tmp_path / "k.csv", "-g", "data-parallel", "--out", tmp_path / "o", "--drop-missing")
+    assert dropped.exit_code == 0, dropped.output
+    assert "2 of 2 series modelled" in " ".join(dropped.output.split())
