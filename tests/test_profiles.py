@@ -217,9 +217,10 @@ def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     (["--scale", "0"], "--scale 0: give a positive multiple"),
     (["--at", "p64"], "--at p64: write FACTOR=NUMBER pairs"),
     (["--bootstrap", "-3"], "resamples"),
-    (["--target", "x"], "--target, --by, --factors and --sheet apply to tables"),
-    (["--factors", "p"], "--target, --by, --factors and --sheet apply to tables"),
-    (["--sheet", "runs"], "--target, --by, --factors and --sheet apply to tables"),
+    (["--target", "x"], "--target, --by, --factors, --sheet and --drop-missing apply to tables"),
+    (["--factors", "p"], "--target, --by, --factors, --sheet and --drop-missing apply to tables"),
+    (["--sheet", "runs"], "--target, --by, --factors, --sheet and --drop-missing apply to tables"),
+    (["--drop-missing"], "--target, --by, --factors, --sheet and --drop-missing apply to tables"),
     (["-g", "nonsense"], "no built-in grammar 'nonsense'"),  # once, not as every series' failure
     (["-g", "data-parallel", "--map", "q=p"], "'q' is not a factor of grammar 'data-parallel'"),
     (["--intrinsic", "layers"], "--intrinsic names 'layers', which is not a factor of the data"),
