@@ -75,7 +75,9 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
             lines = _unified(path.read_text(encoding="utf-8-sig")).split("\n")
             skip = _comments(lines, _SEPARATORS[suffix])
             dialect = sniff(path, lines, _header(lines, skip), _SEPARATORS[suffix])
-            frame = lazy_pandas().read_csv(path, sep=dialect.separator, decimal=dialect.decimal, skiprows=skip)
+            # only an empty cell is missing: pandas would also read a label "NA" (North America) or "None" as one
+            frame = lazy_pandas().read_csv(path, sep=dialect.separator, decimal=dialect.decimal, skiprows=skip,
+                                           keep_default_na=False, na_values=[""])
             if len(frame.columns) > 1 and frame.iloc[:, -1].isna().any():  # short rows: another separator?
                 check_rows(path, lines, _header(lines, skip), dialect.separator)
             if dialect.note:

@@ -194,3 +194,11 @@ def test_rows_with_no_group_stop_the_run_unless_dropped(tmp_path):
     dropped = CliRunner().invoke(app, [*args, "--drop-missing"])
     assert dropped.exit_code == 0, dropped.output
     assert "dropped 3 row(s) in no --by group (framework empty): lines 2, 3, 4" in " ".join(dropped.output.split())
+
+
+def test_a_group_named_na_is_a_group_not_missing(tmp_path):
+    # North America's runs: pandas reads "NA" as a missing value unless told only empty cells are
+    rows = [f"{region},{p},{(a + 40 / p):.6g}" for region, a in (("NA", 2), ("EU", 3)) for p in (1, 2, 4, 8, 16)]
+    (tmp_path / "regions.csv").write_text("region,p,time\n" + "\n".join(rows) + "\n")
+    groups = load_groups(tmp_path / "regions.csv", "time", "region")
+    assert list(groups) == ["region=EU", "region=NA"] and groups["region=NA"].n_rows == 5
