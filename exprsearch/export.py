@@ -63,7 +63,7 @@ def check_free(directory: str | Path, names: tuple[str, ...] = FILES) -> None:
 def latex(law: Law) -> str:
     """The law as a LaTeX equation, constants rounded to the digits the data support."""
     rhs = to_latex(law.template.xreplace(rounded_constants(law)))
-    target = sympy.latex(sympy.Symbol(law.target))
+    target = to_latex(sympy.Symbol(law.target))
     return f"\\begin{{equation}}\n  {target} = {rhs}\n\\end{{equation}}\n"
 
 

@@ -145,10 +145,24 @@ class _LatexPrinter(LatexPrinter):
         plain = _plain(text)
         return plain if plain != text else super()._print_Float(expr)
 
+    def _print_Symbol(self, expr: sympy.Symbol, style: str = "plain") -> str:
+        # a factor named in words reads as one word (batch_size, not batch with subscript size);
+        # a letter (p) or a constant (c0 as c_{0}) as sympy writes it
+        if len(expr.name) == 1 or re.fullmatch(r"[a-zA-Z]\d+", expr.name):
+            return super()._print_Symbol(expr, style)
+        return latex_name(expr.name)
+
     def _print_log2(self, expr: sympy.Expr, exp: str | None = None) -> str:
         arg = self._print(expr.args[0])
         head = r"\log_{2}" if exp is None else rf"\log_{{2}}^{{{exp}}}"
         return rf"{head}{{\left({arg} \right)}}"
+
+
+def latex_name(name: str) -> str:
+    """A name in words as LaTeX writes one in math mode, letters upright-italic and together:
+    ``\\mathit{batch\\_size}`` (``Time (s)``: ``\\mathit{Time\\ (s)}``)."""
+    escaped = re.sub(r"([_%#&$])", r"\\\1", name).replace(" ", "\\ ")
+    return rf"\mathit{{{escaped}}}"
 
 
 def to_latex(expr: sympy.Expr) -> str:

@@ -42,3 +42,22 @@ def test_files_are_written_whole_or_not_at_all(tmp_path):
         write_all({tmp_path / "first.txt": "staged", old: object()})  # the second cannot be written
     assert old.read_text() == "old" and not (tmp_path / "first.txt").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["law.json", "sub"]  # no temporary left
+
+
+def test_latex_writes_a_name_in_words_as_one_word_and_parses():
+    import sympy
+
+    from exprsearch.compile import factor_symbol
+    from exprsearch.law import Law
+    from exprsearch.vocabulary import parse
+
+    symbols = {"batch_size": factor_symbol("batch_size"), "gpus": factor_symbol("gpus"), "p": factor_symbol("p"),
+               **{c: sympy.Symbol(c, real=True) for c in ("c0", "c1", "c2")}}
+    law = Law("Time (s)", ("batch_size", "gpus", "p"), parse("c0 + c1*batch_size/gpus + c2*log2(p)", symbols),
+              {"c0": 0.47, "c1": 0.28, "c2": 0.1}, 9)
+    body = export.latex(law).splitlines()[1].strip()
+    # not batch with a subscript size, nor the product of the letters of gpus
+    assert body.startswith(r"\mathit{Time\ (s)} = ") and r"\mathit{batch\_size}" in body and r"\mathit{gpus}" in body
+    assert r"\log_{2}{\left(p \right)}" in body
+    mathtext = pytest.importorskip("matplotlib.mathtext")
+    mathtext.MathTextParser("path").parse(f"${body}$")  # raises on LaTeX it cannot read
