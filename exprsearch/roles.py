@@ -27,6 +27,32 @@ _MEASUREMENT = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|mfu|hfu|utili
 _COUNT = re.compile(r"^(?:n|num|number|count)[_\-. ]?(?:of[_\-. ]?)?(?:runs|repetitions|trials|measurements)$",
                     re.IGNORECASE)
 
+# how many samples a row's statistics summarise (hivemind's n, CM-DARE's n_samples): a sample size
+# where the table holds such statistics, else perhaps a setting (a training set's n_samples)
+_SAMPLES = re.compile(r"^(?:n|count|(?:n|num|number)[_\-. ]?(?:of[_\-. ]?)?samples|samples?[_\-. ]?count)$",
+                      re.IGNORECASE)
+
+
+def _crossed(X: np.ndarray, j: int, others: set[int]) -> bool:
+    """Whether column ``j`` forms a full grid with one of ``others`` (every value with every value
+    of it), as a designed factor does and a count of samples, near-constant with strays, does not."""
+    for i in others:
+        pairs = X[np.isfinite(X[:, [i, j]]).all(axis=1)][:, [i, j]]
+        if len(_distinct_rows(pairs)) == len(np.unique(pairs[:, 0])) * len(np.unique(pairs[:, 1])):
+            return True
+    return False
+
+
+def _summarised(names: list[str]) -> str | None:
+    """The quantity of which the columns give two statistics or more (``steps_per_sec`` of its
+    ``_mean`` and ``_std``), or None: then the rows summarise samples of it."""
+    kinds: dict[str, set[str]] = {}
+    for name in names:
+        if stem(name):
+            kinds.setdefault(stem(name), set()).add(statistic(name))
+    return next((quantity for quantity, seen in kinds.items() if len(seen) >= 2), None)
+
+
 # whole numbers that name a run rather than set it, each with the reason said for it: which of a
 # configuration's repeated runs a row is (run 1, 2, …; CM-DARE's rep 0–12) or its seed, and a batch
 # scheduler's number for the job that ran it (Slurm's JobID)
@@ -130,6 +156,7 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     """
     found: dict[str, str] = {}
     named: dict[str, str] = {}  # by a word of their names: said only where the data say nothing more
+    summarised = _summarised([target, *names])
     positive = np.isfinite(y) & (y > 0)
     varying = [j for j in range(len(names)) if len(np.unique(X[np.isfinite(X[:, j]), j])) > 1]
     levelled = {j for j in varying if _distinct_share(X[:, j]) <= 0.5}
@@ -139,6 +166,10 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             continue
         if _COUNT.match(names[j]):
             named[names[j]] = "it counts the runs a row summarises, the sample size of its statistics"
+            continue
+        if summarised and _SAMPLES.match(names[j]) and np.array_equal(X[rows, j], np.round(X[rows, j])) \
+                and not _crossed(X, j, levelled - {j}):
+            named[names[j]] = f"it counts the samples that {summarised}'s statistics summarise, their sample size"
             continue
         numbering = next((why for pattern, why in _NUMBERING if pattern.match(names[j])), None)
         if numbering and np.array_equal(X[rows, j], np.round(X[rows, j])):

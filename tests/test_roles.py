@@ -84,6 +84,21 @@ def test_any_statistic_is_left_out_where_a_column_counts_the_runs_a_row_summaris
     assert "avg_epochs (a mean over the runs that n_runs counts)" in note
 
 
+def test_the_count_of_samples_beside_their_statistics_is_left_out(tmp_path):
+    # CM-DARE's n_samples (34-37 mostly) beside steps_per_sec_mean and _std: the statistics' sample
+    # size; a designed n in a full grid with p stays a factor (test_statistics_of_the_target_…)
+    def summaries(frame):
+        frame = frame.rename(columns={"time": "time_mean"})
+        frame["time_std"] = 0.02 * frame["time_mean"]
+        frame["n_samples"] = [35, 36, 36, 37, 36, 72, 35, 36, 34, 36, 37, 36][: len(frame)] * (len(frame) // 12)
+        return frame
+
+    data = load_table(_table(tmp_path, summaries), "time_mean")
+    assert data.factors == ("p", "n")
+    note = next(n for n in data.notes if "measurements of the runs" in n)
+    assert "n_samples (it counts the samples that time's statistics summarise, their sample size)" in note
+
+
 def test_the_step_of_a_per_step_log_is_left_out_but_a_count_of_steps_stays(tmp_path):
     def steps(frame):
         frame["global_step"] = 100 * (1 + frame.index % 3)  # where in its run each row was logged
