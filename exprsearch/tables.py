@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # CSV and TSV (_SEPARATORS) and workbooks (WORKBOOKS) are read by read_table itself: comment lines
 # above a header to skip, a sheet to choose
 _READERS = {
-    ".txt": lambda p: lazy_pandas().read_csv(p, sep=None, engine="python"),
+    ".txt": lambda p: lazy_pandas().read_csv(p, sep=None, engine="python", keep_default_na=False, na_values=[""]),
     ".parquet": lambda p: lazy_pandas().read_parquet(p),
     ".json": lambda p: _json(p),
     ".jsonl": lambda p: _json_lines(p),  # a log of one JSON object per run (an Extra-P one is known by "params")
