@@ -46,69 +46,55 @@ def test_named_factors_are_taken_as_given(tmp_path):
     assert not any("measurements of the runs" in n for n in data.notes)
 
 
-def test_statistics_of_the_target_are_left_out_by_name(tmp_path):
-    def stats(frame):
-        frame["time_max"] = frame["time"] * 1.3
-        frame["time_sd"] = frame["time"] * 0.1 * (1 + frame.index % 3)
-        return frame
-
-    data = load_table(_table(tmp_path, stats), "time")
-    assert data.factors == ("p", "n")
-    note = next(n for n in data.notes if "measurements of the runs" in n)
-    assert "time_sd (another statistic of time)" in note
+def _statistics(frame):
+    frame["time_max"] = frame["time"] * 1.3
+    frame["time_sd"] = frame["time"] * 0.1 * (1 + frame.index % 3)
+    return frame
 
 
-def test_the_targets_statistic_of_another_quantity_is_left_out(tmp_path):
+def _medians(frame):
     # MLPerf's epochs to converge, a median over the runs as the time to train is: it repeats its levels
-    def medians(frame):
-        frame = frame.rename(columns={"time": "ttt_median"})
-        frame["epochs_median"] = 10 + 2 * (frame.index % 4)
-        frame["avg_tensor_mb"] = np.where(frame["n"] > 1000, 40.0, 10.0)  # a model's property: not of the runs
-        return frame
-
-    data = load_table(_table(tmp_path, medians), "ttt_median")
-    assert data.factors == ("p", "n", "avg_tensor_mb")
-    note = next(n for n in data.notes if "measurements of the runs" in n)
-    assert "epochs_median (a median, as ttt_median is: a statistic of the same runs)" in note
+    frame = frame.rename(columns={"time": "ttt_median"})
+    frame["epochs_median"] = 10 + 2 * (frame.index % 4)
+    frame["avg_tensor_mb"] = np.where(frame["n"] > 1000, 40.0, 10.0)  # a model's property: not of the runs
+    return frame
 
 
-def test_any_statistic_is_left_out_where_a_column_counts_the_runs_a_row_summarises(tmp_path):
-    def summaries(frame):
-        frame["n_runs"] = 3 + frame.index % 2
-        frame["avg_epochs"] = 10 + 2 * (frame.index % 4)
-        return frame
-
-    data = load_table(_table(tmp_path, summaries), "time")
-    assert data.factors == ("p", "n")
-    note = next(n for n in data.notes if "measurements of the runs" in n)
-    assert "avg_epochs (a mean over the runs that n_runs counts)" in note
+def _counted_runs(frame):
+    frame["n_runs"] = 3 + frame.index % 2
+    frame["avg_epochs"] = 10 + 2 * (frame.index % 4)
+    return frame
 
 
-def test_the_count_of_samples_beside_their_statistics_is_left_out(tmp_path):
+def _counted_samples(frame):
     # CM-DARE's n_samples (34-37 mostly) beside steps_per_sec_mean and _std: the statistics' sample
-    # size; a designed n in a full grid with p stays a factor (test_statistics_of_the_target_…)
-    def summaries(frame):
-        frame = frame.rename(columns={"time": "time_mean"})
-        frame["time_std"] = 0.02 * frame["time_mean"]
-        frame["n_samples"] = [35, 36, 36, 37, 36, 72, 35, 36, 34, 36, 37, 36][: len(frame)] * (len(frame) // 12)
-        return frame
-
-    data = load_table(_table(tmp_path, summaries), "time_mean")
-    assert data.factors == ("p", "n")
-    note = next(n for n in data.notes if "measurements of the runs" in n)
-    assert "n_samples (it counts the samples that time's statistics summarise, their sample size)" in note
+    # size; the designed n, in a full grid with p beside time_max and time_sd (_statistics), stays
+    frame = frame.rename(columns={"time": "time_mean"})
+    frame["time_std"] = 0.02 * frame["time_mean"]
+    frame["n_samples"] = [35, 36, 36, 37, 36, 72, 35, 36, 34, 36, 37, 36] * (len(frame) // 12)
+    return frame
 
 
-def test_the_step_of_a_per_step_log_is_left_out_but_a_count_of_steps_stays(tmp_path):
-    def steps(frame):
-        frame["global_step"] = 100 * (1 + frame.index % 3)  # where in its run each row was logged
-        frame["epochs"] = 1 + frame.index % 2  # how many a run takes: a setting
-        return frame
+def _steps(frame):
+    frame["global_step"] = 100 * (1 + frame.index % 3)  # where in its run each row was logged
+    frame["epochs"] = 1 + frame.index % 2  # how many a run takes: a setting
+    return frame
 
-    data = load_table(_table(tmp_path, steps), "time")
-    assert data.factors == ("p", "n", "epochs")
-    note = next(n for n in data.notes if "measurements of the runs" in n)
-    assert "global_step (it numbers the steps or epochs within a run, which are no setting of it)" in note
+
+@pytest.mark.parametrize("extra, target, factors, said", [
+    (_statistics, "time", ("p", "n"), "time_sd (another statistic of time)"),
+    (_medians, "ttt_median", ("p", "n", "avg_tensor_mb"),
+     "epochs_median (a median, as ttt_median is: a statistic of the same runs)"),
+    (_counted_runs, "time", ("p", "n"), "avg_epochs (a mean over the runs that n_runs counts)"),
+    (_counted_samples, "time_mean", ("p", "n"),
+     "n_samples (it counts the samples that time's statistics summarise, their sample size)"),
+    (_steps, "time", ("p", "n", "epochs"),
+     "global_step (it numbers the steps or epochs within a run, which are no setting of it)"),
+])
+def test_columns_that_summarise_or_number_the_runs_are_left_out_by_name(tmp_path, extra, target, factors, said):
+    data = load_table(_table(tmp_path, extra), target)
+    assert data.factors == factors
+    assert said in next(n for n in data.notes if "measurements of the runs" in n)
 
 
 def test_columns_named_as_measurements_that_differ_on_most_rows_are_left_out(tmp_path):
