@@ -175,9 +175,16 @@ def check_defined(law: Law, columns: Mapping[str, np.ndarray], option: str, tabl
     return time
 
 
+def setting(value: float) -> str:
+    """A factor's value as a user writes it: a whole number in full (64862437376, where ``:g``
+    writes 6.48624e+10, another number), others to six digits."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
 def describe(columns: Mapping[str, np.ndarray], i: int) -> str:
     """Configuration ``i`` of ``columns`` as ``p = 0, n = 1000``."""
-    return ", ".join(f"{k} = {np.asarray(v)[i]:g}" for k, v in columns.items())
+    return ", ".join(f"{k} = {setting(np.asarray(v)[i])}" for k, v in columns.items())
 
 
 def _measured(law: Law) -> str:

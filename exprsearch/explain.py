@@ -10,7 +10,7 @@ import numpy as np
 import sympy
 
 from .compile import factor_symbol, to_function
-from .configs import ConfigError, check_defined, check_factors
+from .configs import ConfigError, check_defined, check_factors, setting
 from .law import Law
 from .vocabulary import to_readable
 
@@ -255,8 +255,9 @@ def _numeric_limit(values: np.ndarray, total: np.ndarray, threshold: float, rate
 
 
 def _value(v: float) -> str:
-    """A value of a factor as a user writes it: a whole number whole (18432, not 1.843e+04)."""
-    return str(int(v)) if float(v).is_integer() and abs(v) < 1e12 else f"{v:.4g}"
+    """A value of a factor as a user writes it (18432, not 1.843e+04); a turning point found
+    exactly to four digits."""
+    return setting(v) if float(v).is_integer() else f"{v:.4g}"
 
 
 def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> list[str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
-from .configs import ConfigError, check_factors
+from .configs import ConfigError, check_factors, setting
 from .law import Law
 from .rank import bic
 from .search import Result
@@ -190,12 +190,12 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
                                       bool(in_data[i]), sentence, first + 1 if first < k else None))
     sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
     if agreed and not near_measured:
-        where = ", ".join(f"{f}={grid[f][nearest]:g}" for f in law.factors)
+        where = ", ".join(f"{f}={setting(grid[f][nearest])}" for f in law.factors)
         sentences = (sentences[0], f"Not settled: the laws agree, but the configuration nearest the target ({where}) "
                      "has not been measured yet; measure next, in this order:")
     if not usable[:-1].all():
         left = np.flatnonzero(~usable[:-1])
-        where = "; ".join(", ".join(f"{f}={grid[f][i]:g}" for f in law.factors) for i in left[:3])
+        where = "; ".join(", ".join(f"{f}={setting(grid[f][i])}" for f in law.factors) for i in left[:3])
         sentences = (sentences[0], f"Left out {len(left)} configuration(s) of the --vary space where the law or its "
                      f"bootstrap predicts no positive time ({where}{', …' if len(left) > 3 else ''}).", *sentences[1:])
     if short and chosen and not settled:

@@ -278,3 +278,13 @@ def test_plot_without_matplotlib_says_how_to_get_it(law_file, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     result = run("plot", law_file)
     assert result.exit_code == 2 and "pip install 'exprsearch[plot]'" in result.output
+
+
+def test_settings_are_shown_as_written(law_file):
+    """A model of 64862437376 parameters was shown as 6.48624e+10, another number."""
+    from exprsearch.configs import setting
+
+    assert [setting(v) for v in (64862437376.0, 16.0, 0.5, 1e20, 2.0 / 3)] == [
+        "64862437376", "16", "0.5", "1e+20", "0.666667"]
+    result = run("predict", law_file, "--at", "p=8,n=64862437376")
+    assert result.exit_code == 0 and "64862437376" in result.output

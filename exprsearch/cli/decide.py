@@ -106,6 +106,7 @@ def explain_command(
     """Each term's contribution along a factor, speedup, efficiency and the scalability limit."""
     import numpy as np
 
+    from ..configs import setting
     from ..explain import explain
 
     def work():
@@ -139,7 +140,7 @@ def explain_command(
         column.overflow = "fold"  # never cut
     dominant = e.dominant()
     for i in _shown(e.values):
-        table.add_row(f"{e.values[i]:g}", f"{e.total[i]:.4g}", *[f"{c[i]:.3g}" for c in e.contributions],
+        table.add_row(setting(e.values[i]), f"{e.total[i]:.4g}", *[f"{c[i]:.3g}" for c in e.contributions],
                       names[dominant[i]], f"{e.speedup[i]:.3g}",
                       "" if np.isnan(e.efficiency[i]) else f"{100 * e.efficiency[i]:.3g} %")
     out.print(table)
@@ -197,7 +198,7 @@ def optimize_command(
 ) -> None:
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
 
-    from ..configs import ConfigError
+    from ..configs import ConfigError, setting
     from ..optimize import Pricing, measured_space, optimize
 
     notes: list[str] = []
@@ -233,7 +234,7 @@ def optimize_command(
         space = _varied(vary) if vary else measured_space(law, _fixed(fix))
         if not vary:
             notes.append("searched the measured range of " + ", ".join(
-                f"{f} ({', '.join(f'{v:g}' for v in values)})" for f, values in space.items())
+                f"{f} ({', '.join(setting(v) for v in values)})" for f, values in space.items())
                 + "; --vary searches other values, beyond the measurements too")
         found = optimize(law, space, _fixed(fix), where, pricing, budget, work_)
         if plot is not None:
@@ -256,7 +257,7 @@ def optimize_command(
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
         return
     best = o.best
-    config = ", ".join(f"{k} = {v:g}" for k, v in best.config.items())
+    config = ", ".join(f"{k} = {setting(v)}" for k, v in best.config.items())
     cost = "" if best.cost is None else f", cost {best.cost:.4g}"
     what = "cheapest" if o.objective == "cost" else "fastest"
     timed = f", time {best.time:.4g}" if law.rate and best.time is not None else ""
@@ -277,7 +278,7 @@ def optimize_command(
         table = Table(*best.config, law.target, *(["time"] if law.rate else []), "cost",
                       title="time vs cost: Pareto set", title_justify="left")
         for c in o.pareto[:30]:
-            table.add_row(*[f"{v:g}" for v in c.config.values()], f"{c.value:.4g}",
+            table.add_row(*[setting(v) for v in c.config.values()], f"{c.value:.4g}",
                           *([f"{c.time:.4g}"] if law.rate else []), f"{c.cost:.4g}")
         out.print(table)
         if len(o.pareto) > 30:

@@ -30,7 +30,7 @@ def predict(
 
     import pandas as pd
 
-    from ..configs import ConfigError, check_defined, check_factors, parse_point
+    from ..configs import ConfigError, check_defined, check_factors, parse_point, setting
     from .decide import _far_outside, _law, _read_levels
 
     def work():
@@ -95,7 +95,7 @@ def predict(
     for column in table.columns:
         column.overflow = "fold"  # a number cut to '1.2413…' would read as another number
     for _, row in frame.iterrows():
-        table.add_row(*[f"{row[f]:g}" for f in law.factors],
+        table.add_row(*[setting(row[f]) for f in law.factors],
                       *["" if row[c] != row[c] else f"{row[c]:+.3g}" if c == "error_pct" else f"{row[c]:.6g}"
                         for c in (law.target, *extra)])
     out.print(table)

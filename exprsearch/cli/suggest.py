@@ -36,7 +36,7 @@ def suggest(
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
     from .. import export
-    from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values
+    from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values, setting
     from ..errors import SettingsError
     from ..fit import FitSettings
     from ..roles import target_kind as kind_of
@@ -74,7 +74,7 @@ def suggest(
             check_factors([law_name(devices)], dataset.factors, "--devices")
         measured = {f: _measured(dataset.column(f)) for f in dataset.factors if f not in space}
         if measured:
-            shown = "; ".join(f"{f} {', '.join(f'{v:g}' for v in values)}" for f, values in measured.items())
+            shown = "; ".join(f"{f} {', '.join(setting(v) for v in values)}" for f, values in measured.items())
             cli.err.print(Text("note: ", style="yellow") + Text(
                 f"suggesting among the measured values of {shown}; --vary "
                 f"{next(iter(measured))}=LOW..HIGH offers values not measured"), highlight=False)
@@ -110,7 +110,7 @@ def suggest(
         for column in table.columns:
             column.overflow = "fold"
         for i, s in enumerate(advice.suggestions, start=1):
-            table.add_row(str(i), *[f"{s.config[f]:g}" for f in factors], f"{s.cost:.3g}", f"{100 * s.gain:.0f} %",
+            table.add_row(str(i), *[setting(s.config[f]) for f in factors], f"{s.cost:.3g}", f"{100 * s.gain:.0f} %",
                           f"#{s.repeats}" if s.repeats else "a measured run" if s.measured else "")
         cli.out.print(table)
         for i, s in enumerate(advice.suggestions, start=1):
