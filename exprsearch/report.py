@@ -37,14 +37,16 @@ def html_page(law: Law, front_csv: str, explanation: Explanation | None, figures
     # an explicit product sign: multi-letter factor names would otherwise run together
     equation = mathml(law.template.xreplace(rounded_constants(law)), printer="presentation", mul_symbol="dot")
     rows = list(csv.DictReader(io.StringIO(front_csv)))
+    of = _source(law)
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>exprsearch: {html.escape(law.target)}</title>",
+        f"<title>exprsearch: {html.escape(law.target)}{html.escape(of and ' of ' + of)}</title>",
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}"
         "td.law{text-align:left;font-family:monospace}tr.chosen{background:#eef6ee}math{font-size:130%}</style>",
         "</head><body>",
         f"<h1>Law of {html.escape(law.target)}</h1>",
+        *([f"<p>Fitted to {html.escape(of)}.</p>"] if of else []),
         f"<p><math display='block'><mi>{html.escape(law.target)}</mi><mo>=</mo>{equation}</math></p>",
         f"<details><summary>LaTeX</summary><pre>{html.escape(latex(law))}</pre></details>",
         f"<p>Chosen by {html.escape(law.selection)}.</p>",
@@ -132,3 +134,16 @@ def profile_page(rows: list, context: dict) -> str:
         f"<h2>Series not modelled</h2><ul>{failed}</ul>" if failed else "",
         "</body></html>\n",
     ])
+
+
+def _source(law: Law) -> str:
+    """Which measurements the law was fitted to, as law.json records them: the file, and its series,
+    sheet or --by group (model=AlexNet), so that a page among several says which it is."""
+    data = law.dataset or {}
+    path = data.get("path")
+    within = [data["series"]] if data.get("series") else []
+    within += [f"sheet {data['sheet']}"] if data.get("sheet") else []
+    within += [",".join(f"{k}={v}" for k, v in data["group"].items())] if data.get("group") else []
+    if not path:
+        return ", ".join(within)
+    return f"{Path(path).name}" + (f" ({', '.join(within)})" if within else "")

@@ -44,6 +44,17 @@ def test_report_is_self_contained(tmp_path):
     assert "http" not in page.replace("http-equiv", "")  # nothing loaded from the network
 
 
+def test_report_says_which_measurements_the_law_was_fitted_to():
+    from dataclasses import replace
+
+    front = "complexity,constants,mape_pct,chosen,law\n11,3,1.2,yes,c0 + c1*p\n"
+    grouped = replace(law(), dataset={"path": "/data/tf_cnn.csv", "group": {"model": "AlexNet", "batch": 64}})
+    page = report.html_page(grouped, front, None, [])
+    assert "<title>exprsearch: time of tf_cnn.csv (model=AlexNet,batch=64)</title>" in page
+    assert "<p>Fitted to tf_cnn.csv (model=AlexNet,batch=64).</p>" in page
+    assert "Fitted to" not in report.html_page(replace(law(), dataset={}), front, None, [])
+
+
 def test_the_curve_along_a_factor_is_drawn_at_measured_levels(amdahl_frame):
     """With data, the other factors are held at values that were measured (not the geometric
     middle of their range), so the drawn points are exactly the measurements on the curve."""
