@@ -47,7 +47,8 @@ def test_report_is_self_contained(tmp_path):
 def test_report_says_which_measurements_the_law_was_fitted_to():
     from dataclasses import replace
 
-    front = "complexity,constants,mape_pct,chosen,law\n11,3,1.2,yes,c0 + c1*p\n"
+    front = ("complexity,constants,mape_pct,cv_mape_pct,rmse,r2,extended_bic,lack_of_fit_p,chosen,law\n"
+             "11,3,1.2,1.3,0.1,0.99,-500,0.4,yes,c0 + c1*p\n")
     grouped = replace(law(), dataset={"path": "/data/tf_cnn.csv", "group": {"model": "AlexNet", "batch": 64}})
     page = report.html_page(grouped, front, None, [])
     assert "<title>exprsearch: time of tf_cnn.csv (model=AlexNet,batch=64)</title>" in page
