@@ -58,6 +58,21 @@ def check_free(directory: str | Path, names: tuple[str, ...] = FILES) -> None:
         )
     if Path(directory).exists() and not Path(directory).is_dir():
         raise OutputError(f"'{directory}' exists and is not a directory; pass another --out")
+    check_writable(directory)
+
+
+def check_writable(directory: str | Path) -> None:
+    """Raise if files cannot be written in ``directory`` (or it cannot be made), before any work is
+    done: tried in its nearest existing folder with a temporary folder, which is removed."""
+    folder = Path(directory).absolute()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        if not folder.is_dir():
+            raise NotADirectoryError(f"'{folder}' is a file")
+        tempfile.TemporaryDirectory(dir=folder, prefix=".exprsearch-").cleanup()
+    except OSError as exc:
+        raise OutputError(f"cannot write results to '{directory}' ({exc.strerror or exc}); pass another --out") from None
 
 
 def latex(law: Law) -> str:
@@ -132,11 +147,14 @@ def write_all(files: dict[Path, str | bytes]) -> None:
     staged = []
     try:
         for path, content in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            staged.append((Path(temporary), path))
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(content.encode() if isinstance(content, str) else content)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                staged.append((Path(temporary), path))
+                with os.fdopen(handle, "wb") as stream:
+                    stream.write(content.encode() if isinstance(content, str) else content)
+            except OSError as exc:  # a full disk, a folder that cannot be made: said, nothing replaced
+                raise OutputError(f"could not write '{path}' ({exc.strerror or exc}); nothing was replaced") from None
         held = {signal.SIGINT, signal.SIGTERM}
         blocked = hasattr(signal, "pthread_sigmask")
         if blocked:

@@ -547,3 +547,30 @@ def test_columns_named_as_people_name_them_work_from_run_to_optimize(tmp_path):
                "--at", "num gpus=32,batch size=64", "--devices", "num gpus", "--json")
     assert plan.exit_code == 0, plan.output
     assert set(json.loads(plan.stdout)["suggestions"][0]) >= {"num_gpus", "batch_size"}
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_before_the_search(tmp_path, monkeypatch):
+    rows = ["p,time"] + [f"{p},{2 + 40 / p}" for p in (1, 2, 4, 8)]
+    path = write(tmp_path, "t.csv", "\n".join(rows) + "\n")
+    (tmp_path / "afile").write_text("the user's own")
+    under_a_file = run("run", path, "-t", "time", "--out", tmp_path / "afile" / "o")
+    assert under_a_file.exit_code == 2 and "cannot write results to" in under_a_file.output
+    assert "is a file); pass another --out" in " ".join(under_a_file.output.split())
+    import sys
+
+    monkeypatch.setattr(sys.modules["exprsearch.search"], "search", lambda *a, **k: pytest.fail("searched first"))
+    forced = run("run", path, "-t", "time", "--out", tmp_path / "afile" / "o", "--force")
+    assert forced.exit_code == 2 and "cannot write results to" in forced.output
+    assert (tmp_path / "afile").read_text() == "the user's own"
+
+
+def test_a_write_that_fails_is_one_sentence(tmp_path, monkeypatch):
+    from exprsearch import export
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(export.tempfile, "mkstemp", full)
+    with pytest.raises(export.OutputError, match=r"could not write '.*law.json' \(No space left on device\); "
+                                                 "nothing was replaced"):
+        export.write_all({tmp_path / "law.json": "{}"})

@@ -68,8 +68,10 @@ def run(
         datasets, unloaded = _datasets(data, target, factors, fmt, drop_missing, by, sheet)
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
-        if not force:
-            for folder in where.values():
+        for folder in where.values():  # before the search, not after it
+            if force:
+                export.check_writable(folder)
+            else:
                 export.check_free(folder, names)
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   scheduler)
