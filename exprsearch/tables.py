@@ -52,6 +52,8 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
     if not path.is_file():
         raise DataError(f"data file '{path}' does not exist; check the path")
     suffix = path.suffix.lower()
+    if suffix in (".gz", ".bz2", ".xz", ".zst") and Path(path.stem).suffix:  # runs.csv.gz
+        raise DataError(f"'{path}' is compressed; decompress it first (to '{path.with_suffix('')}') and give that file")
     if suffix in (".xls", ".ods", ".numbers"):  # spreadsheets of other programs, or of Excel before 2007
         raise DataError(f"'{path}' is a {suffix} spreadsheet, which exprsearch does not read; save it as .xlsx "
                         "(Excel workbook) or as CSV")
@@ -73,6 +75,8 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
     try:
         if suffix in _SEPARATORS:
             lines = _unified(path.read_text(encoding="utf-8-sig")).split("\n")
+            if not any(line.strip() for line in lines):
+                raise DataError(f"'{path}' is empty; a table needs a header line and a line per run")
             skip = _comments(lines, _SEPARATORS[suffix])
             dialect = sniff(path, lines, _header(lines, skip), _SEPARATORS[suffix])
             # only an empty cell is missing: pandas would also read a label "NA" (North America) or "None" as one

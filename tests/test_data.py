@@ -50,6 +50,14 @@ def test_missing_file_and_unknown_extension(tmp_path):
     old.write_bytes(b"\xd0\xcf\x11\xe0")
     with pytest.raises(DataError, match=r"is a \.xls spreadsheet, which exprsearch does not read; save it as \.xlsx"):
         load_table(old, "time")
+    packed = tmp_path / "runs.csv.gz"
+    packed.write_bytes(b"\x1f\x8b")
+    with pytest.raises(DataError, match=r"is compressed; decompress it first \(to '.*runs\.csv'\)"):
+        load_table(packed, "time")
+    for text in ("", "\n\n"):
+        (tmp_path / "empty.csv").write_text(text)
+        with pytest.raises(DataError, match="is empty; a table needs a header line and a line per run"):
+            load_table(tmp_path / "empty.csv", "time")
 
 
 def test_drop_missing_keeps_line_numbers_honest():
