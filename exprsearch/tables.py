@@ -94,6 +94,12 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
         raise DataError(f"'{path}' is not UTF-8 text (byte {exc.object[exc.start]:#04x} at byte {exc.start + 1}); "
                         "save it as UTF-8 (in Excel: CSV UTF-8)") from None
     except Exception as exc:  # pandas raises many types for unreadable files
+        longer = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if longer:  # a row with more fields than its header
+            width, line, saw = longer.groups()
+            separator = "tabs" if suffix == ".tsv" else "';'" if dialect.separator == ";" else "commas"
+            raise DataError(f"'{path}' line {line} has {saw} fields where its header has {width}: remove the extra "
+                            f"ones (a value holding {separator} needs quotes)") from None
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if frame.shape[0] == 0:
         raise DataError(f"'{path}' holds no rows of measurements; a law needs several")

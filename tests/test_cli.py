@@ -143,6 +143,8 @@ BAD_DATA = {
     "thousands": ('p,n,time\n1,"1,000",3\n2,"1,000",2\n4,"2,000",1\n8,"2,000",1\n', ["-t", "time"],
                   "column 'n' holds numbers written with thousands separators ('1,000' at line 2)"),
     "pipes": ("p|n|time\n1|2|3\n2|2|2\n", ["-t", "time"], "line 1 seems separated by '|', but a .csv file"),
+    "extra-field": ("# measured today\np,time\n1,2\n2,3,4\n4,5\n", ["-t", "time"],
+                    "line 4 has 3 fields where its header has 2: remove the extra ones (a value holding commas needs quotes)"),
     "repeated-header": ("p,n,time\n1,2,3\n2,2,2\np,n,time\n4,2,1\n8,2,1\n", ["-t", "time"],
                         "line 4 repeats the header (files joined together?)"),
 }
