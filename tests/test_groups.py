@@ -202,3 +202,17 @@ def test_a_group_named_na_is_a_group_not_missing(tmp_path):
     (tmp_path / "regions.csv").write_text("region,p,time\n" + "\n".join(rows) + "\n")
     groups = load_groups(tmp_path / "regions.csv", "time", "region")
     assert list(groups) == ["region=EU", "region=NA"] and groups["region=NA"].n_rows == 5
+
+
+def test_many_groups_are_shown_by_their_laws_with_the_fronts_in_files(tmp_path):
+    parts = [measurements(lambda p, n, a=a: a + 0.01 * n / p, GRID, seed=a).assign(framework=f"fw{a}")
+             for a in range(1, 8)]
+    pd.concat(parts).to_csv(tmp_path / "seven.csv", index=False)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "seven.csv"), "-t", "time", "-g", "data-parallel",
+                                      "--by", "framework", "--bootstrap", "0", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "7 groups: each is shown by its law, its Pareto front written to front.csv beside it" in text
+    assert "Pareto front (error vs complexity)" not in text and "the space holds" not in text and "Side by side" in text
+    assert all((out / f"framework_fw{a}" / "front.csv").is_file() for a in range(1, 8))

@@ -125,10 +125,15 @@ def run(
             sys.stdout.write(json.dumps(laws, indent=2) + "\n")
         return
     grouped = len(results) + len(failed) > 1
+    compact = len(results) > MANY_GROUPS  # a front per group would bury the laws in pages of tables
+    if compact:
+        err.print(Text("note: ", style="yellow") + Text(
+            f"{len(results)} groups: each is shown by its law, its Pareto front written to front.csv beside it "
+            "(exprsearch plot draws it; exprsearch profile ranks many series in one table)"), highlight=False)
     for name, folder, result in results:
         if grouped:
             out.rule(name)
-        _report(result, folder)
+        _report(result, folder, front=not compact)
         _print_levels(checked.get(name, []), folder)
     if grouped:
         table = Table(Column("series", overflow="fold"), Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
@@ -256,6 +261,7 @@ def _print_levels(checked: list, directory: Path, tables: bool = True) -> None:
         out.print(f"wrote {LEVELS_FILE} to {directory}", highlight=False)
 
 
+MANY_GROUPS = 6  # more --by groups than this are shown by their laws alone
 _RATE_NOTE = ("target {0} reads as a rate (higher is better): optimize takes the largest as the fastest, explain's "
               "speedup is its growth, and a time is work / {0}; pass --target-kind time if it is a time")
 
@@ -323,10 +329,19 @@ def _figures_and_report(result: Result, directory: Path, plot: bool, report: boo
 
 
 
-def _report(result: Result, directory: Path) -> None:
+def _report(result: Result, directory: Path, front: bool = True) -> None:
+    """A law's search and result; without ``front``, the law alone (with the notes that warn: how
+    the search space was screened is in law.json's search, as the front is in front.csv)."""
     for note in result.notes:
-        if note not in result.dataset.notes:  # those were printed before the search
-            err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+        if note not in result.dataset.notes and (front or not note.startswith("the space holds")):
+            err.print(Text("note: ", style="yellow") + Text(note), highlight=False)  # data notes came before
+    if front:
+        _front(result)
+    _chosen(result, directory)
+
+
+def _front(result: Result) -> None:
+    """What the search did, and the Pareto front with its laws listed whole."""
     found = result.candidates
     skipped = ", ".join(f"{n} {r}" for r, n in sorted(result.rejected.items()))
     out.print(
@@ -349,6 +364,10 @@ def _report(result: Result, directory: Path) -> None:
     out.print(table)
     for line in laws:  # whole, one per line: a narrow terminal wraps them, a pipe gets them as they are
         out.print(line, highlight=False, soft_wrap=True, markup=False)
+
+
+def _chosen(result: Result, directory: Path) -> None:
+    """The chosen law, its figures and intervals, and where it was written."""
     law = result.law
     noise = law.metrics.get("noise_sd_pct")
     out.print(f"[bold]{law.target} = {export.rounded_text(law)}[/]", highlight=False, soft_wrap=True)  # never cut
