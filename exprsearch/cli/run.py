@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +18,8 @@ from ..errors import SettingsError
 from ..fit import FitSettings
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
-from ..vocabulary import law_name, to_readable
+from ..vocabulary import law_name
+from . import beside
 from .common import _folder, _guard, _pairs, _progress, _split, _target_needed, app, err, out
 
 
@@ -57,7 +57,7 @@ def run(
     mapping = _pairs(map_, "--map")
     names = export.FILES + (export.FIGURES if plot or report else ()) + ((export.REPORT,) if report else ())
     intrinsic_factors = tuple(law_name(name) for name in _split(intrinsic) or ())  # 'batch size' is batch_size
-    names += (LEVELS_FILE,) if levels and intrinsic_factors else ()
+    names += (beside.LEVELS_FILE,) if levels and intrinsic_factors else ()
 
     def work() -> list[Result]:
         if plot:
@@ -97,7 +97,7 @@ def run(
                 result = replace(result, law=replace(result.law, target_kind=kinds[name]))
             export.write(result.law, result.ranking, where[name], overwrite=force)
             if levels and intrinsic_factors:
-                checked[name] = _levels(result, intrinsic_factors, settings.fit, where[name])
+                checked[name] = beside.levels(result, intrinsic_factors, settings.fit, where[name])
             if plot or report:
                 verdicts = [sentence for sentence, _ in checked.get(name, [])]
                 _figures_and_report(result, where[name], plot, report, verdicts)
@@ -105,7 +105,7 @@ def run(
         if failed and not results:
             name, reason = next(iter(failed.items()))
             raise SearchError(f"no group could be fitted; the first, {name}: {reason}")
-        shared = _shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
+        shared = beside.shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
         return results, shared
 
     checked: dict[str, list] = {}
@@ -114,7 +114,7 @@ def run(
     if json_:
         _say_failed(failed)
         for name, folder, _ in results:  # stdout carries the JSON alone; the verdicts go to stderr
-            _print_levels(checked.get(name, []), folder, tables=False)
+            beside.print_levels(checked.get(name, []), folder, tables=False)
         if len(results) == 1 and not failed:
             sys.stdout.write(results[0][2].law.to_json())
         else:
@@ -134,7 +134,7 @@ def run(
         if grouped:
             out.rule(name)
         _report(result, folder, front=not compact)
-        _print_levels(checked.get(name, []), folder)
+        beside.print_levels(checked.get(name, []), folder)
     if grouped:
         table = Table(Column("series", overflow="fold"), Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
                       title_justify="left")
@@ -146,7 +146,7 @@ def run(
             table.add_row(name, "no law (see below)", "", "")
         out.print(table)
     if shared is not None:
-        _print_shared(shared)
+        beside.print_shared(shared)
     _say_failed(failed)
 
 
@@ -182,83 +182,6 @@ def _data_notes(datasets: dict) -> list[str]:
                 f"in {len(names)} of {len(datasets)} groups ({_named(names)})"
             said.append(f"{where}: {note}")
     return said
-
-
-def _shared(results, directory: Path, force: bool, settings: FitSettings):
-    """One form for all groups (lowest summed BIC among the groups' own laws), written to shared.json."""
-
-    from ..groups import shared_form
-
-    # a group whose own law is a constant (two runs of one model) cannot tell forms apart, and would
-    # leave only the constant to share
-    flat = {name: f"its own law is a constant, from {result.dataset.n_rows} rows"
-            for name, _, result in results if not any(result.law.uses(f) for f in result.law.factors)}
-    if len(results) - len(flat) < 2:
-        flat = {}
-    groups = {name: result.dataset for name, _, result in results if name not in flat}
-    forms = [result.ranking.law.fit.candidate for name, _, result in results if name not in flat]
-    shared = shared_form(groups, forms, settings, left_out=flat)
-    for name, why in flat.items():
-        err.print(Text("note: ", style="yellow") + Text(f"the shared form is chosen without {name}: {why}"),
-                  highlight=False)
-    for form, why in (shared.skipped if shared else {}).items():
-        err.print(Text("note: ", style="yellow") + Text(f"the form {form} could not be shared: {why}"),
-                  highlight=False)
-    if shared is None:
-        err.print(Text("note: ", style="yellow") + Text("no single form fits every group"), highlight=False)
-        return None
-    path = directory / "shared.json"
-    if path.exists() and not force:
-        export.check_free(directory, ("shared.json",))
-    export.write_all({path: json.dumps(shared.to_dict(), indent=2) + "\n"})
-    return shared
-
-
-def _print_shared(shared) -> None:
-    from ..groups import rounded
-
-    table = Table(Column("group", overflow="fold"), Column(f"shared form {shared.candidate}", overflow="fold"), "MSE (relative)",
-                  title=f"One form for all groups (lowest summed BIC of {len(shared.considered)} forms)",
-                  title_justify="left")
-    for name, fitted in shared.fits.items():
-        table.add_row(name, rounded(fitted), f"{fitted.mse:.3g}")
-    out.print(table)
-
-
-
-LEVELS_FILE = "levels.json"
-
-
-def _levels(result: Result, intrinsic: tuple[str, ...], settings: FitSettings, directory: Path) -> list:
-    """Test each intrinsic factor with few values as levels (exprsearch.levels), write what was
-    found to levels.json, and return per factor its sentence and its levels (None: not tested)."""
-    from ..levels import check_levels, untestable
-
-    checked = []
-    for factor in intrinsic:
-        found = check_levels(result, factor, settings)
-        if found is None:
-            reason = untestable(result, factor) or "the law could not be refitted on each of its values alone"
-            checked.append((f"'{factor}' was not tested as levels: {reason}", None))
-        else:
-            checked.append((found.sentence(), found))
-    # written even when nothing could be tested, so no earlier run's levels stay beside this law
-    tested = [found.to_dict() for _, found in checked if found is not None]
-    export.write_all({directory / LEVELS_FILE: json.dumps(tested, indent=2) + "\n"})
-    return checked
-
-
-def _print_levels(checked: list, directory: Path, tables: bool = True) -> None:
-    for sentence, found in checked:
-        err.print(Text("note: ", style="yellow") + Text(sentence), highlight=False)
-        if found is not None and found.preferred and tables:
-            table = Table(found.factor, Column("law with its coefficients fitted per value", overflow="fold"),
-                          title=f"Constants per value of {found.factor}", title_justify="left")
-            for value in found.constants:
-                table.add_row(f"{value:g}", to_readable(found.at_level(value)))
-            out.print(table)
-    if checked and tables:
-        out.print(f"wrote {LEVELS_FILE} to {directory}", highlight=False)
 
 
 MANY_GROUPS = 6  # more --by groups than this are shown by their laws alone

@@ -1,0 +1,93 @@
+"""What ``run`` writes beside the laws it finds: one form shared by its ``--by`` groups
+(shared.json) and the per-value laws of its intrinsic factors (levels.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.table import Column, Table
+from rich.text import Text
+
+from .. import export
+from ..fit import FitSettings
+from ..search import Result
+from ..vocabulary import to_readable
+from .common import err, out
+
+
+def shared(results, directory: Path, force: bool, settings: FitSettings):
+    """One form for all groups (lowest summed BIC among the groups' own laws), written to shared.json."""
+
+    from ..groups import shared_form
+
+    # a group whose own law is a constant (two runs of one model) cannot tell forms apart, and would
+    # leave only the constant to share
+    flat = {name: f"its own law is a constant, from {result.dataset.n_rows} rows"
+            for name, _, result in results if not any(result.law.uses(f) for f in result.law.factors)}
+    if len(results) - len(flat) < 2:
+        flat = {}
+    groups = {name: result.dataset for name, _, result in results if name not in flat}
+    forms = [result.ranking.law.fit.candidate for name, _, result in results if name not in flat]
+    shared = shared_form(groups, forms, settings, left_out=flat)
+    for name, why in flat.items():
+        err.print(Text("note: ", style="yellow") + Text(f"the shared form is chosen without {name}: {why}"),
+                  highlight=False)
+    for form, why in (shared.skipped if shared else {}).items():
+        err.print(Text("note: ", style="yellow") + Text(f"the form {form} could not be shared: {why}"),
+                  highlight=False)
+    if shared is None:
+        err.print(Text("note: ", style="yellow") + Text("no single form fits every group"), highlight=False)
+        return None
+    path = directory / "shared.json"
+    if path.exists() and not force:
+        export.check_free(directory, ("shared.json",))
+    export.write_all({path: json.dumps(shared.to_dict(), indent=2) + "\n"})
+    return shared
+
+
+def print_shared(shared) -> None:
+    from ..groups import rounded
+
+    table = Table(Column("group", overflow="fold"), Column(f"shared form {shared.candidate}", overflow="fold"), "MSE (relative)",
+                  title=f"One form for all groups (lowest summed BIC of {len(shared.considered)} forms)",
+                  title_justify="left")
+    for name, fitted in shared.fits.items():
+        table.add_row(name, rounded(fitted), f"{fitted.mse:.3g}")
+    out.print(table)
+
+
+
+LEVELS_FILE = "levels.json"
+
+
+def levels(result: Result, intrinsic: tuple[str, ...], settings: FitSettings, directory: Path) -> list:
+    """Test each intrinsic factor with few values as levels (exprsearch.levels), write what was
+    found to levels.json, and return per factor its sentence and its levels (None: not tested)."""
+    from ..levels import check_levels, untestable
+
+    checked = []
+    for factor in intrinsic:
+        found = check_levels(result, factor, settings)
+        if found is None:
+            reason = untestable(result, factor) or "the law could not be refitted on each of its values alone"
+            checked.append((f"'{factor}' was not tested as levels: {reason}", None))
+        else:
+            checked.append((found.sentence(), found))
+    # written even when nothing could be tested, so no earlier run's levels stay beside this law
+    tested = [found.to_dict() for _, found in checked if found is not None]
+    export.write_all({directory / LEVELS_FILE: json.dumps(tested, indent=2) + "\n"})
+    return checked
+
+
+def print_levels(checked: list, directory: Path, tables: bool = True) -> None:
+    for sentence, found in checked:
+        err.print(Text("note: ", style="yellow") + Text(sentence), highlight=False)
+        if found is not None and found.preferred and tables:
+            table = Table(found.factor, Column("law with its coefficients fitted per value", overflow="fold"),
+                          title=f"Constants per value of {found.factor}", title_justify="left")
+            for value in found.constants:
+                table.add_row(f"{value:g}", to_readable(found.at_level(value)))
+            out.print(table)
+    if checked and tables:
+        out.print(f"wrote {LEVELS_FILE} to {directory}", highlight=False)
