@@ -203,10 +203,13 @@ def bind(
             fixed[f.name] = f.absent  # the grammar says what the factor is where it was not varied
             continue
         if column not in columns:
+            # the one column no other grammar factor takes is the likely one to name
+            open_ = [c for c in columns if c not in mapping.values() and c not in {g.name for g in grammar.factors}]
+            example = open_[0] if len(open_) == 1 else "COLUMN"
             raise BindingError(
                 f"grammar '{grammar.name}' needs factor '{f.name}' ({f.about or f.role}) but the "
                 f"data has no such factor{suggest(column, list(columns))}; factors are "
-                f"{', '.join(columns)}: pass --map {f.name}=COLUMN"
+                f"{', '.join(columns)}: pass --map {f.name}={example}"
             )
         bound.append(replace(f, column=column))
     used = {f.column for f in bound}

@@ -193,7 +193,7 @@ def test_a_rate_that_grows_least_ranks_first(tmp_path):
     assert names == ["model=linear", "model=flat"] and kinds == {"time"} and "reads as a rate" not in said
     unbound = run("profile", tmp_path / "rates.csv", "--target", "samples_per_s", "--by", "model", "-g", "data-parallel",
                   "--out", tmp_path / "o3")
-    assert unbound.exit_code == 2 and "pass --map p=COLUMN" in unbound.output and not (tmp_path / "o3").exists()
+    assert unbound.exit_code == 2 and "pass --map p=gpus" in unbound.output and not (tmp_path / "o3").exists()
 
 
 @pytest.mark.slow
