@@ -92,15 +92,16 @@ def python_module(law: Law) -> str:
     imported = "import numpy\n\n" if module == "numpy" else f"import numpy as {module}\n\n"
     conversions = "".join(f"    {f} = {module}.asarray({f}, dtype={module}.float64)\n" for f in law.factors)
     shape = f"{module}.broadcast({', '.join(law.factors)}).shape" if len(law.factors) > 1 else f"{law.factors[0]}.shape"
+    target = _docstring_safe(law.target)
     return (
-        f'"""{law.target} = {to_text(law.expression)}\n\n'
+        f'"""{target} = {to_text(law.expression)}\n\n'
         f"Fitted by exprsearch {law.version} with grammar '{law.grammar.get('name')}'; "
         f'this module needs only numpy.\n"""\n\n'
         f"{imported}"
         f"FACTORS = {tuple(law.factors)!r}\n"
         f"TARGET = {law.target!r}\n\n\n"
         f"def predict({arguments}):\n"
-        f'    """Predicted {law.target}; arguments are numbers or numpy arrays that broadcast."""\n'
+        f'    """Predicted {target}; arguments are numbers or numpy arrays that broadcast."""\n'
         f"{conversions}"
         f"    return {module}.zeros({shape}) + ({to_numpy_code(law.expression, module)})\n"
     )
@@ -124,6 +125,12 @@ def front_csv(ranking: Ranking) -> str:
             "yes" if i == ranking.chosen else "", to_text(law),
         ])
     return out.getvalue()
+
+
+def _docstring_safe(text: str) -> str:
+    """``text`` as it can stand in a docstring: a backslash or three quotes in a column's name
+    would end it or escape what follows."""
+    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
 def write(law: Law, ranking: Ranking, directory: str | Path, overwrite: bool = False) -> list[Path]:

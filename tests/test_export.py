@@ -61,3 +61,18 @@ def test_latex_writes_a_name_in_words_as_one_word_and_parses():
     assert r"\log_{2}{\left(p \right)}" in body
     mathtext = pytest.importorskip("matplotlib.mathtext")
     mathtext.MathTextParser("path").parse(f"${body}$")  # raises on LaTeX it cannot read
+
+
+def test_a_target_named_with_a_backslash_or_quotes_gives_a_module_that_imports(tmp_path):
+    import warnings
+    from dataclasses import replace
+
+    for name in ('t "q" \\ x', 'a """ b', "ends with \\"):
+        path = tmp_path / "odd_law.py"
+        path.write_text(export.python_module(replace(make_law(), target=name)))
+        spec = importlib.util.spec_from_file_location("odd_law", path)
+        module = importlib.util.module_from_spec(spec)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # an invalid escape is a SyntaxWarning from Python 3.12
+            spec.loader.exec_module(module)
+        assert module.TARGET == name and module.__doc__.startswith(f"{name} = ")
