@@ -161,7 +161,8 @@ class _LatexPrinter(LatexPrinter):
 def latex_name(name: str) -> str:
     """A name in words as LaTeX writes one in math mode, letters upright-italic and together:
     ``\\mathit{batch\\_size}`` (``Time (s)``: ``\\mathit{Time\\ (s)}``)."""
-    escaped = re.sub(r"([_%#&$])", r"\\\1", name).replace(" ", "\\ ")
+    special = {"\\": r"\backslash{}", "{": r"\{", "}": r"\}", "^": r"\hat{}", "~": r"\sim{}", " ": r"\ "}
+    escaped = "".join(special.get(c, "\\" + c if c in "_%#&$" else c) for c in name)
     return rf"\mathit{{{escaped}}}"
 
 

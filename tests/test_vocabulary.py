@@ -61,3 +61,12 @@ def test_latex_keeps_hundreds_plain_too():
                                           ("2nd", "x_2nd"), ("((", "x")])
 def test_a_column_has_a_name_a_law_can_use(column, name):
     assert law_name(column) == name and law_name(name) == name  # and that name is its own
+
+
+def test_a_name_in_words_is_escaped_for_latex():
+    from exprsearch.vocabulary import latex_name
+
+    assert latex_name("batch_size") == r"\mathit{batch\_size}"
+    assert latex_name("Time (s)") == r"\mathit{Time\ (s)}"
+    assert latex_name("a{b}\\c") == r"\mathit{a\{b\}\backslash{}c}"  # braces and a backslash cannot end it
+    assert latex_name("mfu_%") == r"\mathit{mfu\_\%}"
