@@ -80,8 +80,9 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
             skip = _comments(lines, _SEPARATORS[suffix])
             dialect = sniff(path, lines, _header(lines, skip), _SEPARATORS[suffix])
             # only an empty cell is missing: pandas would also read a label "NA" (North America) or "None" as one
+            # and 'p, n, time', as people type it, names the columns p, n and time
             frame = lazy_pandas().read_csv(path, sep=dialect.separator, decimal=dialect.decimal, skiprows=skip,
-                                           keep_default_na=False, na_values=[""])
+                                           keep_default_na=False, na_values=[""], skipinitialspace=True)
             if len(frame.columns) > 1 and frame.iloc[:, -1].isna().any():  # short rows: another separator?
                 check_rows(path, lines, _header(lines, skip), dialect.separator)
             if dialect.note:

@@ -68,3 +68,10 @@ def test_a_row_separated_otherwise_than_its_header_is_refused(tmp_path, name, te
 def test_a_short_row_of_the_same_separator_is_a_missing_value_as_before(tmp_path):
     with pytest.raises(DataError, match="column 'time' has missing or non-numeric values at line 3"):
         load_table(_write(tmp_path, "short.csv", "p,time\n1,10\n2\n4,3\n"), "time")
+
+
+def test_spaces_after_the_commas_are_formatting(tmp_path):
+    text = 'model, p, time\n"res net", 1, 10\n"res net", 2, 5.5\n"res net", 4, 3\n'
+    data = load_table(_write(tmp_path, "typed.csv", text), "time")  # not ' time'
+    assert data.factors == ("p",)
+    np.testing.assert_allclose(data.y, [10, 5.5, 3])
