@@ -87,6 +87,7 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
                 check_rows(path, lines, _header(lines, skip), dialect.separator)
             if dialect.note:
                 frame.attrs["read_as"] = dialect.note
+            frame = _trimmed(path, frame)
         else:
             frame = _sheet(path, sheet, option) if suffix in WORKBOOKS else _READERS[suffix](path)
     except DataError:  # a reader's own sentence, naming the line
@@ -113,6 +114,16 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
         if suffix != ".txt":
             _check_header(path, lines, frame, header, dialect.separator)
     return frame
+
+
+def _trimmed(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with spaces around its column names removed ('time ' is time), unless two names
+    would then be one."""
+    names = [str(c).strip() if isinstance(c, str) else c for c in frame.columns]
+    twice = next((n for n in names if names.count(n) > 1), None)  # pandas renamed exact twins p.1 already
+    if twice is not None:
+        raise DataError(f"'{path}' has two columns named '{twice}' but for spaces around one of them; rename one")
+    return frame.set_axis(names, axis=1) if names != list(frame.columns) else frame
 
 
 def _header(lines: list[str], skip: int) -> int:
@@ -323,7 +334,7 @@ def _check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int, se
     """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
     file separated by another character than the extension says (one column of 'p|n|time').
     ``at`` is the index of the header's line in ``lines``."""
-    header = next(csv.reader(lines[at:at + 1], delimiter=separator), [])
+    header = [name.strip() for name in next(csv.reader(lines[at:at + 1], delimiter=separator), [])]
     seen: dict[str, int] = {}
     for i, name in enumerate(header, start=1):
         if name in seen:

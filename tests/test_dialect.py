@@ -75,3 +75,17 @@ def test_spaces_after_the_commas_are_formatting(tmp_path):
     data = load_table(_write(tmp_path, "typed.csv", text), "time")  # not ' time'
     assert data.factors == ("p",)
     np.testing.assert_allclose(data.y, [10, 5.5, 3])
+
+
+@pytest.mark.parametrize("header, said", [
+    ("p,p ,time", "has two columns named 'p' but for spaces around one of them"),
+    ("p, p,time", "line 1 has two columns named 'p' (columns 1 and 2)"),
+])
+def test_names_alike_but_for_spaces_are_refused(tmp_path, header, said):
+    with pytest.raises(DataError, match=re.escape(said)):
+        load_table(_write(tmp_path, "twins.csv", f"{header}\n1,1,10\n2,2,5.5\n4,4,3\n"), "time")
+
+
+def test_spaces_around_a_name_are_formatting(tmp_path):
+    data = load_table(_write(tmp_path, "trailing.csv", "p ,time \n1,10\n2,5.5\n4,3\n"), "time")
+    assert data.factors == ("p",) and data.target == "time"
