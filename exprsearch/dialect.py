@@ -1,4 +1,5 @@
-"""How a CSV or TSV file writes its table: the character between columns and the decimal mark.
+"""How a CSV or TSV file writes its table: comment lines above the header, the character between
+columns, the decimal mark, and names in the header to be taken as written or refused.
 Excel saves "CSV" with ';' between columns and decimal commas (10,5) where the comma is the
 decimal mark (German, French, …), and users there cannot easily save it otherwise; such a file
 is read as written, with a note, and a number that could be read two ways is refused."""
@@ -9,9 +10,14 @@ import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import DataError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"  # a plain decimal number
 _COMMA_DECIMAL = re.compile(r"[+-]?\d+,\d+(?:[eE][+-]?\d+)?")
 _POINT_DECIMAL = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _GROUPED = re.compile(r"\d{1,3}\.\d{3}")  # 1.000 or 12.500: a decimal, or a whole number in thousands?
@@ -106,3 +112,54 @@ def check_rows(path: Path, lines: list[str], header: int, separator: str) -> Non
                 raise DataError(f"'{path}' line {header + 1 + reader.line_num} seems separated by {name}, where its "
                                 f"header (line {header + 1}) is separated by {dict(_OTHERS)[separator]}: separate "
                                 "every line alike")
+
+
+def comments(lines: list[str], separator: str) -> int:
+    """How many of the first lines are comments (starting with #) or blank, where any is a comment
+    and the line after them is a header; where it holds numbers only, the last comment was the
+    header (``#p,n,time``, as some scripts write it) and nothing is skipped."""
+    count = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), 0)
+    if not any(line.lstrip().startswith("#") for line in lines[:count]):
+        return 0
+    fields = next(csv.reader(lines[count:count + 1], delimiter=separator), [])
+    return 0 if all(re.fullmatch(NUMBER, f.strip()) for f in fields) else count
+
+
+def header_line(lines: list[str], skip: int) -> int:
+    """The index of the header's line: the first line that is not blank below ``skip`` comment lines."""
+    return next((i for i, line in enumerate(lines) if i >= skip and line.strip()), 0)
+
+
+def trimmed(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with spaces around its column names removed ('time ' is time), unless two names
+    would then be one."""
+    names = [str(c).strip() if isinstance(c, str) else c for c in frame.columns]
+    twice = next((n for n in names if names.count(n) > 1), None)  # pandas renamed exact twins p.1 already
+    if twice is not None:
+        raise DataError(f"'{path}' has two columns named '{twice}' but for spaces around one of them; rename one")
+    return frame.set_axis(names, axis=1) if names != list(frame.columns) else frame
+
+
+def check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int, separator: str) -> None:
+    """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
+    file separated by another character than the extension says (one column of 'p|n|time').
+    ``at`` is the index of the header's line in ``lines``."""
+    header = [name.strip() for name in next(csv.reader(lines[at:at + 1], delimiter=separator), [])]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, start=1):
+        if name in seen:
+            raise DataError(f"'{path}' line {at + 1} has two columns named '{name}' (columns {seen[name]} and {i}); "
+                            "rename one")
+        seen[name] = i
+    if header and len(frame.columns) == len(header):
+        repeated = frame.index[(frame.astype(str) == [str(c) for c in frame.columns]).all(axis=1)]
+        if len(repeated):
+            lines = ", ".join(str(int(i) + 2) for i in repeated[:5])
+            raise DataError(f"'{path}' line {lines} repeats the header (files joined together?); "
+                            "delete the repeated header line(s)")
+    if len(frame.columns) == 1:
+        for other in (";", "\t", "|", ","):
+            if other in str(frame.columns[0]):
+                expected = "tabs" if path.suffix.lower() == ".tsv" else "commas"
+                raise DataError(f"'{path}' line {at + 1} seems separated by {other!r}, but a {path.suffix} file is "
+                                f"separated by {expected}: save it with {expected} (a .tsv file with tabs)")

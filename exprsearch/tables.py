@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .dialect import Dialect, check_rows, sniff
+from .dialect import NUMBER, Dialect, check_header, check_rows, comments, header_line, sniff, trimmed
 from .errors import DataError
 
 if TYPE_CHECKING:
@@ -34,7 +34,6 @@ _TEXT = (".csv", ".tsv", ".txt")  # a header line, then a line per row: read_tab
 SUFFIXES = frozenset(_READERS) | set(_SEPARATORS) | set(WORKBOOKS)  # the extensions read_table reads
 _BY_LINE = "line - 2"  # the index name of rows read_table placed on their lines
 _BY_SHEET_ROW = "sheet row - 2"  # and on a workbook sheet's rows
-_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 
 
 def lazy_pandas():
@@ -77,17 +76,17 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
             lines = _unified(path.read_text(encoding="utf-8-sig")).split("\n")
             if not any(line.strip() for line in lines):
                 raise DataError(f"'{path}' is empty; a table needs a header line and a line per run")
-            skip = _comments(lines, _SEPARATORS[suffix])
-            dialect = sniff(path, lines, _header(lines, skip), _SEPARATORS[suffix])
+            skip = comments(lines, _SEPARATORS[suffix])
+            dialect = sniff(path, lines, header_line(lines, skip), _SEPARATORS[suffix])
             # only an empty cell is missing: pandas would also read a label "NA" (North America) or "None" as one
             # and 'p, n, time', as people type it, names the columns p, n and time
             frame = lazy_pandas().read_csv(path, sep=dialect.separator, decimal=dialect.decimal, skiprows=skip,
                                            keep_default_na=False, na_values=[""], skipinitialspace=True)
             if len(frame.columns) > 1 and frame.iloc[:, -1].isna().any():  # short rows: another separator?
-                check_rows(path, lines, _header(lines, skip), dialect.separator)
+                check_rows(path, lines, header_line(lines, skip), dialect.separator)
             if dialect.note:
                 frame.attrs["read_as"] = dialect.note
-            frame = _trimmed(path, frame)
+            frame = trimmed(path, frame)
         else:
             frame = _sheet(path, sheet, option) if suffix in WORKBOOKS else _READERS[suffix](path)
     except DataError:  # a reader's own sentence, naming the line
@@ -109,26 +108,11 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
     if suffix in _TEXT:
         if lines is None:
             lines = _unified(path.read_text(encoding="utf-8-sig", errors="replace")).split("\n")  # once, for both
-        header = _header(lines, skip)
+        header = header_line(lines, skip)
         frame = _indexed_by_line(lines, frame, dialect.separator if suffix != ".txt" else None, header)
         if suffix != ".txt":
-            _check_header(path, lines, frame, header, dialect.separator)
+            check_header(path, lines, frame, header, dialect.separator)
     return frame
-
-
-def _trimmed(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with spaces around its column names removed ('time ' is time), unless two names
-    would then be one."""
-    names = [str(c).strip() if isinstance(c, str) else c for c in frame.columns]
-    twice = next((n for n in names if names.count(n) > 1), None)  # pandas renamed exact twins p.1 already
-    if twice is not None:
-        raise DataError(f"'{path}' has two columns named '{twice}' but for spaces around one of them; rename one")
-    return frame.set_axis(names, axis=1) if names != list(frame.columns) else frame
-
-
-def _header(lines: list[str], skip: int) -> int:
-    """The index of the header's line: the first line that is not blank below ``skip`` comment lines."""
-    return next((i for i, line in enumerate(lines) if i >= skip and line.strip()), 0)
 
 
 def _in_seconds(frame: pd.DataFrame) -> pd.DataFrame:
@@ -140,17 +124,6 @@ def _in_seconds(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.assign(**{str(c): frame[c].dt.total_seconds() for c in spans})
         frame.attrs["seconds"] = [str(c) for c in spans]
     return frame
-
-
-def _comments(lines: list[str], separator: str) -> int:
-    """How many of the first lines are comments (starting with #) or blank, where any is a comment
-    and the line after them is a header; where it holds numbers only, the last comment was the
-    header (``#p,n,time``, as some scripts write it) and nothing is skipped."""
-    count = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), 0)
-    if not any(line.lstrip().startswith("#") for line in lines[:count]):
-        return 0
-    fields = next(csv.reader(lines[count:count + 1], delimiter=separator), [])
-    return 0 if all(re.fullmatch(_NUMBER, f.strip()) for f in fields) else count
 
 
 class Rows(np.ndarray):
@@ -330,31 +303,6 @@ def _record_starts(lines: list[str], delimiter: str) -> list[int]:
     return starts
 
 
-def _check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int, separator: str) -> None:
-    """Refuse what pandas would quietly reinterpret: repeated column names (renamed p.1) and a
-    file separated by another character than the extension says (one column of 'p|n|time').
-    ``at`` is the index of the header's line in ``lines``."""
-    header = [name.strip() for name in next(csv.reader(lines[at:at + 1], delimiter=separator), [])]
-    seen: dict[str, int] = {}
-    for i, name in enumerate(header, start=1):
-        if name in seen:
-            raise DataError(f"'{path}' line {at + 1} has two columns named '{name}' (columns {seen[name]} and {i}); "
-                            "rename one")
-        seen[name] = i
-    if header and len(frame.columns) == len(header):
-        repeated = frame.index[(frame.astype(str) == [str(c) for c in frame.columns]).all(axis=1)]
-        if len(repeated):
-            lines = ", ".join(str(int(i) + 2) for i in repeated[:5])
-            raise DataError(f"'{path}' line {lines} repeats the header (files joined together?); "
-                            "delete the repeated header line(s)")
-    if len(frame.columns) == 1:
-        for other in (";", "\t", "|", ","):
-            if other in str(frame.columns[0]):
-                expected = "tabs" if path.suffix.lower() == ".tsv" else "commas"
-                raise DataError(f"'{path}' line {at + 1} seems separated by {other!r}, but a {path.suffix} file is "
-                                f"separated by {expected}: save it with {expected} (a .tsv file with tabs)")
-
-
 def plain_numbers(path: str | Path) -> dict[str, np.ndarray] | None:
     """The columns of a CSV/TSV file whose header names distinct columns and whose every other
     line is plain decimal numbers, one per column; None for anything else, which
@@ -387,7 +335,7 @@ def plain_columns(raw: bytes, suffix: str) -> dict[str, np.ndarray] | None:
     if (len(header) < 2 or len(set(header)) < len(header) or head.startswith("#")
             or any(not name or name.strip() != name for name in header)):
         return None
-    row = separator.join([_NUMBER] * len(header))
+    row = separator.join([NUMBER] * len(header))
     if re.fullmatch(rf"(?:{row}\n)*{row}\n?", body, flags=re.ASCII) is None:  # \d: 0-9, not other scripts' digits
         return None
     fields = re.split(rf"[\n{separator}]", body.rstrip("\n"))
