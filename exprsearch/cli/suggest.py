@@ -16,23 +16,23 @@ from rich.text import Text
 
 def suggest(
     data: Annotated[Path, typer.Argument(help="The measurements so far: a table (or an Extra-P file with --target).")],
-    target: Annotated[str | None, typer.Option("--target", "-t", help="The measured column (Extra-P files: CALLPATH:METRIC).")] = None,
-    vary: Annotated[list[str], typer.Option(help="A factor's values that could be measured: p=1..64 or n=1000,4000 (repeatable). Default: its measured values and range, doubling.")] = [],  # noqa: B006
-    at: Annotated[str | None, typer.Option(help="The configuration whose prediction should be settled: p=512,n=16000.")] = None,
-    count: Annotated[int, typer.Option(help="How many configurations to suggest.")] = 3,
-    devices: Annotated[str | None, typer.Option(help="The factor that counts the devices a run occupies (cost = devices × time).")] = None,
-    price: Annotated[float, typer.Option(help="Price per device and unit of time (cost = devices × time × price).")] = 1.0,
-    tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).")] = 0.05,
-    budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time × price); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.")] = None,
-    grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.")] = "default",
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (20 to 10000).")] = 100,
-    seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.")] = 0,
-    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.")] = False,
-    target_kind: Annotated[str | None, typer.Option(help="time or rate (a throughput: a run takes work / rate). Default: read from the target's name.")] = None,
-    sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.")] = None,
-    work_: Annotated[float | None, typer.Option("--work", help="With a rate: what one run processes, so that its time is work / rate (default 1: costs per unit of work).")] = None,
-    factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).")] = None,
-    drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.")] = False,
+    target: Annotated[str | None, typer.Option("--target", "-t", help="The measured column (Extra-P files: CALLPATH:METRIC).", rich_help_panel="Data")] = None,
+    vary: Annotated[list[str], typer.Option(help="A factor's values that could be measured: p=1..64 or n=1000,4000 (repeatable). Default: its measured values and range, doubling.", rich_help_panel="Plan")] = [],  # noqa: B006
+    at: Annotated[str | None, typer.Option(help="The configuration whose prediction should be settled: p=512,n=16000.", rich_help_panel="Plan")] = None,
+    count: Annotated[int, typer.Option(help="How many configurations to suggest.", rich_help_panel="Plan")] = 3,
+    devices: Annotated[str | None, typer.Option(help="The factor that counts the devices a run occupies (cost = devices × time).", rich_help_panel="Plan")] = None,
+    price: Annotated[float, typer.Option(help="Price per device and unit of time (cost = devices × time × price).", rich_help_panel="Plan")] = 1.0,
+    tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).", rich_help_panel="Plan")] = 0.05,
+    budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time × price); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.", rich_help_panel="Plan")] = None,
+    grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.", rich_help_panel="Search")] = "default",
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (20 to 10000).", rich_help_panel="Search")] = 100,
+    seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.", rich_help_panel="Search")] = 0,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.", rich_help_panel="Output")] = False,
+    target_kind: Annotated[str | None, typer.Option(help="time or rate (a throughput: a run takes work / rate). Default: read from the target's name.", rich_help_panel="Data")] = None,
+    sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
+    work_: Annotated[float | None, typer.Option("--work", help="With a rate: what one run processes, so that its time is work / rate (default 1: costs per unit of work).", rich_help_panel="Plan")] = None,
+    factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
+    drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.", rich_help_panel="Data")] = False,
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
     from .. import export
