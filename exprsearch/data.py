@@ -14,7 +14,7 @@ import numpy as np
 from .cells import check_dates, check_written, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import derived_notes, settings
+from .roles import column_named, derived_notes, settings
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -225,6 +225,9 @@ def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
     # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors;
     # so are dates and times (when a run was logged), which are no setting of it
     labels = {c for c in columns if flags(frame[c]) or pd.api.types.is_datetime64_any_dtype(frame[c])}
+    # a column with no value at all (a comma at the end of every line) says nothing of any run
+    empty = [c for c in columns if c != target and frame[c].isna().all()]
+    labels |= set(empty)
     factors = [c for c in columns if c != target and c not in labels and pd.api.types.is_numeric_dtype(frame[c])]
     for c in columns:
         if c in labels:
@@ -242,8 +245,9 @@ def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
             # objects (an integer beyond 64 bits, a sheet's mixed cells) has none
             factors.append(c)
     factors = [c for c in columns if c in factors]
-    ignored = [c for c in columns if c != target and c not in factors]
+    ignored = [c for c in columns if c != target and c not in factors and c not in empty]
     notes = [_ignored(frame, ignored)] if ignored else []
+    notes += [f"left out {', '.join(column_named(c) for c in empty)}: empty on every row"] if empty else []
     values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     factors, values, note = settings(target, factors, values)
     _check_factors(factors, target, columns, where)

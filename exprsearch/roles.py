@@ -118,7 +118,7 @@ def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[
     measured = {n: why for n, why in measured.items() if n not in numbers}
     if not (measured or numbers) or len(measured) + len(numbers) == len(factors):
         return factors, values, None
-    said = [f"left out {_shown(n)}: it numbers the rows, an index written with the table (pandas writes one "
+    said = [f"left out {column_named(n)}: it numbers the rows, an index written with the table (pandas writes one "
             "unless to_csv is given index=False)" for n in numbers]
     if measured:
         said.append("left out column(s) that look like measurements of the runs, not settings: "
@@ -129,7 +129,7 @@ def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[
     return [factors[j] for j in kept], values[:, [*kept, -1]], "; ".join(said)
 
 
-def _shown(column: str) -> str:
+def column_named(column: str) -> str:
     """A column as the user sees it in the file: pandas names a column without a header 'Unnamed: k'."""
     unnamed = column.startswith("Unnamed: ") and column[9:].isdigit()
     return f"the unnamed column {int(column[9:]) + 1}" if unnamed else f"column '{column}'"

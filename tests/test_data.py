@@ -183,3 +183,13 @@ def test_a_column_of_numbers_pandas_keeps_as_objects_is_a_factor(tmp_path):
     path.write_text("ops,pad,time\n" + "".join(f"{p},{2**64 + p},{2 + 40 / p}\n" for p in (1, 2, 4, 8)))
     data = load_table(path, "time")
     assert set(data.factors) <= {"ops", "pad"} and "ops" in data.factors
+
+
+def test_an_empty_column_is_left_out_and_said(tmp_path):
+    """A comma at the end of every line makes an unnamed column with no value: it had stopped the
+    run as 'missing or non-numeric values' on every line."""
+    path = tmp_path / "trailing.csv"
+    path.write_text("p,time,\n1,10,\n2,5.5,\n4,3,\n8,2,\n")
+    data = load_table(path, "time")
+    assert data.factors == ("p",)
+    assert "left out the unnamed column 3: empty on every row" in data.notes
