@@ -163,3 +163,20 @@ def check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int, sep
                 expected = "tabs" if path.suffix.lower() == ".tsv" else "commas"
                 raise DataError(f"'{path}' line {at + 1} seems separated by {other!r}, but a {path.suffix} file is "
                                 f"separated by {expected}: save it with {expected} (a .tsv file with tabs)")
+
+
+def check_units_row(path: Path, frame: pd.DataFrame, header: int) -> None:
+    """Refuse a second header line, of units (``-, samples, s``) under the names: read as data it
+    makes every column of numbers hold a word on its first row."""
+    import pandas
+
+    if len(frame) < 2:
+        return
+    numbers = [c for c in frame.columns if pandas.to_numeric(frame[c].iloc[1:], errors="coerce").notna().all()]
+    first = frame.iloc[0]
+    if len(numbers) >= 2 and all(isinstance(first[c], str) and first[c].strip() for c in numbers) and \
+            pandas.to_numeric(first[numbers], errors="coerce").isna().all():
+        units = ", ".join(str(first[c]).strip() for c in numbers)
+        raise DataError(f"'{path}' line {header + 2} looks like a second header ({units}), of units perhaps: put "
+                        f"each unit in its column's name ({numbers[-1]}_{str(first[numbers[-1]]).strip(' []()')}) "
+                        "and delete that line")

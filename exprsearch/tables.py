@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .dialect import NUMBER, Dialect, check_header, check_rows, comments, header_line, sniff, trimmed
+from .dialect import (
+    NUMBER,
+    Dialect,
+    check_header,
+    check_rows,
+    check_units_row,
+    comments,
+    header_line,
+    sniff,
+    trimmed,
+)
 from .errors import DataError
 
 if TYPE_CHECKING:
@@ -112,6 +122,7 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
         frame = _indexed_by_line(lines, frame, dialect.separator if suffix != ".txt" else None, header)
         if suffix != ".txt":
             check_header(path, lines, frame, header, dialect.separator)
+            check_units_row(path, frame, header)
     return frame
 
 

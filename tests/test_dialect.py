@@ -89,3 +89,10 @@ def test_names_alike_but_for_spaces_are_refused(tmp_path, header, said):
 def test_spaces_around_a_name_are_formatting(tmp_path):
     data = load_table(_write(tmp_path, "trailing.csv", "p ,time \n1,10\n2,5.5\n4,3\n"), "time")
     assert data.factors == ("p",) and data.target == "time"
+
+
+def test_a_second_header_of_units_is_refused_with_where_units_go(tmp_path):
+    text = "gpus,batch,time\n-,samples,s\n1,32,10\n2,32,5.5\n4,32,3\n8,32,2\n"
+    with pytest.raises(DataError, match=re.escape("line 2 looks like a second header (-, samples, s), of units "
+                                                  "perhaps: put each unit in its column's name (time_s)")):
+        load_table(_write(tmp_path, "units.csv", text), "time")
