@@ -181,20 +181,20 @@ def _shown(values) -> list[int]:
 @app.command("optimize")
 def optimize_command(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
-    vary: Annotated[list[str], typer.Option(help="A factor to search: p=1..512 or b=32,64,128 (repeatable). Default: the measured range of every factor not fixed, doubling.")] = [],  # noqa: B006
-    fix: Annotated[list[str], typer.Option(help="A factor held fixed: n=1281167 (repeatable).")] = [],  # noqa: B006
-    where: Annotated[list[str], typer.Option(help="A constraint: 'p*b <= 65536' (repeatable).")] = [],  # noqa: B006
-    price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices).")] = None,
-    devices: Annotated[str | None, typer.Option(help="Factor that counts the devices paid for, e.g. p.")] = None,
-    price_table: Annotated[Path | None, typer.Option(help="A table (CSV, workbook, …): factor columns and a 'price' column per hour.")] = None,
-    price_sheet: Annotated[str | None, typer.Option(help="With --price-table: an Excel workbook's sheet, where more than one holds data.")] = None,
-    budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time, in the target's unit.")] = None,
-    time_unit: Annotated[str, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h (for cost).")] = "s",
-    work_: Annotated[float | None, typer.Option("--work", help="For a law of a rate (samples/s): what one run processes, so that its time is work / rate (for --budget and prices).")] = None,
-    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).")] = None,
-    force: Annotated[bool, typer.Option(help="With --plot: replace the file if it exists.")] = False,
-    levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).")] = None,
+    vary: Annotated[list[str], typer.Option(help="A factor to search: p=1..512 or b=32,64,128 (repeatable). Default: the measured range of every factor not fixed, doubling.", rich_help_panel="Configurations")] = [],  # noqa: B006
+    fix: Annotated[list[str], typer.Option(help="A factor held fixed: n=1281167 (repeatable).", rich_help_panel="Configurations")] = [],  # noqa: B006
+    where: Annotated[list[str], typer.Option(help="A constraint: 'p*b <= 65536' (repeatable).", rich_help_panel="Configurations")] = [],  # noqa: B006
+    price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices).", rich_help_panel="Cost and budget")] = None,
+    devices: Annotated[str | None, typer.Option(help="Factor that counts the devices paid for, e.g. p.", rich_help_panel="Cost and budget")] = None,
+    price_table: Annotated[Path | None, typer.Option(help="A table (CSV, workbook, …): factor columns and a 'price' column per hour.", rich_help_panel="Cost and budget")] = None,
+    price_sheet: Annotated[str | None, typer.Option(help="With --price-table: an Excel workbook's sheet, where more than one holds data.", rich_help_panel="Cost and budget")] = None,
+    budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time, in the target's unit.", rich_help_panel="Cost and budget")] = None,
+    time_unit: Annotated[str, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h (for cost).", rich_help_panel="Cost and budget")] = "s",
+    work_: Annotated[float | None, typer.Option("--work", help="For a law of a rate (samples/s): what one run processes, so that its time is work / rate (for --budget and prices).", rich_help_panel="Cost and budget")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.", rich_help_panel="Output")] = False,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).", rich_help_panel="Output")] = None,
+    force: Annotated[bool, typer.Option(help="With --plot: replace the file if it exists.", rich_help_panel="Output")] = False,
+    levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).", rich_help_panel="Configurations")] = None,
 ) -> None:
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
 
