@@ -30,6 +30,9 @@ from .linear import ridge
 
 _CHUNK = 20_000  # problems solved per batched call
 _CELLS = 4_000_000  # with a robust loss, rows × columns gathered per batched call
+# above this many term columns their Gram matrix (8·width² bytes: 6.4 GB for the 28,000 of ten
+# factors) is not formed; each problem's few entries are summed from the design instead
+_GRAM_COLUMNS = 4096
 
 
 @dataclass(frozen=True)
@@ -181,8 +184,8 @@ class _Table:
         scale[~(scale > 0)] = 1.0
         design /= scale
         self.scale = scale
-        self.gram = design.T @ design / n
         self.rhs = design.mean(axis=0)
+        self._keep_gram(design, n)
         self.design = None if self.settings.loss == "squared" else design  # robust losses reweight rows
 
     def _finish_by_configuration(self, n: int) -> None:
@@ -200,8 +203,21 @@ class _Table:
         self.scale = scale
         self.rhs = (self.inverse @ design) / scale / n
         design *= np.sqrt(self.inverse_square)[:, None] / scale
-        self.gram = design.T @ design / n
+        self._keep_gram(design, n)
         self.design = None
+
+    def _keep_gram(self, scaled: np.ndarray, n: int) -> None:
+        """The Gram matrix of the scaled columns over ``n`` rows, or, for too many columns to hold
+        it, the columns themselves to sum each problem's entries from (:meth:`_gram`)."""
+        self.n = n
+        self.gram, self.scaled = (scaled.T @ scaled / n, None) if self.width <= _GRAM_COLUMNS else (None, scaled)
+
+    def _gram(self, columns: np.ndarray) -> np.ndarray:
+        """The Gram matrices of the problems whose columns are ``columns`` ``(S, m)``."""
+        if self.gram is not None:
+            return self.gram[columns[:, :, None], columns[:, None, :]]
+        part = self.scaled[:, columns]  # (rows, S, m)
+        return np.einsum("nsk,nsl->skl", part, part) / self.n
 
     def solve(self, layouts: list[_Layout]):
         """Cost, mse and coefficients (original units) of every candidate at every grid value."""
@@ -228,6 +244,8 @@ class _Table:
         cost, mse = np.empty(len(columns)), np.empty(len(columns))
         coef = np.empty(columns.shape)
         size = _CHUNK if self.settings.loss == "squared" else max(1, _CELLS // (len(self.y) * columns.shape[1]))
+        if self.gram is None:  # each chunk gathers its columns from the design: bounded as the robust loss's
+            size = min(size, max(1, _CELLS // (len(self.scaled) * columns.shape[1])))
         for start in range(0, len(columns), size):
             part = slice(start, start + size)
             cost[part], mse[part], coef[part] = self._chunk(columns[part], low[part], high[part])
@@ -236,7 +254,7 @@ class _Table:
     def _chunk(self, columns: np.ndarray, low: np.ndarray, high: np.ndarray):
         scale = self.scale[columns]
         valid = self.valid[columns].all(axis=1)
-        z, cost, mse = ridge(self.gram[columns[:, :, None], columns[:, None, :]], self.rhs[columns], 1.0,
+        z, cost, mse = ridge(self._gram(columns), self.rhs[columns], 1.0,
                              low * scale, high * scale, self.settings.regularization, valid)
         if self.settings.loss != "squared":
             z, cost, mse = self._robust(columns, low * scale, high * scale, z, valid, cost, mse)

@@ -47,6 +47,25 @@ def test_batched_fits_cost_what_one_by_one_fits_cost(loss):
                 assert batched.values[name] == pytest.approx(value, rel=1e-4, abs=1e-9), str(candidate)
 
 
+@pytest.mark.parametrize("loss", ["squared", "huber"])
+def test_without_the_gram_matrix_of_many_columns_the_fits_are_the_same(monkeypatch, loss):
+    """Above _GRAM_COLUMNS term columns (ten factors: 28,000, a 6.4 GB matrix) each problem's
+    entries are summed from the design; the fits are those of the matrix."""
+    import exprsearch.batch as batch
+
+    X, y = table(lambda p, n: 2 + 0.01 * n / p + 0.15 * p, outliers=loss != "squared")
+    found = [c for c in default_candidates() if c.separable][:200]
+    settings = FitSettings(loss=loss)
+    with_gram = fit_separable(found, Compiler(("p", "n"), X), y, settings)
+    monkeypatch.setattr(batch, "_GRAM_COLUMNS", 0)
+    monkeypatch.setattr(batch, "_CELLS", 5_000)  # and chunks of a few problems, as for a wide table
+    summed = fit_separable(found, Compiler(("p", "n"), X), y, settings)
+    for a, b in zip(with_gram.fits, summed.fits):
+        assert a.ok == b.ok
+        if a.ok:
+            assert b.cost == pytest.approx(a.cost, rel=1e-9) and b.values == pytest.approx(a.values, rel=1e-7, abs=1e-12)
+
+
 def test_the_grid_profile_bounds_refinement_and_estimates_it():
     X, y = table(lambda p, n: 1 + 1e-4 * n**1.37 / p)
     found = [c for c in default_candidates("data-parallel") if c.separable and c.nonlinear]
