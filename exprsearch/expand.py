@@ -250,8 +250,9 @@ class Expander:
                 members = self.strategy.atoms(members, keep)
                 made = product_count(choices, [len(m) for m in members])
                 self.screened.append(
-                    f"<{ref.rule}>*{{{ref.low},{ref.high}}}: {full:,} products in the space; kept the {keep} "
-                    f"expansions of each factor that fit its lines best, alone or in a pair ({made:,} products)")
+                    f"<{ref.rule}>*{{{ref.low},{ref.high}}}: {full:,} products in the space; kept "
+                    + ("the expansion" if keep == 1 else f"the {keep} expansions")
+                    + f" of each factor that fit its lines best, alone or in a pair ({made:,} products)")
             else:
                 members = [sorted(m, key=self.size)[:keep] for m in members]
                 self.unmade += full - product_count(choices, [len(m) for m in members])
