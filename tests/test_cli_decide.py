@@ -288,3 +288,12 @@ def test_settings_are_shown_as_written(law_file):
         "64862437376", "16", "0.5", "1e+20", "0.666667"]
     result = run("predict", law_file, "--at", "p=8,n=64862437376")
     assert result.exit_code == 0 and "64862437376" in result.output
+
+
+def test_explain_warns_of_a_fixed_value_far_outside_the_measurements(law_file):
+    far = run("explain", law_file, "--vary", "p=1..64", "--fix", "n=640000")  # measured n up to 64000
+    assert far.exit_code == 0
+    assert "warning: --fix n = 640000 is 10× the largest measured n (64000): extrapolating" in " ".join(
+        far.output.split())
+    near = run("explain", law_file, "--vary", "p=1..64", "--fix", "n=16000")
+    assert near.exit_code == 0 and "warning" not in near.output

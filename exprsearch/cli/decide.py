@@ -118,6 +118,9 @@ def explain_command(
     law, e, note = _guard(work)
     if note:
         err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+    # a fixed value far outside the measurements makes every row an extrapolation, as predict warns
+    for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := _far_outside(law, f, [v]))]:
+        err.print(Text("warning: ", style="yellow") + Text(f"--fix {warning}"), highlight=False)
     if json_:
         limit = None if e.limit is None else e.limit.__dict__
         # "time" holds the law's target along the factor: a rate where target_kind says so
