@@ -41,8 +41,8 @@ def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: i
 def mixed_setups(others: pd.DataFrame, X: np.ndarray, y: np.ndarray) -> str | None:
     """A note where the repeats of a configuration differ by more than :data:`MIXED` (the median over
     configurations of largest / smallest - 1, of the 90th / 10th percentile among ten or more
-    repeats) and other columns (not those naming runs or steps) (``others``, aligned with the rows
-    of ``X``) take different values between them: the rows may hold two setups that the law will
+    repeats) and other columns (``others``, aligned with the rows of ``X``; not those that name runs
+    or steps) take different values between them: the rows may hold two setups that the law will
     take for noise (MindSpore's BERT runs in DLPerf, with and without kernel fusion, 39 % apart)."""
     finite = np.isfinite(X).all(axis=1) & np.isfinite(y) & (y > 0)
     if others.shape[1] == 0 or finite.sum() < 4:

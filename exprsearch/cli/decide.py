@@ -83,14 +83,17 @@ def _varied(specs: list[str]) -> dict:
 
 
 def _far_outside(law, name: str, values) -> str | None:
+    from ..configs import setting
+
     low, high = law.domain.get(name, [None, None])
     if low is None:
         return None
     worst = max(values, key=lambda v: max(v / high if high > 0 else 0, low / v if v > 0 and low > 0 else 0))
     if high > 0 and worst > 2 * high:
-        return f"{name} = {worst:g} is {worst / high:.3g}× the largest measured {name} ({high:g}): extrapolating"
+        return (f"{name} = {setting(worst)} is {worst / high:.3g}× the largest measured {name} ({setting(high)}): "
+                "extrapolating")
     if worst > 0 and low > 0 and worst < low / 2:
-        return f"{name} = {worst:g} is below half the smallest measured {name} ({low:g}): extrapolating"
+        return f"{name} = {setting(worst)} is below half the smallest measured {name} ({setting(low)}): extrapolating"
     return None
 
 
