@@ -140,7 +140,7 @@ def grid(factors: tuple[str, ...], vary: Mapping[str, np.ndarray], fixed: Mappin
     missing = [f for f in factors if f not in vary and f not in fixed]
     if missing:
         measured = (domain or {}).get(missing[0])
-        hint = f" (measured {measured[0]:g}..{measured[1]:g})" if measured else ""
+        hint = f" (measured {setting(measured[0])}..{setting(measured[1])})" if measured else ""
         raise ConfigError(f"give factor '{missing[0]}' a value: --fix {missing[0]}=VALUE{hint}")
     size = int(np.prod([len(v) for v in vary.values()])) if vary else 1
     if size > limit:
@@ -188,7 +188,7 @@ def describe(columns: Mapping[str, np.ndarray], i: int) -> str:
 
 
 def _measured(law: Law) -> str:
-    ranges = [f"{f} {lo:g}..{hi:g}" for f, (lo, hi) in law.domain.items() if f in law.factors]
+    ranges = [f"{f} {setting(lo)}..{setting(hi)}" for f, (lo, hi) in law.domain.items() if f in law.factors]
     return ("give values near the measured ones (" + ", ".join(ranges) + ")") if ranges else "give other values"
 
 

@@ -129,7 +129,7 @@ def default_values(law: Law, factor: str) -> np.ndarray:
 def measured_range(law: Law, factor: str) -> str:
     """Where ``factor`` was measured, as messages write it: ``1..32``."""
     low, high = law.domain.get(factor, [None, None])
-    return f"{low:g}..{high:g}" if low is not None else "at unrecorded values"
+    return f"{setting(low)}..{setting(high)}" if low is not None else "at unrecorded values"
 
 
 def _regimes(law: Law, x: sympy.Symbol, fix: dict, values: np.ndarray) -> tuple[Regime, ...]:

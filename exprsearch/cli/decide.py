@@ -159,7 +159,7 @@ def explain_command(
 def _followed(law, vary: str | None, fixed: dict[str, float]):
     """The factor explain follows and its values, as --vary gives them or by default (with a note
     saying which range was taken)."""
-    from ..configs import check_factors
+    from ..configs import check_factors, setting
     from ..explain import default_values, measured_range, to_follow
 
     if vary is not None and "=" in vary:
@@ -168,7 +168,7 @@ def _followed(law, vary: str | None, fixed: dict[str, float]):
     factor = law_name(vary) if vary is not None and vary.strip() else to_follow(law, fixed)
     check_factors([factor], law.factors, "--vary")
     values = default_values(law, factor)
-    return factor, values, (f"following {factor} from {values[0]:g} to {values[-1]:g}, doubling (measured "
+    return factor, values, (f"following {factor} from {setting(values[0])} to {setting(values[-1])}, doubling (measured "
                             f"{measured_range(law, factor)}); --vary {factor}=LOW..HIGH sets the range")
 
 
