@@ -297,3 +297,14 @@ def test_explain_warns_of_a_fixed_value_far_outside_the_measurements(law_file):
         far.output.split())
     near = run("explain", law_file, "--vary", "p=1..64", "--fix", "n=16000")
     assert near.exit_code == 0 and "warning" not in near.output
+
+
+def test_fix_takes_a_configuration_as_at_does():
+    from exprsearch.cli.decide import _fixed
+    from exprsearch.configs import ConfigError
+
+    assert _fixed(["n=16000,b=64", "L=4"]) == {"n": 16000.0, "b": 64.0, "L": 4.0}
+    with pytest.raises(ConfigError, match="--fix n=1,000: give one number"):  # a thousands comma is no pair
+        _fixed(["n=1,000"])
+    with pytest.raises(ConfigError, match="gives 'n' twice"):
+        _fixed(["n=16000,n=1000"])

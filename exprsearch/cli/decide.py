@@ -67,6 +67,8 @@ def _law_at_level(law_file: Path, levels: str | None, fixed: dict[str, float]):
 def _fixed(specs: list[str]) -> dict[str, float]:
     from ..configs import ConfigError, parse_assignments
 
+    # --fix n=16000,b=64 as --at writes a configuration (a piece without '=' keeps the spec whole)
+    specs = [piece for spec in specs for piece in (spec.split(",") if all("=" in p for p in spec.split(",")) else [spec])]
     fixed = {}
     for name, value in parse_assignments(specs, "--fix").items():
         try:
