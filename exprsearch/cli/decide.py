@@ -103,7 +103,7 @@ def _far_outside(law, name: str, values) -> str | None:
 def explain_command(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     vary: Annotated[str | None, typer.Option(help="The factor and its range: p=1..1024; p alone: from its smallest measured value, doubling, to 8× its largest (the default for the one factor --fix leaves open).")] = None,
-    fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
+    fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 or n=16000,b=64 (repeatable).")] = [],  # noqa: B006
     threshold: Annotated[float, typer.Option(help="Doubling the factor must save at least this share of time.")] = 0.05,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).")] = None,
@@ -190,7 +190,7 @@ def _shown(values) -> list[int]:
 def optimize_command(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     vary: Annotated[list[str], typer.Option(help="A factor to search: p=1..512 or b=32,64,128 (repeatable). Default: the measured range of every factor not fixed, doubling.", rich_help_panel="Configurations")] = [],  # noqa: B006
-    fix: Annotated[list[str], typer.Option(help="A factor held fixed: n=1281167 (repeatable).", rich_help_panel="Configurations")] = [],  # noqa: B006
+    fix: Annotated[list[str], typer.Option(help="Factors held fixed: n=1281167 or n=1281167,b=64 (repeatable).", rich_help_panel="Configurations")] = [],  # noqa: B006
     where: Annotated[list[str], typer.Option(help="A constraint: 'p*b <= 65536' (repeatable).", rich_help_panel="Configurations")] = [],  # noqa: B006
     price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices).", rich_help_panel="Cost and budget")] = None,
     devices: Annotated[str | None, typer.Option(help="Factor that counts the devices paid for, e.g. p.", rich_help_panel="Cost and budget")] = None,

@@ -20,7 +20,7 @@ def plot_command(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     data: Annotated[Path | None, typer.Argument(help="The measurements, for measured-vs-predicted.")] = None,
     vary: Annotated[str | None, typer.Option(help="Factor and range to plot along: p=1..1024.")] = None,
-    fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 (repeatable).")] = [],  # noqa: B006
+    fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 or n=16000,b=64 (repeatable).")] = [],  # noqa: B006
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for the PNGs (default: the law's).")] = None,
     force: Annotated[bool, typer.Option(help="Replace figures of these names already in another --out directory.")] = False,
 ) -> None:
