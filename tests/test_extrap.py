@@ -120,6 +120,20 @@ def test_cli_writes_one_law_per_series_and_selects_one(tmp_path):
 def test_table_without_target_lists_the_columns(tmp_path, amdahl_csv):
     result = CliRunner().invoke(app, ["run", str(amdahl_csv), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "pass --target COLUMN" in result.output and "p, n, time" in result.output
+    assert "(by its name perhaps --target 'time')" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("columns, guess", [
+    (["layers", "batch", "epoch_s"], "epoch_s"),
+    (["model", "steps_per_sec_mean", "step_time_s_mean"], "step_time_s_mean"),  # a rate is no time
+    (["gpus", "images_per_sec"], "images_per_sec"),  # no time: the rate
+    (["gpus", "ttt_min_median", "ttt_min_max"], None),  # several: the user chooses
+    (["p", "n", "value"], None),
+])
+def test_the_likely_target_is_proposed_only_where_one_name_says_so(columns, guess):
+    from exprsearch.cli.common import _likely_target
+
+    assert _likely_target(columns) == guess
 
 
 TRUTH = {  # ../shared/README.md: the laws behind Extra-P's test inputs
