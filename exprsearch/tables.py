@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 # CSV and TSV (_SEPARATORS) and workbooks (WORKBOOKS) are read by read_table itself: comment lines
 # above a header to skip, a sheet to choose
 _READERS = {
-    ".txt": lambda p: lazy_pandas().read_csv(p, sep=None, engine="python", keep_default_na=False, na_values=[""]),
+    ".txt": lambda p: lazy_pandas().read_csv(p, sep=None, engine="python", keep_default_na=False, na_values=[""],
+                                             encoding=_encoding(p)),
     ".parquet": lambda p: lazy_pandas().read_parquet(p),
     ".json": lambda p: _json(p),
     ".jsonl": lambda p: _json_lines(p),  # a log of one JSON object per run (an Extra-P one is known by "params")
@@ -83,7 +84,7 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
     dialect = Dialect(_SEPARATORS.get(suffix, ","))
     try:
         if suffix in _SEPARATORS:
-            lines = _unified(path.read_text(encoding="utf-8-sig")).split("\n")
+            lines = _unified(path.read_text(encoding=_encoding(path))).split("\n")
             if not any(line.strip() for line in lines):
                 raise DataError(f"'{path}' is empty; a table needs a header line and a line per run")
             skip = comments(lines, _SEPARATORS[suffix])
@@ -91,6 +92,7 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
             # only an empty cell is missing: pandas would also read a label "NA" (North America) or "None" as one
             # and 'p, n, time', as people type it, names the columns p, n and time
             frame = lazy_pandas().read_csv(path, sep=dialect.separator, decimal=dialect.decimal, skiprows=skip,
+                                           encoding=_encoding(path),
                                            keep_default_na=False, na_values=[""], skipinitialspace=True)
             if len(frame.columns) > 1 and frame.iloc[:, -1].isna().any():  # short rows: another separator?
                 check_rows(path, lines, header_line(lines, skip), dialect.separator)
@@ -117,7 +119,7 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
     frame = _in_seconds(frame)
     if suffix in _TEXT:
         if lines is None:
-            lines = _unified(path.read_text(encoding="utf-8-sig", errors="replace")).split("\n")  # once, for both
+            lines = _unified(path.read_text(encoding=_encoding(path), errors="replace")).split("\n")  # once, for both
         header = header_line(lines, skip)
         frame = _indexed_by_line(lines, frame, dialect.separator if suffix != ".txt" else None, header)
         if suffix != ".txt":
@@ -178,7 +180,7 @@ def _json(path: Path) -> pd.DataFrame:
     import io
     import json
 
-    text = path.read_text(encoding="utf-8-sig")
+    text = path.read_text(encoding=_encoding(path))
     document = json.loads(text)
     if isinstance(document, list) and document and all(isinstance(r, dict) for r in document):
         return _scalars(lazy_pandas().json_normalize(document))
@@ -259,7 +261,7 @@ def _json_lines(path: Path) -> pd.DataFrame:
     import json
 
     records, lines = [], []
-    for number, line in enumerate(_unified(path.read_text(encoding="utf-8-sig")).split("\n"), start=1):
+    for number, line in enumerate(_unified(path.read_text(encoding=_encoding(path))).split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -274,6 +276,13 @@ def _json_lines(path: Path) -> pd.DataFrame:
     pd = lazy_pandas()
     # nested objects flatten to dotted columns ({"config": {"gpus": 8}} is config.gpus), as logs nest them
     return _scalars(pd.json_normalize(records)).set_axis(pd.Index(lines, name=_BY_LINE) - 2, axis=0)
+
+
+def _encoding(path: Path) -> str:
+    """UTF-16 where the file starts with its byte-order mark (Excel's "Unicode Text"), else UTF-8
+    (a byte-order mark skipped)."""
+    with open(path, "rb") as stream:
+        return "utf-16" if stream.read(2) in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
 
 
 def _unified(text: str) -> str:

@@ -96,3 +96,12 @@ def test_a_second_header_of_units_is_refused_with_where_units_go(tmp_path):
     with pytest.raises(DataError, match=re.escape("line 2 looks like a second header (-, samples, s), of units "
                                                   "perhaps: put each unit in its column's name (time_s)")):
         load_table(_write(tmp_path, "units.csv", text), "time")
+
+
+def test_utf16_as_excel_saves_unicode_text_is_read(tmp_path):
+    text = "gpus\tbatch\ttime\n1\t32\t10\n2\t32\t5.5\n4\t32\t3.1\n8\t32\t2\n"
+    path = tmp_path / "unicode.txt"
+    path.write_bytes(text.encode("utf-16"))  # with its byte-order mark, as Excel writes it
+    data = load_table(path, "time")
+    assert data.factors == ("gpus",) and data.y.tolist() == [10, 5.5, 3.1, 2]
+    assert data.rows_named(np.array([0])) == "line 2"
