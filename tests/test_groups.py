@@ -216,3 +216,17 @@ def test_many_groups_are_shown_by_their_laws_with_the_fronts_in_files(tmp_path):
     assert "7 groups: each is shown by its law, its Pareto front written to front.csv beside it" in text
     assert "Pareto front (error vs complexity)" not in text and "the space holds" not in text and "Side by side" in text
     assert all((out / f"framework_fw{a}" / "front.csv").is_file() for a in range(1, 8))
+
+
+def test_predict_matches_a_numeric_group_by_value(tmp_path):
+    data = tmp_path / "batches.csv"
+    parts = [measurements(lambda p, n, b=b: 2 + 0.01 * n / p * 64 / b, GRID, seed=b).assign(batch=b) for b in (32, 64)]
+    pd.concat(parts).to_csv(data, index=False)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["run", str(data), "-t", "time", "-g", "data-parallel", "--by", "batch",
+                                    "--bootstrap", "0", "--out", str(out)]).exit_code == 0
+    floats = tmp_path / "floats.csv"
+    pd.read_csv(data).astype({"batch": float}).to_csv(floats, index=False)  # 32.0 where the law says 32
+    result = CliRunner().invoke(app, ["predict", str(out / "batch_32"), "--data", str(floats), "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["predictions"]) == 54

@@ -137,9 +137,13 @@ def _of_group(frame, law, data: Path):
     group = law.dataset.get("group") or {}
     if not group or not all(k in frame.columns for k in group):
         return frame
+    import pandas as pd
+
     mine = np.ones(len(frame), dtype=bool)
     for k, v in group.items():
-        mine &= (frame[k].astype(str) == str(v)).to_numpy()
+        numeric = isinstance(v, (int, float)) and not isinstance(v, bool)  # 32 and 32.0 alike
+        same = pd.to_numeric(frame[k], errors="coerce") == v if numeric else frame[k].astype(str) == str(v)
+        mine &= same.to_numpy()
     name = ",".join(f"{k}={v}" for k, v in group.items())
     if not mine.any():
         raise DataError(f"'{data}' holds no row of {name}, the group the law was fitted on; give a table of its "
