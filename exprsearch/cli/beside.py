@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 from rich.table import Column, Table
-from rich.text import Text
 
 from .. import export
 from ..fit import FitSettings
 from ..search import Result
 from ..vocabulary import to_readable
-from .common import err, out
+from .common import _note, out
 
 
 def shared(results, directory: Path, force: bool, settings: FitSettings):
@@ -31,13 +30,11 @@ def shared(results, directory: Path, force: bool, settings: FitSettings):
     forms = [result.ranking.law.fit.candidate for name, _, result in results if name not in flat]
     shared = shared_form(groups, forms, settings, left_out=flat)
     for name, why in flat.items():
-        err.print(Text("note: ", style="yellow") + Text(f"the shared form is chosen without {name}: {why}"),
-                  highlight=False)
+        _note(f"the shared form is chosen without {name}: {why}")
     for form, why in (shared.skipped if shared else {}).items():
-        err.print(Text("note: ", style="yellow") + Text(f"the form {form} could not be shared: {why}"),
-                  highlight=False)
+        _note(f"the form {form} could not be shared: {why}")
     if shared is None:
-        err.print(Text("note: ", style="yellow") + Text("no single form fits every group"), highlight=False)
+        _note("no single form fits every group")
         return None
     path = directory / "shared.json"
     if path.exists() and not force:
@@ -82,7 +79,7 @@ def levels(result: Result, intrinsic: tuple[str, ...], settings: FitSettings, di
 
 def print_levels(checked: list, directory: Path, tables: bool = True) -> None:
     for sentence, found in checked:
-        err.print(Text("note: ", style="yellow") + Text(sentence), highlight=False)
+        _note(sentence)
         if found is not None and found.preferred and tables:
             table = Table(found.factor, Column("law with its coefficients fitted per value", overflow="fold"),
                           title=f"Constants per value of {found.factor}", title_justify="left")

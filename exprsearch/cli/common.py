@@ -72,6 +72,16 @@ def _error(message: str) -> None:
     err.print(Text("error: ", style="bold red") + Text(message), highlight=False, soft_wrap=True)
 
 
+def _note(message: str, soft_wrap: bool = False) -> None:
+    """A note on stderr, as every command says one: what was read, left out or chosen."""
+    err.print(Text("note: ", style="yellow") + Text(message), highlight=False, soft_wrap=soft_wrap)
+
+
+def _warn(message: str) -> None:
+    """A warning on stderr: a result to be careful with (an extrapolation, a loose constant)."""
+    err.print(Text("warning: ", style="yellow") + Text(message), highlight=False)
+
+
 def _version(value: bool) -> None:
     if value:
         out.print(f"exprsearch {__version__}")

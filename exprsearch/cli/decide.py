@@ -10,10 +10,9 @@ from typing import Annotated
 import typer
 from rich import box
 from rich.table import Table
-from rich.text import Text
 
 from ..vocabulary import law_name
-from .common import _guard, app, err, out
+from .common import _guard, _note, _warn, app, out
 
 
 def _law(path: Path):
@@ -122,10 +121,10 @@ def explain_command(
 
     law, e, note = _guard(work)
     if note:
-        err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+        _note(note)
     # a fixed value far outside the measurements makes every row an extrapolation, as predict warns
     for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := _far_outside(law, f, [v]))]:
-        err.print(Text("warning: ", style="yellow") + Text(f"--fix {warning}"), highlight=False)
+        _warn(f"--fix {warning}")
     if json_:
         limit = None if e.limit is None else e.limit.__dict__
         # "time" holds the law's target along the factor: a rate where target_kind says so
@@ -254,7 +253,7 @@ def optimize_command(
 
     law, o = _guard(work)
     for note in notes:
-        err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+        _note(note)
     # the best configuration is where the decision is made: the law's reach there is said with it
     warnings = [w for f, v in o.best.config.items() if (w := _far_outside(law, f, [v]))]
     if json_:
@@ -272,16 +271,14 @@ def optimize_command(
     out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
               f"{law.target} {best.value:.4g}{timed}{cost}", highlight=False)
     if law.rate:
-        err.print(Text("note: ", style="yellow") + Text(
+        _note(
             f"{law.target} is read as a rate (higher is better), so the fastest configuration has the largest; "
-            "if it is a time, fit it again with exprsearch run … --target-kind time"), highlight=False)
+            "if it is a time, fit it again with exprsearch run … --target-kind time")
     for why, count, first in o.left_out:
-        err.print(Text("note: ", style="yellow") + Text(f"left out {count} configuration(s) {why}, first {first}"),
-                  highlight=False)
+        _note(f"left out {count} configuration(s) {why}, first {first}")
     for w in warnings:
-        err.print(Text("warning: ", style="yellow") + Text(f"in the {what} configuration, {w}; measure near it "
-                                                           "before relying on it (exprsearch suggest plans runs)"),
-                  highlight=False)
+        _warn(f"in the {what} configuration, {w}; measure near it before relying on it (exprsearch suggest "
+              "plans runs)")
     if o.objective == "cost" and len(o.pareto) > 1:
         table = Table(*best.config, law.target, *(["time"] if law.rate else []), "cost",
                       title="time vs cost: Pareto set", title_justify="left")

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
-from .common import _guard, app, err, out
+from .common import _guard, _note, app, out
 from .decide import _fixed, _folder, _law, _varied
 
 
@@ -51,7 +50,7 @@ def plot_command(
     for path in _guard(work):
         out.print(f"wrote {path}", highlight=False)
     for note in notes:
-        err.print(Text("note: ", style="yellow") + Text(note), highlight=False)
+        _note(note)
 
 
 def _given_data(law, data: Path):

@@ -11,10 +11,9 @@ from typing import Annotated
 import numpy as np
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from ..vocabulary import law_name
-from .common import _guard, app, err, out
+from .common import _guard, _note, _warn, app, out
 
 
 @app.command()
@@ -89,7 +88,7 @@ def predict(
                                      **({"mape_pct": mape} if checked is not None else {})}, indent=2) + "\n")
         return
     for w in warnings:
-        err.print(Text("warning: ", style="yellow") + Text(w), highlight=False)
+        _warn(w)
     extra = [c for c in ("low_95", "high_95", "measured", "error_pct") if c in frame]
     table = Table(*[*law.factors, law.target, *(c.replace("_pct", " %") for c in extra)])
     for column in table.columns:
@@ -150,8 +149,7 @@ def _of_group(frame, law, data: Path):
                         f"configurations, or one without the column(s) {', '.join(group)}")
     if not mine.all():
         lines = file_lines(frame.index)
-        err.print(Text("note: ", style="yellow") + Text(
+        _note(
             f"predicting the {int(mine.sum())} row(s) of {name}, the group the law was fitted on; left out "
-            f"{int((~mine).sum())} row(s) of other groups ({rows_named(np.flatnonzero(~mine), 0 if lines is None else lines)})"),
-            highlight=False)
+            f"{int((~mine).sum())} row(s) of other groups ({rows_named(np.flatnonzero(~mine), 0 if lines is None else lines)})")
     return frame[mine]

@@ -18,7 +18,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
-from rich.text import Text
 
 SUMMARY = ("laws.csv", "laws.json")
 
@@ -142,25 +141,23 @@ def profile(
         raise typer.Exit(130)
     rates = sorted({json.loads(r.law_json)["target"] for r in finished if r.rate and r.law_json})
     if rates and not target_kind:
-        cli.err.print(Text("note: ", style="yellow") + Text(
+        cli._note(
             f"target {', '.join(rates)} reads as a rate (higher is better): a series whose rate grows least ranks "
-            "first; pass --target-kind time if it is a time"), highlight=False, soft_wrap=True)
+            "first; pass --target-kind time if it is a time", soft_wrap=True)
     noticed: dict[str, list[str]] = {}  # each note on the data, with the series it is about
     for row in finished:
         for note in row.data_notes:
             noticed.setdefault(note, []).append(row.series)
     for note, names in list(noticed.items())[:3]:
         about = names[0] if len(names) == 1 else f"{len(names)} series"
-        cli.err.print(Text("note: ", style="yellow") + Text(f"on the data of {about}: {note}"),
-                      highlight=False, soft_wrap=True)
+        cli._note(f"on the data of {about}: {note}", soft_wrap=True)
     if len(noticed) > 3:
-        cli.err.print(Text("note: ", style="yellow") + Text(f"{len(noticed) - 3} more notes on the data in laws.csv"),
-                      highlight=False)
+        cli._note(f"{len(noticed) - 3} more notes on the data in laws.csv")
     unmodelled = [r for r in finished if r.error]
     if unmodelled:
-        cli.err.print(Text("note: ", style="yellow") + Text(
+        cli._note(
             f"{len(unmodelled)} series could not be modelled; laws.csv gives each reason (first: "
-            f"{unmodelled[0].series}: {unmodelled[0].error})"), highlight=False, soft_wrap=True)
+            f"{unmodelled[0].series}: {unmodelled[0].error})", soft_wrap=True)
 
 
 def _series(data: Path, fmt: str | None, target: str | None, by: str | None, factors: list[str] | None,

@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 from rich.table import Column, Table
-from rich.text import Text
 
 from .. import export
 from ..errors import SettingsError
@@ -20,7 +19,7 @@ from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import law_name
 from . import beside
-from .common import _folder, _guard, _pairs, _progress, _split, _target_needed, app, err, out
+from .common import _folder, _guard, _note, _pairs, _progress, _split, _target_needed, _warn, app, out
 
 
 @app.command()
@@ -78,7 +77,7 @@ def run(
         kinds = {name: kind_of(dataset.target, target_kind) for name, dataset in datasets.items()}
         rates = [] if target_kind else sorted({d.target for name, d in datasets.items() if kinds[name] == "rate"})
         for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates]:
-            err.print(Text("note: ", style="yellow") + Text(note), highlight=False)  # said before the search
+            _note(note)  # said before the search
         results = []
         for name, dataset in datasets.items():
             with _progress(quiet=json_) as bar:
@@ -127,9 +126,9 @@ def run(
     grouped = len(results) + len(failed) > 1
     compact = len(results) > MANY_GROUPS  # a front per group would bury the laws in pages of tables
     if compact:
-        err.print(Text("note: ", style="yellow") + Text(
+        _note(
             f"{len(results)} groups: each is shown by its law, its Pareto front written to front.csv beside it "
-            "(exprsearch plot draws it; exprsearch profile ranks many series in one table)"), highlight=False)
+            "(exprsearch plot draws it; exprsearch profile ranks many series in one table)")
     for name, folder, result in results:
         if grouped:
             out.rule(name)
@@ -157,7 +156,7 @@ def _say_failed(failed: dict[str, str]) -> None:
         reasons.setdefault(reason, []).append(name)
     for reason, names in reasons.items():
         which = f"group {names[0]}" if len(names) == 1 else f"{len(names)} groups ({_named(names)})"
-        err.print(Text("note: ", style="yellow") + Text(f"no law for {which}: {reason}"), highlight=False)
+        _note(f"no law for {which}: {reason}")
 
 
 def _named(names: list[str]) -> str:
@@ -257,7 +256,7 @@ def _report(result: Result, directory: Path, front: bool = True) -> None:
     the search space was screened is in law.json's search, as the front is in front.csv)."""
     for note in result.notes:
         if note not in result.dataset.notes and (front or not note.startswith("the space holds")):
-            err.print(Text("note: ", style="yellow") + Text(note), highlight=False)  # data notes came before
+            _note(note)  # data notes came before
     if front:
         _front(result)
     _chosen(result, directory)
@@ -302,15 +301,15 @@ def _chosen(result: Result, directory: Path) -> None:
     )
     misfit = law.metrics.get("lack_of_fit_p")
     if law.rate and misfit is not None and misfit < 0.01:  # a rate that levels off or falls: the time may fit
-        err.print(Text("note: ", style="yellow") + Text(_RATE_MISFIT.format(law.target)), highlight=False)
+        _note(_RATE_MISFIT.format(law.target))
     if law.intervals:
         spans = ", ".join(f"{k} = {law.constants[k]:.4g} [{lo:.4g}, {hi:.4g}]" for k, (lo, hi) in law.intervals.items())
         out.print(f"95 % bootstrap intervals ({len(law.bootstrap)} resamples): {spans}", highlight=False)
         wide = [k for k, (lo, hi) in law.intervals.items() if hi - lo > abs(law.constants[k])]
         if wide:
-            err.print(Text("warning: ", style="yellow") + Text(
+            _warn(
                 f"the interval of {', '.join(wide)} is wider than the value itself: the data barely "
-                "determine that term; measure a wider range of its factor"), highlight=False)
+                "determine that term; measure a wider range of its factor")
     out.print(f"wrote {', '.join(export.FILES)} to {directory}", highlight=False)
 
 

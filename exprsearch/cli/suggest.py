@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 
 def suggest(
@@ -75,9 +74,9 @@ def suggest(
         measured = {f: _measured(dataset.column(f)) for f in dataset.factors if f not in space}
         if measured:
             shown = "; ".join(f"{f} {', '.join(setting(v) for v in values)}" for f, values in measured.items())
-            cli.err.print(Text("note: ", style="yellow") + Text(
+            cli._note(
                 f"suggesting among the measured values of {shown}; --vary "
-                f"{next(iter(measured))}=LOW..HIGH offers values not measured"), highlight=False)
+                f"{next(iter(measured))}=LOW..HIGH offers values not measured")
             space |= measured
         # every sum the screening forms: the plausible laws include those off the front
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap, near_front=False)
