@@ -97,6 +97,11 @@ class _Cells:
 _OTHERS = ((" ", "spaces"), ("\t", "tabs"), (";", "';'"), ("|", "'|'"), (",", "commas"))
 
 
+def separator_name(separator: str) -> str:
+    """A separator as messages name it: commas, tabs, ';'."""
+    return dict(_OTHERS)[separator]
+
+
 def check_rows(path: Path, lines: list[str], header: int, separator: str) -> None:
     """Refuse a row written with another separator than its header (``1 2 3`` under ``p,n,time``):
     read as the header says, it would be one text value with the other columns missing."""
@@ -110,7 +115,7 @@ def check_rows(path: Path, lines: list[str], header: int, separator: str) -> Non
         for other, name in _OTHERS:
             if other != separator and len(record[0].split(None if other == " " else other)) == width:
                 raise DataError(f"'{path}' line {header + 1 + reader.line_num} seems separated by {name}, where its "
-                                f"header (line {header + 1}) is separated by {dict(_OTHERS)[separator]}: separate "
+                                f"header (line {header + 1}) is separated by {separator_name(separator)}: separate "
                                 "every line alike")
 
 
@@ -160,7 +165,7 @@ def check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int, sep
     if len(frame.columns) == 1:
         for other in (";", "\t", "|", ","):
             if other in str(frame.columns[0]):
-                expected = "tabs" if path.suffix.lower() == ".tsv" else "commas"
+                expected = separator_name(separator)
                 raise DataError(f"'{path}' line {at + 1} seems separated by {other!r}, but a {path.suffix} file is "
                                 f"separated by {expected}: save it with {expected} (a .tsv file with tabs)")
 

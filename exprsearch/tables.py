@@ -19,6 +19,7 @@ from .dialect import (
     check_units_row,
     comments,
     header_line,
+    separator_name,
     sniff,
     trimmed,
 )
@@ -80,22 +81,24 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
     if sheet is not None and suffix not in WORKBOOKS:
         raise DataError(f"{option} {sheet}: '{path}' is no Excel workbook; {option} names a workbook's sheet")
     lines: list[str] | None = None
-    skip = 0  # comment lines above the header (# measured on …), as benchmark scripts write them
+    header = 0  # the header's line below any comment lines (# measured on …), as benchmark scripts write them
     dialect = Dialect(_SEPARATORS.get(suffix, ","))
+    encoding = _encoding(path) if suffix in _TEXT else None
     try:
         if suffix in _SEPARATORS:
-            lines = _unified(path.read_text(encoding=_encoding(path))).split("\n")
+            lines = _unified(path.read_text(encoding=encoding)).split("\n")
             if not any(line.strip() for line in lines):
                 raise DataError(f"'{path}' is empty; a table needs a header line and a line per run")
             skip = comments(lines, _SEPARATORS[suffix])
-            dialect = sniff(path, lines, header_line(lines, skip), _SEPARATORS[suffix])
+            header = header_line(lines, skip)
+            dialect = sniff(path, lines, header, _SEPARATORS[suffix])
             # only an empty cell is missing: pandas would also read a label "NA" (North America) or "None" as one
             # and 'p, n, time', as people type it, names the columns p, n and time
             frame = lazy_pandas().read_csv(path, sep=dialect.separator, decimal=dialect.decimal, skiprows=skip,
-                                           encoding=_encoding(path),
+                                           encoding=encoding,
                                            keep_default_na=False, na_values=[""], skipinitialspace=True)
             if len(frame.columns) > 1 and frame.iloc[:, -1].isna().any():  # short rows: another separator?
-                check_rows(path, lines, header_line(lines, skip), dialect.separator)
+                check_rows(path, lines, header, dialect.separator)
             if dialect.note:
                 frame.attrs["read_as"] = dialect.note
             frame = trimmed(path, frame)
@@ -110,17 +113,16 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
         longer = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if longer:  # a row with more fields than its header
             width, line, saw = longer.groups()
-            separator = "tabs" if suffix == ".tsv" else "';'" if dialect.separator == ";" else "commas"
             raise DataError(f"'{path}' line {line} has {saw} fields where its header has {width}: remove the extra "
-                            f"ones (a value holding {separator} needs quotes)") from None
+                            f"ones (a value holding {separator_name(dialect.separator)} needs quotes)") from None
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if frame.shape[0] == 0:
         raise DataError(f"'{path}' holds no rows of measurements; a law needs several")
     frame = _in_seconds(frame)
     if suffix in _TEXT:
-        if lines is None:
-            lines = _unified(path.read_text(encoding=_encoding(path), errors="replace")).split("\n")  # once, for both
-        header = header_line(lines, skip)
+        if lines is None:  # a .txt table: its lines read once, for both
+            lines = _unified(path.read_text(encoding=encoding, errors="replace")).split("\n")
+            header = header_line(lines, 0)
         frame = _indexed_by_line(lines, frame, dialect.separator if suffix != ".txt" else None, header)
         if suffix != ".txt":
             check_header(path, lines, frame, header, dialect.separator)
