@@ -75,6 +75,17 @@ _RATE = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|bandwidth|iops|qps|f
                    r"per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. ])|/s(?:ec)?$", re.IGNORECASE)
 
 
+# a column so named holds a time: a word for one, or a unit of time at its end (epoch_s, ttt_min)
+_TIME = re.compile(r"(?:^|[_\-. (])(time|duration|elapsed|runtime|latency|seconds|secs?|ms|ttt)(?=$|[_\-. )])"
+                   r"|[_\-. ](?:s|ms|us|µs|ns|min|h)$", re.IGNORECASE)
+
+
+def reads_as_time(name: str) -> bool:
+    """Whether a column's name says it is a time (``step_time_s``, ``Elapsed``) and not a rate
+    (``steps_per_sec``)."""
+    return _TIME.search(name) is not None and not reads_as_rate(name)
+
+
 def reads_as_rate(name: str) -> bool:
     """Whether a target's name says it is a rate, higher being better (``images_per_sec``)."""
     return _RATE.search(name) is not None

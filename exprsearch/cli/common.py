@@ -108,21 +108,19 @@ def _target_needed(data, lead: str = "pass --target COLUMN", what: str = "the me
     return DataError(f"{lead}, {what}{hint}; the columns of '{data}' are {', '.join(columns)}")
 
 
-_TIMED = re.compile(r"(?:^|[_\-. (])(time|duration|elapsed|runtime|latency|seconds|secs?|ms|ttt)(?=$|[_\-. )])"
-                    r"|[_\-. ](?:s|ms|us|µs|ns|min|h)$", re.IGNORECASE)
-
-
 def _likely_target(columns: list[str]) -> str | None:
     """The column whose name says it is a time (step_time_s, Elapsed), else a rate (images_per_sec),
     where exactly one does."""
-    from ..roles import reads_as_rate
+    from ..roles import reads_as_rate, reads_as_time
 
-    for test in (lambda c: _TIMED.search(c) and not reads_as_rate(c), reads_as_rate):
+    for test in (reads_as_time, reads_as_rate):
         named = [c for c in columns if test(c)]
         if len(named) == 1:
             return named[0]
         if named:
             return None  # several: the user chooses
+    return None
+ # several: the user chooses
     return None
 
 
