@@ -279,8 +279,9 @@ def _sentences(e: Explanation, pieces: list[sympy.Expr], threshold: float) -> li
     elif limit.kind == "minimum":
         # the term that rises most from the lowest point to the end of the range is why time rises
         # (the largest there may be a constant: lowest at p = 0, with a constant of 10 and 2·p)
-        at = [np.ravel(to_function(t, (f,))([np.array([limit.value, e.values.max()])])) for t in pieces]
-        after = int(np.argmax([float(np.broadcast_to(v, (2,))[1] - np.broadcast_to(v, (2,))[0]) for v in at]))
+        ends = np.array([limit.value, e.values.max()])
+        rises = [np.diff(np.broadcast_to(to_function(t, (f,))([ends]), ends.shape))[0] for t in pieces]
+        after = int(np.argmax(rises))
         how = f"found by solving d(time)/d{f} = 0 exactly" if limit.exact else "found on the varied values"
         out.append(f"Time is lowest at {f} ≈ {_value(limit.value)} ({limit.time:.4g}, {how}); beyond "
                    f"{f} ≈ {_value(limit.value)} the term {e.terms[after]} ({e.labels[after]}) grows and time rises.")
