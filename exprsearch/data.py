@@ -114,6 +114,12 @@ def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Pa
     return found
 
 
+def group_name(pairs) -> str:
+    """A --by group as messages and law.json's readers name it: ``gpu=a100_40gb,precision=bf16``
+    (``pairs``: the group's columns and values)."""
+    return ",".join(f"{k}={v}" for k, v in pairs)
+
+
 def load_groups(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
 ) -> dict[str, Dataset]:
@@ -159,7 +165,7 @@ def load_grouped(
         notes = [*notes, f"dropped {unnamed.size} row(s) in no --by group ({', '.join(keys)} empty): {where}"]
     groups, failures = {}, {}
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
-        name = ",".join(f"{k}={v}" for k, v in zip(keys, values))
+        name = group_name(zip(keys, values))
         try:
             data = from_frame(
                 group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,

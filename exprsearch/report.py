@@ -12,6 +12,7 @@ from pathlib import Path
 from sympy.printing.mathml import mathml
 
 from .compile import factor_symbol
+from .data import group_name
 from .explain import Explanation
 from .export import latex, rounded_constants
 from .law import Law
@@ -143,7 +144,7 @@ def _source(law: Law) -> str:
     path = data.get("path")
     within = [data["series"]] if data.get("series") else []
     within += [f"sheet {data['sheet']}"] if data.get("sheet") else []
-    within += [",".join(f"{k}={v}" for k, v in data["group"].items())] if data.get("group") else []
+    within += [group_name(data["group"].items())] if data.get("group") else []
     if not path:
         return ", ".join(within)
     return f"{Path(path).name}" + (f" ({', '.join(within)})" if within else "")

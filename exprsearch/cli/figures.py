@@ -55,7 +55,7 @@ def plot_command(
 
 def _given_data(law, data: Path):
     """The measurements given to plot: a table, or the series of an Extra-P file that law.json names."""
-    from ..data import load_grouped, load_table
+    from ..data import group_name, load_grouped, load_table
     from ..errors import DataError
     from ..readers import detect_format, load_series
     from ..tables import WORKBOOKS
@@ -69,7 +69,7 @@ def _given_data(law, data: Path):
             return load_table(data, law.target, list(law.factors), drop_missing=dropping, sheet=sheet)
         # the rows of the --by group the law was fitted on, not the whole table
         groups, _ = load_grouped(data, law.target, list(group), list(law.factors), dropping, sheet=sheet)
-        name = ",".join(f"{k}={v}" for k, v in group.items())
+        name = group_name(group.items())
         if name not in groups:
             raise DataError(f"'{data}' holds no rows of {name}, the group the law was fitted on")
         return groups[name]

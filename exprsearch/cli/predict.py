@@ -130,6 +130,7 @@ def _of_group(frame, law, data: Path):
     """The rows of a --data table that belong to the --by group the law was fitted on, where the
     table names groups (the table it was fitted on): another group's rows are no configurations
     of this law, and are left out with a note; a table without those columns is predicted whole."""
+    from ..data import group_name
     from ..errors import DataError
     from ..tables import file_lines, rows_named
 
@@ -143,7 +144,7 @@ def _of_group(frame, law, data: Path):
         numeric = isinstance(v, (int, float)) and not isinstance(v, bool)  # 32 and 32.0 alike
         same = pd.to_numeric(frame[k], errors="coerce") == v if numeric else frame[k].astype(str) == str(v)
         mine &= same.to_numpy()
-    name = ",".join(f"{k}={v}" for k, v in group.items())
+    name = group_name(group.items())
     if not mine.any():
         raise DataError(f"'{data}' holds no row of {name}, the group the law was fitted on; give a table of its "
                         f"configurations, or one without the column(s) {', '.join(group)}")
