@@ -63,7 +63,7 @@ def suggest(
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         dataset = next(iter(datasets.values()))
         if at is None:
-            example = ",".join(f"{f}={2 * dataset.column(f).max():.4g}" for f in dataset.factors)
+            example = ",".join(f"{f}={setting(2 * dataset.column(f).max())}" for f in dataset.factors)
             raise ConfigError(f"give the configuration whose time to settle, such as twice the largest measured: "
                               f"--at {example}")
         point = parse_point(at, "--at")
