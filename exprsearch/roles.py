@@ -11,8 +11,8 @@ import numpy as np
 
 _STATISTIC = ("mean|avg|average|median|std|stdev|stddev|sd|sem|stderr|var|variance|min|max|minimum|maximum|"
               "olympic|iqr|mad|p\\d{1,2}")
-_SUFFIX = re.compile(rf"^(.+?)[_\-. ]+(?:{_STATISTIC})$", re.IGNORECASE)
-_PREFIX = re.compile(rf"^(?:{_STATISTIC})[_\-. ]+(.+)$", re.IGNORECASE)
+_SUFFIX = re.compile(rf"^(?P<of>.+?)[_\-. ]+(?P<statistic>{_STATISTIC})$", re.IGNORECASE)
+_PREFIX = re.compile(rf"^(?P<statistic>{_STATISTIC})[_\-. ]+(?P<of>.+)$", re.IGNORECASE)
 # statistics of the same runs lie 0.7-8.7 % from the time on the public tables (mean, median,
 # min, max); a factor set by design explains it alone 40 % off or worse there
 ALONE = 0.1
@@ -48,8 +48,9 @@ def _summarised(names: list[str]) -> str | None:
     ``_mean`` and ``_std``), or None: then the rows summarise samples of it."""
     kinds: dict[str, set[str]] = {}
     for name in names:
-        if stem(name):
-            kinds.setdefault(stem(name), set()).add(statistic(name))
+        quantity = stem(name)
+        if quantity:
+            kinds.setdefault(quantity, set()).add(statistic(name))
     return next((quantity for quantity, seen in kinds.items() if len(seen) >= 2), None)
 
 
@@ -106,17 +107,13 @@ _SAME = {"avg": "mean", "average": "mean", "stdev": "std", "stddev": "std", "sd"
 def statistic(name: str) -> str | None:
     """The statistic a column's name says it is (``epochs_median`` → ``median``, ``avg_loss`` → ``mean``), or None."""
     match = _SUFFIX.match(name) or _PREFIX.match(name)
-    if not match:
-        return None
-    word = name[match.end(1):] if match.re is _SUFFIX else name[:match.start(1)]
-    word = word.strip("_-. ").lower()
-    return _SAME.get(word, word)
+    return _SAME.get(match["statistic"].lower(), match["statistic"].lower()) if match else None
 
 
 def stem(name: str) -> str | None:
     """The quantity a column is a statistic of (``ttt_min_max`` → ``ttt_min``), or None."""
     match = _SUFFIX.match(name) or _PREFIX.match(name)
-    return match.group(1).lower() if match else None
+    return match["of"].lower() if match else None
 
 
 def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[str], np.ndarray, str | None]:
