@@ -123,17 +123,25 @@ def test_table_without_target_lists_the_columns(tmp_path, amdahl_csv):
     assert "(by its name perhaps --target 'time')" in " ".join(result.output.split())
 
 
-@pytest.mark.parametrize("columns, guess", [
-    (["layers", "batch", "epoch_s"], "epoch_s"),
-    (["model", "steps_per_sec_mean", "step_time_s_mean"], "step_time_s_mean"),  # a rate is no time
-    (["gpus", "images_per_sec"], "images_per_sec"),  # no time: the rate
-    (["gpus", "ttt_min_median", "ttt_min_max"], None),  # several: the user chooses
-    (["p", "n", "value"], None),
+@pytest.mark.parametrize("columns, guesses", [
+    (["layers", "batch", "epoch_s"], ["epoch_s"]),
+    (["model", "steps_per_sec_mean", "step_time_s_mean"], ["step_time_s_mean"]),  # a rate is no time
+    (["gpus", "images_per_sec"], ["images_per_sec"]),  # no time: the rate
+    (["gpus", "ttt_min_median", "ttt_min_std", "ttt_min_max"], ["ttt_min_median", "ttt_min_max"]),  # a spread is none
+    (["p", "n", "value"], []),
 ])
-def test_the_likely_target_is_proposed_only_where_one_name_says_so(columns, guess):
-    from exprsearch.cli.common import _likely_target
+def test_the_likely_targets_are_those_whose_names_say_so(columns, guesses):
+    from exprsearch.cli.common import _likely_targets
 
-    assert _likely_target(columns) == guess
+    assert _likely_targets(columns) == guesses
+
+
+def test_a_table_with_several_times_names_them_all(tmp_path):
+    path = tmp_path / "ttt.csv"
+    path.write_text("gpus,ttt_min_median,ttt_min_std,ttt_min_mean\n1,10,1,10\n2,6,1,6\n4,4,1,4\n")
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "perhaps --target one of 'ttt_min_median', 'ttt_min_mean');" in " ".join(result.output.split())
 
 
 TRUTH = {  # ../shared/README.md: the laws behind Extra-P's test inputs

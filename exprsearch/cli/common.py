@@ -103,25 +103,25 @@ def _target_needed(data, lead: str = "pass --target COLUMN", what: str = "the me
     from ..tables import read_table
 
     columns = columns if columns is not None else [str(c) for c in read_table(data, sheet).columns]
-    guess = _likely_target(columns)
-    hint = f" (by its name perhaps --target '{guess}')" if guess else ""
+    guesses = _likely_targets(columns)
+    hint = "" if not guesses else f" (by its name perhaps --target '{guesses[0]}')" if len(guesses) == 1 else \
+        f" (by their names perhaps --target one of {', '.join(repr(g) for g in guesses)})"
     return DataError(f"{lead}, {what}{hint}; the columns of '{data}' are {', '.join(columns)}")
 
 
-def _likely_target(columns: list[str]) -> str | None:
-    """The column whose name says it is a time (step_time_s, Elapsed), else a rate (images_per_sec),
-    where exactly one does."""
-    from ..roles import reads_as_rate, reads_as_time
+def _likely_targets(columns: list[str]) -> list[str]:
+    """The columns whose names say they are a time (step_time_s, Elapsed), else a rate
+    (images_per_sec); a spread (ttt_min_std) is neither, though named after one."""
+    from ..roles import reads_as_rate, reads_as_time, statistic
 
     for test in (reads_as_time, reads_as_rate):
-        named = [c for c in columns if test(c)]
-        if len(named) == 1:
-            return named[0]
+        named = [c for c in columns if test(c) and statistic(c) not in _SPREADS]
         if named:
-            return None  # several: the user chooses
-    return None
- # several: the user chooses
-    return None
+            return named
+    return []
+
+
+_SPREADS = ("std", "var", "sem", "iqr", "mad")
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:
