@@ -1,6 +1,9 @@
-"""Exceptions the library raises; only the CLI turns them into a message and an exit code."""
+"""Exceptions the library raises, and the checks of settings that raise them; only the CLI turns
+them into a message and an exit code."""
 
 from __future__ import annotations
+
+import math
 
 
 class ExprsearchError(Exception):
@@ -37,3 +40,20 @@ class LawError(ExprsearchError, ValueError):
 
 class OutputError(ExprsearchError, OSError):
     """Results cannot be written without overwriting something the user has."""
+
+
+def whole(name: str, value: object, smallest: int, largest: int | None = None) -> None:
+    """Refuse ``value`` unless it is a whole number in [smallest, largest]."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < smallest or (
+            largest is not None and value > largest):
+        span = f"from {smallest} to {largest}" if largest is not None else f"{smallest} or more"
+        raise SettingsError(f"{name} must be a whole number {span}, got {value!r}")
+
+
+def number(name: str, value: object, smallest: float, strict: bool = False) -> None:
+    """Refuse ``value`` unless it is a finite number >= ``smallest`` (> with ``strict``)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and (
+        value > smallest if strict else value >= smallest)
+    if not ok:
+        raise SettingsError(f"{name} must be a finite number {'above' if strict else 'of at least'} "
+                            f"{smallest:g}, got {value!r}")

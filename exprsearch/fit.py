@@ -20,9 +20,10 @@ import numpy as np
 
 from .candidates import Candidate
 from .compile import CompiledCandidate
-from .errors import SettingsError
+from .errors import SettingsError, number, whole
 from .linear import least_squares, ridge
 from .polish import polish_lbfgsb, polish_stencil
+from .pooled import Pooled
 
 INVALID_COST = 1e10  # cost given to constants whose predictions are not finite
 LOSSES = ("squared", "huber", "absolute")
@@ -58,23 +59,6 @@ class FitSettings:
             number("prune_margin", self.prune_margin, 0.0)
 
 
-def whole(name: str, value: object, smallest: int, largest: int | None = None) -> None:
-    """Refuse ``value`` unless it is a whole number in [smallest, largest]."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < smallest or (
-            largest is not None and value > largest):
-        span = f"from {smallest} to {largest}" if largest is not None else f"{smallest} or more"
-        raise SettingsError(f"{name} must be a whole number {span}, got {value!r}")
-
-
-def number(name: str, value: object, smallest: float, strict: bool = False) -> None:
-    """Refuse ``value`` unless it is a finite number >= ``smallest`` (> with ``strict``)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and (
-        value > smallest if strict else value >= smallest)
-    if not ok:
-        raise SettingsError(f"{name} must be a finite number {'above' if strict else 'of at least'} "
-                            f"{smallest:g}, got {value!r}")
-
-
 @dataclass(frozen=True)
 class Fit:
     """Fitted constants of one candidate, or the reason it was rejected (``ok`` False)."""
@@ -90,6 +74,7 @@ class Fit:
 def fit(
     compiled: CompiledCandidate, y: np.ndarray, settings: FitSettings = FitSettings(),
     rows: np.ndarray | None = None, start: Fit | None = None, refine: bool = True, local: bool = False,
+    pooled: Pooled | None = None,
 ) -> Fit:
     """Fit ``compiled`` to targets ``y`` and check its predictions are finite and positive.
 
@@ -101,11 +86,15 @@ def fit(
     with ``local`` they are refined from the start alone, by the stencil polish (one) or L-BFGS-B
     (several; :mod:`exprsearch.lockstep` polishes many at once under the squared loss): a start
     from a grid is already in the right basin, and a search costs a hundred times more.
+    ``pooled``: ``compiled`` and ``y`` are one row per configuration, pooled exactly
+    (:mod:`exprsearch.pooled`; the squared loss only).
     """
     if settings.loss not in LOSSES:
         raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got '{settings.loss}'")
+    if pooled is not None and (settings.loss != "squared" or rows is not None or len(y) != len(pooled.y)):
+        raise ValueError("pooled rows are fitted whole, under the squared loss, with y = pooled.y")
     guess = None if start is None else _nonlinear_values(start)
-    fitted, residual = _fit_once(compiled, y, settings, rows, None, guess, refine, local)
+    fitted, residual = _fit_once(compiled, y, settings, rows, pooled, guess, refine, local)
     if settings.loss == "squared":
         return fitted
     weights = None
@@ -142,6 +131,7 @@ def robust_weights(residual: np.ndarray, loss: str, axis: int | None = None) -> 
 
 
 def _fit_once(compiled, y, settings, rows, weights, guess, refine, local=False) -> tuple[Fit, np.ndarray]:
+    """One fit; ``weights`` are the rows' IRLS weights, or the :class:`Pooled` rows' own."""
     candidate = compiled.candidate
     nonlinear_bounds = [candidate.bounds[s.name] for s in candidate.nonlinear]
     if not all(np.isfinite(b).all() for b in nonlinear_bounds):
@@ -187,10 +177,14 @@ class _Problem:
     """One candidate on one dataset: the relative design and the cost of constants."""
 
     def __init__(self, compiled: CompiledCandidate, y: np.ndarray, regularization: float,
-                 rows: np.ndarray | None = None, weights: np.ndarray | None = None) -> None:
+                 rows: np.ndarray | None = None, weights: np.ndarray | Pooled | None = None) -> None:
         self.compiled = compiled
         self.candidate = compiled.candidate
         self.rows = rows
+        self.pooled = weights if isinstance(weights, Pooled) else None
+        self.constant = 0.0 if self.pooled is None else self.pooled.constant  # the cost pooling leaves out
+        if self.pooled is not None:
+            weights = self.pooled.weights
         self.root_weights = None if weights is None else np.sqrt(weights)
         self.y = y if rows is None else y[rows]
         self.lam = regularization
@@ -230,7 +224,7 @@ class _Problem:
 
     def _cost(self, design, target, z, valid) -> tuple[np.ndarray, np.ndarray]:
         residual = np.einsum("snm,sm->sn", design, z) - target
-        mse = np.mean(residual**2, axis=1)
+        mse = np.mean(residual**2, axis=1) + self.constant
         cost = mse + self.lam * np.sum(z**2, axis=1)
         bad = ~valid | ~np.isfinite(cost)
         cost[bad], mse[bad] = INVALID_COST, INVALID_COST
@@ -305,17 +299,21 @@ class _Problem:
         predicted = self.y * (1.0 + residual)
         bad = np.flatnonzero(~(predicted > 0))
         if bad.size:
-            rows = ", ".join(str(r + 1) for r in bad[:5])
+            rows = ", ".join(str(r + 1) for r in self._data_rows(bad[:5]))
             return Fit(self.candidate, values, float(cost[0]), float(mse[0]),
                        reason=f"predicts zero or negative values at data rows {rows}"), residual
         return Fit(self.candidate, values, float(cost[0]), float(mse[0]), ok=True), residual
+
+    def _data_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The data rows (from 0) that rows of this problem stand for."""
+        return rows if self.pooled is None else self.pooled.rows[rows]
 
     def _undefined_reason(self, theta: np.ndarray) -> str:
         basis, offset = self.compiled.design(theta)
         for j, term in enumerate(self.candidate.basis):
             rows = np.flatnonzero(~np.isfinite(basis[0, :, j]))
             if rows.size:
-                shown = ", ".join(str(r + 1) for r in rows[:5])
+                shown = ", ".join(str(r + 1) for r in self._data_rows(rows[:5]))
                 return f"term {term} is undefined (NaN or infinite) at data rows {shown}"
         return "the law is undefined (NaN or infinite) on some rows"
 
@@ -351,7 +349,7 @@ class _Blocks:
         valid = bool(np.isfinite(design).all() and np.isfinite(target).all())
         n = len(problem.y)
         return _Blocks(fixed, moving, design, target, design.T @ design / n, design.T @ target / n,
-                       float(target @ target / n), valid)
+                       float(target @ target / n) + problem.constant, valid)
 
     def columns(self, theta: np.ndarray, problem: _Problem) -> np.ndarray:
         """The relative (weighted) columns that move with ``theta`` ``(q, S)``: ``(S, n, len(moving))``."""

@@ -20,6 +20,7 @@ from .compile import CompiledCandidate
 from .fit import INVALID_COST, Fit, FitSettings, _Problem, fit
 from .linear import ridge
 from .polish import lockstep, quasi_newton, stencil
+from .pooled import Pooled
 
 STACK_ROWS = 2000  # past this many rows each candidate is polished alone (see stacked)
 STACK_VALUES = 4_000_000  # design values one stack holds at most (32 MB); 100k rows took 2.3 GiB
@@ -35,32 +36,34 @@ def stacked(settings: FitSettings, candidate: Candidate, rows: int) -> bool:
 
 
 def polish(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettings, starts: list[Fit],
-           rows: list[np.ndarray] | None = None) -> list[Fit]:
+           rows: list[np.ndarray] | None = None, pooled: Pooled | None = None) -> list[Fit]:
     """Polish each candidate's nonlinear constants locally from its ``start`` (on ``rows[i]``
-    only, where given): those :func:`stacked` says together (:func:`polish_together`), the rest
-    one by one by :func:`exprsearch.fit.fit`, in the order given."""
+    only, where given; on rows ``pooled`` where given): those :func:`stacked` says together
+    (:func:`polish_together`), the rest one by one by :func:`exprsearch.fit.fit`, in the order given."""
     rows = rows or [None] * len(compiled)
     together = [k for k, c in enumerate(compiled)
                 if stacked(settings, c.candidate, len(y if rows[k] is None else rows[k]))]
     out: list[Fit | None] = [None] * len(compiled)
     polished = polish_together([compiled[k] for k in together], y, settings, [starts[k] for k in together],
-                               [rows[k] for k in together])
+                               [rows[k] for k in together], pooled)
     for k, f in zip(together, polished):
         out[k] = f
     for k, f in enumerate(out):
         if f is None:
-            out[k] = fit(compiled[k], y, settings, rows[k], start=starts[k], local=True)
+            out[k] = fit(compiled[k], y, settings, rows[k], start=starts[k], local=True, pooled=pooled)
     return out  # type: ignore[return-value]
 
 
 def polish_together(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettings,
-                    starts: list[Fit], rows: list[np.ndarray | None] | None = None) -> list[Fit]:
+                    starts: list[Fit], rows: list[np.ndarray | None] | None = None,
+                    pooled: Pooled | None = None) -> list[Fit]:
     """Fit each candidate's nonlinear constants from its ``start`` (the best of its batched grid
     profile, the screening's refined grid, or a bootstrap's full-data fit) — a lone one by the
     stencil polish as ``fit(..., start=start, local=True)`` does, several by the quasi-Newton
     polish — the rounds of all candidates costed together; ``rows[i]`` fits the i-th on those
-    rows only (a bootstrap resample)."""
-    problems = [_Problem(c, y, settings.regularization, None if rows is None else r)
+    rows only (a bootstrap resample); ``pooled``: ``y`` is one row per configuration (see
+    :func:`exprsearch.fit.fit`)."""
+    problems = [_Problem(c, y, settings.regularization, None if rows is None else r, pooled)
                 for c, r in zip(compiled, rows or [None] * len(compiled))]
     searches = []
     for problem, start in zip(problems, starts):
@@ -77,12 +80,12 @@ def polish_together(compiled: list[CompiledCandidate], y: np.ndarray, settings: 
 def _costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float) -> list[np.ndarray]:
     """The cost of each column of each ``thetas[i]`` ``(q, S)`` for ``problems[i]``, as
     :meth:`_Problem.energy` gives it, from stacks of problems with the same number of terms and
-    rows (unweighted: robust losses are fitted one by one)."""
+    rows (robust losses, whose weights are each fit's own, are fitted one by one)."""
     out: list[np.ndarray | None] = [None] * len(problems)
     groups: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, problem in enumerate(problems):
         blocks = problem._blocks
-        if blocks is None or not blocks.valid or problem.root_weights is not None:
+        if blocks is None or not blocks.valid or (problem.root_weights is not None and problem.pooled is None):
             out[i] = problem.energy(thetas[i])
         else:
             groups[len(problem.compiled.basis), len(problem.y)].append(i)
@@ -140,7 +143,7 @@ def _moving(problems: list[_Problem], thetas: list[np.ndarray]) -> list[np.ndarr
     out: list[np.ndarray | None] = [None] * len(problems)
     shared: dict[int, list[int]] = defaultdict(list)
     for i, problem in enumerate(problems):
-        if problem.root_weights is None:
+        if problem.root_weights is None or problem.pooled is not None:
             shared[id(problem.compiled)].append(i)
         else:
             out[i] = problem._blocks.columns(thetas[i], problem)
@@ -160,5 +163,7 @@ def _moving(problems: list[_Problem], thetas: list[np.ndarray]) -> list[np.ndarr
                 rows = slice(None) if problem.rows is None else problem.rows
                 part = np.stack([r[at:at + size][:, rows] for r in raw], axis=2)
                 out[i] = part / problem.y[None, :, None]
+                if problem.root_weights is not None:
+                    out[i] *= problem.root_weights[None, :, None]
                 at += size
     return out  # type: ignore[return-value]

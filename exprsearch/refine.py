@@ -24,6 +24,7 @@ from .candidates import Candidate, Term
 from .compile import Compiler
 from .fit import Fit, FitSettings, fit
 from .lockstep import polish, stacked
+from .pooled import Pooled, pool
 
 Progress = Callable[[int, int], None]
 # Seconds of serial work (as estimated below) under which starting processes costs more than it
@@ -38,8 +39,9 @@ CHUNK_SECONDS = 0.03
 _WORKER: dict = {}  # what each process fits, set once per process
 
 
-def _start_worker(compiler: Compiler, y: np.ndarray, settings: FitSettings, todo: list) -> None:
-    _WORKER.update(compiler=compiler, y=y, settings=settings, todo=todo)
+def _start_worker(compiler: Compiler, y: np.ndarray, settings: FitSettings, todo: list,
+                  pooled: Pooled | None = None) -> None:
+    _WORKER.update(compiler=compiler, y=y, settings=settings, todo=todo, pooled=pooled)
 
 
 def _quiet_worker(*start: object) -> None:
@@ -53,7 +55,8 @@ def _quiet_worker(*start: object) -> None:
 def _refine_chunk(bounds: tuple[int, int]) -> list[tuple]:
     """Fit jobs ``bounds[0]:bounds[1]``; plain tuples travel between processes cheaply
     (pickling sympy expressions costs more than fitting them)."""
-    return _fit_jobs(_WORKER["compiler"], _WORKER["y"], _WORKER["settings"], _WORKER["todo"][bounds[0]:bounds[1]])
+    return _fit_jobs(_WORKER["compiler"], _WORKER["y"], _WORKER["settings"], _WORKER["todo"][bounds[0]:bounds[1]],
+                     _WORKER["pooled"])
 
 
 def _fit_task(task: tuple) -> list[tuple]:
@@ -62,16 +65,18 @@ def _fit_task(task: tuple) -> list[tuple]:
     return _fit_jobs(*task)
 
 
-def _fit_jobs(compiler: Compiler, y: np.ndarray, settings: FitSettings, jobs: list) -> list[tuple]:
+def _fit_jobs(compiler: Compiler, y: np.ndarray, settings: FitSettings, jobs: list,
+              pooled: Pooled | None = None) -> list[tuple]:
     # Exponents with a start from a grid (the screening's, or the batched profile of a lone
     # exponent) are in the right basin already and are polished locally, all together; those
     # without a start are searched by DE.
     fits: list[Fit | None] = [None] * len(jobs)
     local = [k for k, (_, start) in enumerate(jobs) if start is not None]
     for k, f in zip(local, polish([compiler.compile(jobs[k][0]) for k in local], y, settings,
-                                  [jobs[k][1] for k in local])):
+                                  [jobs[k][1] for k in local], pooled=pooled)):
         fits[k] = f
-    fits = [f if f is not None else fit(compiler.compile(candidate), y, settings) for f, (candidate, _) in zip(fits, jobs)]
+    fits = [f if f is not None else fit(compiler.compile(candidate), y, settings, pooled=pooled)
+            for f, (candidate, _) in zip(fits, jobs)]
     return [(f.values, f.cost, f.mse, f.ok, f.reason) for f in fits]
 
 
@@ -100,22 +105,23 @@ def _chunks(todo: list[tuple[Candidate, Fit | None]], settings: FitSettings, row
 def refine(
     todo: list[tuple[Candidate, Fit | None]], compiler: Compiler, y: np.ndarray, settings: FitSettings,
     progress: Progress | None, jobs: int, deadline: float | None, done: int, total: int,
-    scheduler: str | None = None,
+    scheduler: str | None = None, pooled: Pooled | None = None,
 ) -> list[Fit | None]:
     """Fit each job, in ``jobs`` processes or on a Dask ``scheduler``; each candidate's DE seed
     depends only on it and polishes costed together do not depend on their neighbours, so the
-    outcome does not depend on what runs it. Jobs not reached by ``deadline`` come back None."""
+    outcome does not depend on what runs it. Jobs not reached by ``deadline`` come back None.
+    ``pooled``: ``compiler`` and ``y`` are one row per configuration (see :mod:`exprsearch.pooled`)."""
     if scheduler is not None and todo:
-        return _on_cluster(todo, compiler, y, settings, progress, deadline, done, total, scheduler)
+        return _on_cluster(todo, compiler, y, settings, progress, deadline, done, total, scheduler, pooled)
     chunks = _chunks(todo, settings, len(y))
     rows: list[tuple] = []
-    _start_worker(compiler, y, settings, todo)
+    _start_worker(compiler, y, settings, todo, pooled)
     if jobs > 1 and sum(_seconds(j, settings, len(y)) for j in todo) >= POOL_MINIMUM:
         # Forked workers inherit the jobs; elsewhere they are sent once per worker.
         forking = "fork" in multiprocessing.get_all_start_methods()
         options = ({"mp_context": multiprocessing.get_context("fork"), "initializer": _quiet_worker} if forking else
                    {"mp_context": multiprocessing.get_context("spawn"), "initializer": _quiet_worker,
-                    "initargs": (compiler, y, settings, todo)})
+                    "initargs": (compiler, y, settings, todo, pooled)})
         pool = ProcessPoolExecutor(max_workers=jobs, **options)
         try:
             for part in pool.map(_refine_chunk, chunks):
@@ -139,7 +145,8 @@ def refine(
 
 
 def _on_cluster(todo, compiler: Compiler, y: np.ndarray, settings: FitSettings, progress: Progress | None,
-                deadline: float | None, done: int, total: int, scheduler: str) -> list[Fit | None]:
+                deadline: float | None, done: int, total: int, scheduler: str,
+                pooled: Pooled | None = None) -> list[Fit | None]:
     """The jobs in chunks on a Dask cluster (a search too large for one machine): each chunk
     travels with the compiler (without its caches), the targets and the settings."""
     from .executor import DaskCluster
@@ -149,7 +156,7 @@ def _on_cluster(todo, compiler: Compiler, y: np.ndarray, settings: FitSettings, 
     parts: dict[int, list[tuple]] = {}
     cluster = DaskCluster(scheduler)
     try:
-        tasks = [(compiler, y, settings, todo[a:a + size]) for a in starts]
+        tasks = [(compiler, y, settings, todo[a:a + size], pooled) for a in starts]
         for index, rows in cluster.run(_fit_task, tasks):
             parts[index] = rows
             if progress is not None:
@@ -242,8 +249,12 @@ def fit_all(
     if progress is not None:
         progress(len(usable) - len(todo), len(usable))
     work = [(usable[i], fits[i]) for i in todo]
+    # refined on one row per configuration, pooled exactly: a per-step log's repeats cost nothing
+    pooled = pool(compiler.columns, y) if settings.loss == "squared" else None
+    if pooled is not None:
+        compiler, y = compiler.subset(pooled.rows), pooled.y
     done = refine(work, compiler, y, settings, progress, jobs, deadline, len(usable) - len(todo), len(usable),
-                  scheduler)
+                  scheduler, pooled)
     for i, f in zip(todo, done):
         if f is not None:
             fits[i] = f
@@ -251,7 +262,7 @@ def fit_all(
         starts = _extensions(usable, fits, {i for i, f in zip(todo, done) if f is not None and usable[i].nonlinear},
                              set(todo), settings.prune_margin)
         warm = [(usable[i], start) for i, start in starts.items()]
-        again = refine(warm, compiler, y, settings, None, jobs, deadline, 0, len(warm), scheduler)
+        again = refine(warm, compiler, y, settings, None, jobs, deadline, 0, len(warm), scheduler, pooled)
         for i, f in zip(starts, again):
             if f is not None and f.ok and f.cost < fits[i].cost:
                 fits[i] = f

@@ -21,9 +21,9 @@ from . import rank as _rank
 from .assess import cross_validate, holdouts, predictions, t_values
 from .candidates import CandidateSet
 from .compile import Compiler
-from .errors import SearchError, SettingsError
+from .errors import SearchError, SettingsError, number, whole
 from .executor import check_scheduler
-from .fit import Fit, FitSettings, number, verify, whole
+from .fit import Fit, FitSettings, verify
 from .identify import ShapeRule, identifiable
 from .law import Law
 from .refine import Fitted, Progress, fit_all

@@ -33,3 +33,26 @@ def test_a_law_holding_a_refined_laws_terms_and_more_fits_at_least_as_well():
     result = search(pd.DataFrame(rows), "time", "overlap", resamples=0)
     mse = {to_text(f.candidate.template): f.mse for f in result.alternatives}
     assert mse["c0 + c1*log2(p) + c2*max(n/p, 2**r0*log2(p))"] <= mse["c0 + c1*max(n/p, 2**r0*log2(p))"]
+
+
+def test_refinement_on_pooled_repeats_reports_the_cost_on_every_row():
+    """The refinement fits one row per configuration (exprsearch.pooled); the costs it reports
+    are those of the same constants on every row of the table."""
+    import numpy as np
+
+    from exprsearch import candidates
+    from exprsearch.compile import Compiler
+    from exprsearch.fit import FitSettings, fit
+    from exprsearch.refine import fit_all
+
+    X, _ = table(lambda p, n: 1 + n / p)
+    X = np.repeat(X, 5, axis=0)
+    y = (1 + 1e-3 * X[:, 1] ** 1.2 / X[:, 0] ** 0.9) * (1 + 0.05 * np.random.default_rng(3).standard_normal(len(X)))
+    g = grammar.bind(grammar.parse_text(TEXT, "two.toml"), ("p", "n"))
+    usable = list(candidates.generate(g).candidates)
+    compiler = Compiler(("p", "n"), X)
+    fitted = fit_all(usable, compiler, y, FitSettings(), None)
+    assert fitted.refined == 2
+    for f in fitted.fits:
+        again = fit(compiler.compile(f.candidate), y, start=f, refine=False)  # every row, the same exponents
+        assert f.ok and abs(f.cost / again.cost - 1) < 1e-6 and abs(f.mse / again.mse - 1) < 1e-6
