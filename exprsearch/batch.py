@@ -105,6 +105,7 @@ class _Table:
                  guesses: Mapping[Term, tuple[float, ...]]) -> None:
         self.compiler, self.y, self.settings, self.guesses = compiler, y, settings, guesses
         self.rows = None  # with the squared loss, one row per configuration (see finish)
+        self.source = compiler  # what the columns are evaluated on
         if settings.loss == "squared" and compiler.columns:
             _, first, inverse = np.unique(np.column_stack(compiler.columns), axis=0, return_index=True,
                                           return_inverse=True)
@@ -112,6 +113,8 @@ class _Table:
             self.rows = first
             self.inverse_square = np.bincount(inverse, weights=1.0 / y**2)  # Σ 1/y² per configuration
             self.inverse = np.bincount(inverse, weights=1.0 / y)  # Σ 1/y per configuration
+            if len(first) < len(y):  # repeats: each column evaluated once per configuration
+                self.source = compiler.subset(first)
         self.blocks: list[np.ndarray] = []
         self.index: dict[object, int] = {}
         self.grids: dict[int, np.ndarray] = {}
@@ -142,18 +145,18 @@ class _Table:
         name = (key, bounds, at)
         if name not in self.index:
             if at:
-                function = self.compiler.function(key, len(at))
+                function = self.source.function(key, len(at))
                 with np.errstate(all="ignore"):
-                    block = np.broadcast_to(function(self.compiler.columns, [np.array([v]) for v in at]),
-                                            (self.compiler.n_rows,))[:, None]
+                    block = np.broadcast_to(function(self.source.columns, [np.array([v]) for v in at]),
+                                            (self.source.n_rows,))[:, None]
             elif bounds is None:
-                block = self.compiler.value(key)[:, None]
+                block = self.source.value(key)[:, None]
             else:
                 grid = np.linspace(bounds[0], bounds[1], self.settings.grid)
-                block = self.compiler.values(key, grid).T
+                block = self.source.values(key, grid).T
                 self.grids[self.width] = grid
             self.index[name] = self.width
-            self.blocks.append(block if self.rows is None else block[self.rows])
+            self.blocks.append(block if self.rows is None or self.source is not self.compiler else block[self.rows])
             self.width += block.shape[1]
         return self.index[name]
 

@@ -24,7 +24,7 @@ class Pooled:
     """One row per configuration: the data row it stands for, its target and weight; and the
     cost the pooling leaves out (the same for every law)."""
 
-    rows: np.ndarray  # the first data row of each configuration, in the order of first appearance
+    rows: np.ndarray  # the first data row of each configuration (configurations in sorted order)
     y: np.ndarray  # ȳ of each configuration
     weights: np.ndarray  # w · (configurations / rows): a mean over configurations is then one over rows
     constant: float  # Σ (k − w) / rows
@@ -34,21 +34,14 @@ def pool(columns: Sequence[np.ndarray], y: np.ndarray) -> Pooled | None:
     """The configurations of ``columns`` (factor columns, one value per row) with their rows of
     ``y`` pooled, or None where no configuration is measured twice (nothing to gain)."""
     n = len(y)
-    if not len(columns):
-        key = np.zeros((n, 1))
-    else:
-        key = np.column_stack(columns)
+    key = np.column_stack(columns) if len(columns) else np.zeros((n, 1))
     _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     if len(first) == n:
         return None
     inverse = inverse.reshape(-1)
-    order = np.argsort(first, kind="stable")  # configurations in the order the table gives them
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    inverse = rank[inverse]
     inverse_sum = np.bincount(inverse, weights=1.0 / y)
     inverse_square = np.bincount(inverse, weights=1.0 / y**2)
     count = np.bincount(inverse)
     weight = inverse_sum**2 / inverse_square
-    return Pooled(first[order], inverse_sum / inverse_square, weight * len(first) / n,
+    return Pooled(first, inverse_sum / inverse_square, weight * len(first) / n,
                   float(np.sum(count - weight) / n))
