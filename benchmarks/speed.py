@@ -11,6 +11,8 @@ second, the peak memory of the process (GNU time) and the extrapolation error:
 - the bundled dataset and one series per public table in ../shared/datasets (when present):
   fitted without the largest value of the scaling factor, mean relative error there;
 - 1k, 10k and 100k rows of the first synthetic law (many distinct sizes): the error at p = 128;
+- per-step logs: its 24 configurations each measured 1,000 and 4,000 times (24k and 96k rows, a
+  log of every training step), the error at p = 128;
 - and, in-process, batched fits per second of the default grammar's candidates that have only
   linear coefficients, and the seconds of each stage (generation, compiling the distinct
   terms, batched fits, differential evolution).
@@ -21,7 +23,7 @@ allow_negative_exponents=True` for one factor) runs on the same training data of
 the synthetic and public cases; its model line is evaluated for its error, and the time and
 error ratios are printed beside ours.
 
-    python benchmarks/speed.py [--repeats 5] [--rows 1000,10000,100000] [--compare-extrap]
+    python benchmarks/speed.py [--repeats 5] [--rows 1000,10000,100000] [--steps 1000,4000] [--compare-extrap]
 """
 
 from __future__ import annotations
@@ -61,6 +63,15 @@ def table(law, rows: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({"p": picks[:, 0], "n": picks[:, 1], "time": y})
 
 
+def step_log(law, steps: int, seed: int = 0) -> pd.DataFrame:
+    """Each of the worker counts × 4 sizes measured ``steps`` times (a per-step log), 2 % noise."""
+    rng = np.random.default_rng(seed)
+    grid = np.array([(a, b) for a in WORKERS for b in np.geomspace(1000, 64000, 4)])
+    picks = np.repeat(grid, steps, axis=0)
+    y = law(picks[:, 0], picks[:, 1]) * (1 + 0.02 * rng.standard_normal(len(picks)))
+    return pd.DataFrame({"p": picks[:, 0], "n": picks[:, 1], "time": y})
+
+
 def timed(command: list[str]) -> tuple[float, float, str]:
     """Wall seconds, peak resident memory (MiB) and stdout of one run in a fresh process."""
     start = time.perf_counter()
@@ -93,8 +104,8 @@ def load_law(path: str):
     return load(path)
 
 
-def synthetic_case(name: str, law, rows: int, repeats: int, folder: Path, extrap: Path | None) -> dict:
-    frame = table(law, rows)
+def synthetic_case(name: str, law, rows: int | pd.DataFrame, repeats: int, folder: Path, extrap: Path | None) -> dict:
+    frame = table(law, rows) if isinstance(rows, int) else rows
     record = run_ours(name, frame, "time", [], repeats, folder)
     probe = {"p": np.full(3, 128.0), "n": np.array([1000.0, 8000.0, 64000.0])}
     fitted = load_law(record["law_file"])
@@ -240,6 +251,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rows", default="1000,10000,100000")
+    parser.add_argument("--steps", default="1000,4000", help="steps per configuration of the per-step logs")
     parser.add_argument("--compare-extrap", action="store_true")
     args = parser.parse_args()
     extrap = None
@@ -260,6 +272,10 @@ def main() -> None:
         for size in [int(r) for r in args.rows.split(",") if r]:
             law_name = "linear-communication"
             records.append(synthetic_case(f"rows-{size}", LAWS[law_name], size, max(1, args.repeats // 2), folder, None))
+        for steps in [int(r) for r in args.steps.split(",") if r]:
+            law_name = "linear-communication"
+            records.append(synthetic_case(f"steps-{steps}", LAWS[law_name], step_log(LAWS[law_name], steps),
+                                          max(1, args.repeats // 2), folder, None))
         records.append(linear_fit_rate(args.repeats))
         records.append(stages(args.repeats))
         for record in records:
