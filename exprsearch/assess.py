@@ -11,8 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import lockstep
-from .compile import CompiledCandidate
+from .compile import CompiledCandidate, Compiler
 from .fit import Fit, FitSettings, _Problem
+from .pooled import pool
 
 
 def cross_validate(
@@ -40,20 +41,32 @@ def predictions(compiled: CompiledCandidate, fitted: Fit) -> np.ndarray:
 
 def holdouts(
     compiled: Sequence[CompiledCandidate], y: np.ndarray, fits: Sequence[Fit], tops: Sequence[np.ndarray],
-    settings: FitSettings = FitSettings(),
+    settings: FitSettings = FitSettings(), compiler: Compiler | None = None,
 ) -> list[float | None]:
     """Each law's mean absolute relative error on the rows of each mask in ``tops`` (held out in
     turn), refitted on the others: its exponents polished from their full-data values (all laws
     together, :func:`exprsearch.lockstep.polish`), then its coefficients. Kept at their full-data
     values the exponents would be fitted to the held-out rows too. Infinite where a refit drops a
     term that varies (its coefficient at zero) which the full fit has: the term then rests on the
-    held-out rows alone, so they cannot check what it predicts beyond them. None without ``tops``."""
+    held-out rows alone, so they cannot check what it predicts beyond them. None without ``tops``.
+    With the ``compiler`` of ``compiled``, repeats of a configuration among the rows kept are
+    pooled for the polish (:mod:`exprsearch.pooled`; the squared loss)."""
     if not tops:
         return [None] * len(fits)
-    jobs = [(i, t) for i, f in enumerate(fits) if f.candidate.nonlinear for t in range(len(tops))]
-    polished = lockstep.polish([compiled[i] for i, _ in jobs], y, settings, [fits[i] for i, _ in jobs],
-                               [np.flatnonzero(~tops[t]) for _, t in jobs])
-    refits = dict(zip(jobs, polished))
+    refits = {}
+    for t, top in enumerate(tops):
+        laws = [i for i, f in enumerate(fits) if f.candidate.nonlinear]
+        kept = np.flatnonzero(~top)
+        pooled = None if compiler is None or settings.loss != "squared" else \
+            pool([c[kept] for c in compiler.columns], y[kept])
+        if pooled is None:
+            polished = lockstep.polish([compiled[i] for i in laws], y, settings, [fits[i] for i in laws],
+                                       [kept] * len(laws))
+        else:
+            part = compiler.subset(kept[pooled.rows])
+            polished = lockstep.polish([part.compile(fits[i].candidate) for i in laws], pooled.y, settings,
+                                       [fits[i] for i in laws], pooled=pooled)
+        refits.update(((i, t), f) for i, f in zip(laws, polished))
     return [float(np.mean([_holdout(compiled[i], y, f, top, settings, refits.get((i, t)))
                            for t, top in enumerate(tops)])) for i, f in enumerate(fits)]
 

@@ -264,7 +264,7 @@ def _rank_front(
     tops = _largest_values(dataset)
     front = _rank.pareto_front(fits)
     compiled = [compiler.compile(f.candidate) for f in front]
-    held = holdouts(compiled, dataset.y, front, tops, settings)
+    held = holdouts(compiled, dataset.y, front, tops, settings, compiler)
     scored = []
     for f, c, h in zip(front, compiled, held):
         cv = cross_validate(c, dataset.y, f, folds, settings)

@@ -46,3 +46,18 @@ def test_without_rows_to_hold_out_there_is_no_check():
     law = compiled("c + c/p")
     y = 2 + 40 / P
     assert holdouts([law], y, [fit(law, y)], []) == [None]
+
+
+def test_held_out_refits_on_pooled_repeats_are_those_on_every_row():
+    """Given the compiler, the rows kept are pooled per configuration for the polish
+    (exprsearch.pooled): the same refits, so the same held-out errors, as on every row."""
+    rng = np.random.default_rng(4)
+    p = np.repeat(np.array([1, 2, 4, 8, 16, 32], dtype=float), [1, 6, 2, 5, 3, 4])  # repeats differ
+    y = (2 + 40 / p**0.8) * (1 + 0.05 * rng.standard_normal(len(p)))
+    compiler = Compiler(("p", "n"), np.column_stack([p, np.full(len(p), 1000.0)]))
+    law = compiler.compile(candidate("c + c/p**k"))
+    full = fit(law, y)
+    tops = [p == 32]
+    (plain,) = holdouts([law], y, [full], tops)
+    (pooled,) = holdouts([law], y, [full], tops, compiler=compiler)
+    assert pooled == pytest.approx(plain, rel=1e-4)
