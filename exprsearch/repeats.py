@@ -31,11 +31,27 @@ def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: i
     stray = np.flatnonzero((counts[config] >= 3) & (np.abs(off) > max(8 * spread, 0.5)))
     if not stray.size:
         return None
+    above, below = stray[off[stray] > 0], stray[off[stray] < 0]
+    notes = []
+    if above.size:
+        notes.append(f"{_listed(above, 'above', y, median, counts[config], positions, numbering)}; stalls or failed "
+                     "runs? They are kept: the relative error misses each by less than its whole value, "
+                     "--loss huber discounts them, or remove them")
+    if below.size:
+        worst = float(np.max(median[below] / y[below] - 1))
+        notes.append(f"{_listed(below, 'below', y, median, counts[config], positions, numbering)}; a stalled step of "
+                     "a rate, a run cut short? They are kept, but relative errors make a run far below its repeats "
+                     f"weigh as many runs: a law that follows the repeats misses it by up to {100 * worst:,.0f} % of its "
+                     "value, so "
+                     "these can decide the law, under --loss huber too; remove those rows")
+    return "; and ".join(notes)
+
+
+def _listed(which: np.ndarray, side: str, y, median, counts, positions, numbering) -> str:
     shown = ", ".join(f"{rows_named(positions[[i]], numbering)} ({y[i] / median[i]:.3g}× the median of its "
-                      f"{counts[config[i]]} runs)" for i in stray[:3])
-    return (f"{len(stray)} run(s) lie far from the other runs of their configuration: {shown}"
-            f"{', …' if len(stray) > 3 else ''}; stalls or failed runs? They are kept: --loss huber keeps them from "
-            "dragging the law, or remove them")
+                      f"{counts[i]} runs)" for i in which[:3])
+    return (f"{len(which)} run(s) lie far {side} the other runs of their configuration: {shown}"
+            f"{', …' if len(which) > 3 else ''}")
 
 
 def mixed_setups(others: pd.DataFrame, X: np.ndarray, y: np.ndarray) -> str | None:

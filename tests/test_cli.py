@@ -511,7 +511,7 @@ def test_law_json_keeps_what_reading_the_data_noticed(tmp_path):
     path = write(tmp_path, "s.csv", "p,time\n" + "".join(f"{p},{t:.6g}\n" for p, t in rows))
     assert run("run", path, "-t", "time", "--out", tmp_path / "o", "--bootstrap", "0").exit_code == 0
     (note,) = json.loads((tmp_path / "o" / "law.json").read_text())["dataset"]["notes"]
-    assert note.startswith("1 run(s) lie far from the other runs of their configuration: line 12")
+    assert note.startswith("1 run(s) lie far above the other runs of their configuration: line 12")
     assert load(tmp_path / "o" / "law.json").dataset["notes"] == [note]
     clean = write(tmp_path, "c.csv", "p,time\n" + "".join(f"{p},{2 + 40 / p:.6g}\n" for p in (1, 2, 4, 8, 16)))
     assert run("run", clean, "-t", "time", "--out", tmp_path / "c", "--bootstrap", "0").exit_code == 0

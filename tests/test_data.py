@@ -139,7 +139,7 @@ def test_a_run_far_from_its_repeats_is_noted_with_its_line_and_kept(tmp_path):
     data = load_table(path, "time")
     assert data.n_rows == len(frame)  # noted, not dropped
     (note,) = [n for n in data.notes if "lie far" in n]
-    assert note.startswith("1 run(s) lie far from the other runs of their configuration: line 12 (")
+    assert note.startswith("1 run(s) lie far above the other runs of their configuration: line 12 (")
     assert "--loss huber" in note
 
 
@@ -193,3 +193,18 @@ def test_an_empty_column_is_left_out_and_said(tmp_path):
     data = load_table(path, "time")
     assert data.factors == ("p",)
     assert "left out the unnamed column 3: empty on every row" in data.notes
+
+
+def test_a_run_far_below_its_repeats_is_said_to_weigh_as_many():
+    """Relative errors are bounded above a run (a law misses a 5x stall by 80 % of its value) but
+    not below it: a stalled step of a rate at 0.02x its repeats is missed by about 4,900 %, and the law
+    follows it (CM-DARE's per-sample log: steps_per_sec = 0.0026 for rates of 0.7-28)."""
+    frame = _repeated(1, 0.02, reps=5)
+    frame.loc[7, "time"] /= 50  # a step cut short, among the five at p = 2
+    frame.loc[20, "time"] *= 5  # and a stall at p = 16
+    data = from_frame(frame, "time")
+    (note,) = [n for n in data.notes if "lie far" in n]
+    above, below = note.split("; and ")
+    assert above.startswith("1 run(s) lie far above the other runs of their configuration: row 21 (")
+    assert below.startswith("1 run(s) lie far below the other runs of their configuration: row 8 (0.02")
+    assert "misses it by up to 4,8" in below and "remove those rows" in below

@@ -170,7 +170,7 @@ def test_report_carries_the_notes_on_the_data_and_the_search(tmp_path):
                                       "--report", "--bootstrap", "0", "--time-limit", "0"])
     assert result.exit_code == 0, result.output
     page = " ".join((tmp_path / "o" / "report.html").read_text().split())
-    assert "1 run(s) lie far from the other runs of their configuration: line 12" in page
+    assert "1 run(s) lie far above the other runs of their configuration: line 12" in page
     assert "stopped at the time limit of 0 s" in page
 
 

@@ -145,7 +145,7 @@ def test_laws_csv_carries_each_series_notes(tmp_path):
     with (tmp_path / "o" / "laws.csv").open() as stream:
         notes = {row["series"]: row["notes"] for row in csv.DictReader(stream)}
     # series a fills lines 2-19; series b's second run at p = 8 is its 11th row, line 30
-    assert "1 run(s) lie far from the other runs of their configuration: line 30 (" in notes["kernel=b"]
+    assert "1 run(s) lie far above the other runs of their configuration: line 30 (" in notes["kernel=b"]
     assert "lie far" not in notes["kernel=a"]
     said = " ".join(result.output.split())  # at the end, as the series that could not be modelled are
     assert "note: on the data of kernel=b: 1 run(s) lie far" in said
