@@ -12,9 +12,9 @@ from pathlib import Path
 from sympy.printing.mathml import mathml
 
 from .compile import factor_symbol
-from .data import group_name
 from .explain import Explanation
 from .export import latex, rounded_constants
+from .grouped import group_name
 from .law import Law
 from .vocabulary import ExpressionSyntaxError, parse, to_readable
 

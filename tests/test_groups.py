@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from exprsearch import search
 from exprsearch.cli import app
-from exprsearch.data import load_groups
+from exprsearch.grouped import load_groups
 from exprsearch.groups import shared_form
 from tests.conftest import WORKERS, measurements
 

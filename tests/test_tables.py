@@ -135,7 +135,7 @@ def test_a_workbook_sheet_is_read_below_its_title_with_rows_named_by_the_sheet(t
 
 
 def test_a_sheet_s_rows_are_named_as_the_spreadsheet_numbers_them_in_groups_too(tmp_path):
-    from exprsearch.data import load_groups
+    from exprsearch.grouped import load_groups
 
     rows = [["gpu", "p", "time"], *[[g, p, 2 + 40 / p] for g in ("K80", "V100") for p in (1, 2, 4)]]
     rows[5][2] = "x"  # V100 at p = 2: the sheet's row 6

@@ -55,8 +55,9 @@ def plot_command(
 
 def _given_data(law, data: Path):
     """The measurements given to plot: a table, or the series of an Extra-P file that law.json names."""
-    from ..data import group_name, load_grouped, load_table
+    from ..data import load_table
     from ..errors import DataError
+    from ..grouped import group_name, load_grouped
     from ..readers import detect_format, load_series
     from ..tables import WORKBOOKS
 

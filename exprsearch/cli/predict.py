@@ -130,8 +130,8 @@ def _of_group(frame, law, data: Path):
     """The rows of a --data table that belong to the --by group the law was fitted on, where the
     table names groups (the table it was fitted on): another group's rows are no configurations
     of this law, and are left out with a note; a table without those columns is predicted whole."""
-    from ..data import group_name
     from ..errors import DataError
+    from ..grouped import group_name
     from ..tables import file_lines, rows_named
 
     group = law.dataset.get("group") or {}

@@ -163,7 +163,8 @@ def profile(
 def _series(data: Path, fmt: str | None, target: str | None, by: str | None, factors: list[str] | None,
             sheet: str | None = None, drop_missing: bool = False):
     """The series of ``data`` and the ones that cannot be fitted, with their reasons."""
-    from ..data import DataError, load_grouped
+    from ..data import DataError
+    from ..grouped import load_grouped
     from ..readers import detect_format, load_profile
     from ..tables import read_table
     from .common import _target_needed

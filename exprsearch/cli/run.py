@@ -203,8 +203,9 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
     """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
     file's CALLPATH:METRICs; and the --by groups that cannot be fitted, with the reason (an error
     where none can)."""
-    from ..data import DataError, load_grouped, load_table
+    from ..data import DataError, load_table
     from ..errors import ShortData
+    from ..grouped import load_grouped
     from ..readers import detect_format, load_series
 
     fmt = fmt or detect_format(data)

@@ -1,0 +1,81 @@
+"""A table read as groups, one :class:`~exprsearch.data.Dataset` per value of its ``--by``
+column(s): frameworks, GPUs or models measured in one file, each with a law of its own."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from .data import Dataset, _inferred, _require_column, from_frame
+from .errors import DataError
+from .tables import file_lines, read_table, rows_named
+
+
+def group_name(pairs) -> str:
+    """A --by group as messages and law.json's readers name it: ``gpu=a100_40gb,precision=bf16``
+    (``pairs``: the group's columns and values)."""
+    return ",".join(f"{k}={v}" for k, v in pairs)
+
+
+def load_groups(
+    path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
+) -> dict[str, Dataset]:
+    """One Dataset per value of column(s) ``by`` (``"by=value"`` → Dataset), in sorted order."""
+    groups, failures = load_grouped(path, target, by, factors, drop_missing)
+    if failures:
+        name, message = next(iter(failures.items()))
+        raise DataError(f"group {name}: {message}")
+    return groups
+
+
+def load_grouped(
+    path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
+    tolerate: type[DataError] = DataError, sheet: str | None = None,
+) -> tuple[dict[str, Dataset], dict[str, str]]:
+    """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
+    failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet."""
+    path = Path(path)
+    frame = read_table(path, sheet)
+    columns = [str(c) for c in frame.columns]
+    keys = [by] if isinstance(by, str) else list(by)
+    for key in keys:
+        _require_column(key, columns, f"'{path}'", "--by")
+        if key == target:
+            raise DataError(f"--by {key}: that is the target; group by another column")
+    for f in factors or ():  # the user's choice, so one answer for the file rather than one per group
+        _require_column(f, columns, f"'{path}'", "factor")
+        if f in keys:
+            raise DataError(f"--factors {f}: that column names the groups (--by); leave it out of one of them")
+    _require_column(target, columns, f"'{path}'", "target")
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    # the roles of the columns are the file's, decided once: a small group says little about them
+    rest = frame.drop(columns=keys).set_axis([c for c in columns if c not in keys], axis=1)
+    chosen, _, notes = (factors, None, []) if factors else _inferred(rest, target, drop_missing, f"'{path}'",
+                                                                    file_lines(frame.index))
+    unnamed = np.flatnonzero(frame[keys].isna().any(axis=1).to_numpy())  # groupby would drop them unsaid
+    if unnamed.size:
+        lines = file_lines(frame.index)
+        where = rows_named(unnamed, 0 if lines is None else lines)
+        if not drop_missing:
+            raise DataError(f"'{path}' leaves --by column(s) {', '.join(keys)} empty at {where}: fill them in, or "
+                            "pass --drop-missing to drop those rows")
+        notes = [*notes, f"dropped {unnamed.size} row(s) in no --by group ({', '.join(keys)} empty): {where}"]
+    groups, failures = {}, {}
+    for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
+        name = group_name(zip(keys, values))
+        try:
+            data = from_frame(
+                group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
+                name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
+                lines=file_lines(group.index),  # the group's rows where the file has them
+            )
+            groups[name] = replace(data, notes=(*notes, *data.notes), sheet=sheet,
+                                   group=tuple((k, v.item() if hasattr(v, "item") else v) for k, v in zip(keys, values)))
+        except tolerate as exc:
+            failures[name] = str(exc)
+        except DataError as exc:
+            raise DataError(f"group {name}: {exc}") from None
+    return groups, failures
