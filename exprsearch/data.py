@@ -44,6 +44,7 @@ class Dataset:
     places: np.ndarray | None = field(default=None, repr=False)  # each row's line in the file (tables.placed)
     group: tuple[tuple[str, object], ...] = ()  # the --by columns and values whose rows these are
     drop_missing: bool = False  # read with rows of missing values dropped, as reading it again must
+    drop_stray: bool = False  # and with runs far from their repeats dropped
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -79,18 +80,21 @@ def load_table(
     factors: list[str] | None = None,
     drop_missing: bool = False,
     sheet: str | None = None,
+    drop_stray: bool = False,
 ) -> Dataset:
     """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel table (``sheet``: a workbook's sheet) and
-    validate it into a :class:`Dataset`."""
+    validate it into a :class:`Dataset`; ``drop_stray`` drops runs far from their repeats."""
     path = Path(path)
     raw = read_bytes(path)
     plain = None if raw is None or sheet is not None else plain_columns(raw, path.suffix)
     if plain is not None:
-        return from_columns(plain, target, factors, drop_missing=drop_missing, name=path.stem, path=str(path),
+        return from_columns(plain, target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
+                            name=path.stem, path=str(path),
                             sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
     frame = read_table(path, sheet)  # says why a file that could not be read cannot be
     data = from_frame(
-        frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, name=path.stem,
+        frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
+        name=path.stem,
         path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=file_lines(frame.index),
     )
     return replace(data, sheet=sheet)
@@ -120,6 +124,7 @@ def from_frame(
     factors: list[str] | None = None,
     *,
     drop_missing: bool = False,
+    drop_stray: bool = False,
     name: str = "data",
     path: str | None = None,
     sha256: str | None = None,
@@ -151,7 +156,7 @@ def from_frame(
     if spans:
         notes.append(f"column(s) {', '.join(spans)} hold durations, read in seconds")
     notes += [frame.attrs["read_as"]] if frame.attrs.get("read_as") else []  # a file's own dialect (dialect.py)
-    return _dataset(numeric, target, factors, drop_missing, notes, numbering, where, name, path, sha256)
+    return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, numbering, where, name, path, sha256)
 
 
 def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
@@ -212,6 +217,7 @@ def from_columns(
     factors: list[str] | None = None,
     *,
     drop_missing: bool = False,
+    drop_stray: bool = False,
     name: str = "data",
     path: str | None = None,
     sha256: str | None = None,
@@ -236,7 +242,8 @@ def from_columns(
     if inferred:
         factors, numeric, note = settings(target, factors, numeric)
         notes = [note] if note else []
-    return _dataset(numeric, target, factors, drop_missing, notes, header_lines, where, name, path, sha256)
+    return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
+                    sha256)
 
 
 def _check_factors(factors: list[str], target: str, columns: list[str], where: str) -> None:
@@ -262,10 +269,12 @@ def _columns_named(factors: list[str] | None, columns: list[str]) -> list[str] |
     return [f if f in columns or f not in in_laws else in_laws[f] for f in factors]
 
 
-def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing: bool, notes: list[str],
+def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[bool, bool], notes: list[str],
              numbering: int | np.ndarray, where: str, name: str, path: str | None, sha256: str | None) -> Dataset:
     """The Dataset of a float matrix (factor columns, then the target): missing values, a target
-    that is not positive and factors with a single value checked, in that order."""
+    that is not positive, factors with a single value and stray runs checked, in that order;
+    ``drops``: whether rows of missing values, and stray runs, are dropped."""
+    drop_missing, drop_stray = drops
     positions = np.arange(len(numeric))
     bad = ~np.isfinite(numeric)
     if bad.any():
@@ -296,16 +305,18 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drop_missing:
         notes.append(f"left out factor(s) with a single value: {', '.join(factors[j] for j in single)}")
     kept = [j for j in range(len(factors)) if j not in single or len(single) == len(factors)]
     X = numeric[:, kept].copy()
-    stray = stray_runs(X, y, positions, numbering)
+    stray, rows = stray_runs(X, y, positions, numbering, drop_stray)
     if stray:
         notes.append(stray)
+    if drop_stray and rows.size:
+        X, y, positions = np.delete(X, rows, axis=0), np.delete(y, rows), np.delete(positions, rows)
     names = [law_name(factors[j]) for j in kept]
     notes.extend(derived_notes(names, X))
     renamed = [f for f in (factors[j] for j in kept) if law_name(f) != f]
     if renamed:
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
     return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes), places=placed(positions, numbering),
-                   drop_missing=drop_missing)
+                   drop_missing=drop_missing, drop_stray=drop_stray)
 
 
 def _require_column(name: str, columns: list[str], where: str, what: str) -> None:

@@ -22,9 +22,10 @@ def group_name(pairs) -> str:
 
 def load_groups(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
+    drop_stray: bool = False,
 ) -> dict[str, Dataset]:
     """One Dataset per value of column(s) ``by`` (``"by=value"`` → Dataset), in sorted order."""
-    groups, failures = load_grouped(path, target, by, factors, drop_missing)
+    groups, failures = load_grouped(path, target, by, factors, drop_missing, drop_stray=drop_stray)
     if failures:
         name, message = next(iter(failures.items()))
         raise DataError(f"group {name}: {message}")
@@ -33,7 +34,7 @@ def load_groups(
 
 def load_grouped(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
-    tolerate: type[DataError] = DataError, sheet: str | None = None,
+    tolerate: type[DataError] = DataError, sheet: str | None = None, drop_stray: bool = False,
 ) -> tuple[dict[str, Dataset], dict[str, str]]:
     """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
     failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet."""
@@ -69,6 +70,7 @@ def load_grouped(
         try:
             data = from_frame(
                 group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
+                drop_stray=drop_stray,
                 name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
                 lines=file_lines(group.index),  # the group's rows where the file has them
             )

@@ -3,6 +3,7 @@ repeats (a stall, a failed run), and repeats so far apart that the rows may mix 
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,10 +16,12 @@ if TYPE_CHECKING:
 MIXED = 0.2  # repeats of one setup rarely differ by a fifth; DLPerf's mixed series by 23-39 % (median)
 
 
-def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: int | np.ndarray) -> str | None:
+def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: int | np.ndarray,
+               drop: bool = False) -> tuple[str | None, np.ndarray]:
     """A note on repeated runs far from the others of their configuration (a stall, a failed
-    run): off their median by more than 8 times the pooled spread of repeats and by half (timings
-    of short runs on a shared machine stray by a quarter: the bundled MLP epochs hold one at 1.28x)."""
+    run), and their rows: off their median by more than 8 times the pooled spread of repeats and
+    by half (timings of short runs on a shared machine stray by a quarter: the bundled MLP epochs
+    hold one at 1.28x). With ``drop`` the note says they were dropped (``--drop-stray``)."""
     _, config = np.unique(X, axis=0, return_inverse=True)
     config = config.ravel()
     counts = np.bincount(config)
@@ -30,27 +33,29 @@ def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: i
     spread = 1.4826 * float(np.median(repeats)) if repeats.size else 0.0
     stray = np.flatnonzero((counts[config] >= 3) & (np.abs(off) > max(8 * spread, 0.5)))
     if not stray.size:
-        return None
+        return None, stray
+    listed = functools.partial(_listed, y=y, median=median, counts=counts[config], positions=positions,
+                               numbering=numbering)
+    if drop:
+        return f"dropped {listed(stray, 'far from')} (--drop-stray)", stray
     above, below = stray[off[stray] > 0], stray[off[stray] < 0]
     notes = []
     if above.size:
-        notes.append(f"{_listed(above, 'above', y, median, counts[config], positions, numbering)}; stalls or failed "
-                     "runs? They are kept: the relative error misses each by less than its whole value, "
-                     "--loss huber discounts them, or remove them")
+        notes.append(f"{listed(above, 'lie far above')}; stalls or failed runs? They are kept: the relative error misses "
+                     "each by less than its whole value, --loss huber discounts them, and --drop-stray drops them")
     if below.size:
         worst = float(np.max(median[below] / y[below] - 1))
-        notes.append(f"{_listed(below, 'below', y, median, counts[config], positions, numbering)}; a stalled step of "
-                     "a rate, a run cut short? They are kept, but relative errors make a run far below its repeats "
-                     f"weigh as many runs: a law that follows the repeats misses it by up to {100 * worst:,.0f} % of its "
-                     "value, so "
-                     "these can decide the law, under --loss huber too; remove those rows")
-    return "; and ".join(notes)
+        notes.append(f"{listed(below, 'lie far below')}; a stalled step of a rate, a run cut short? They are kept, but "
+                     "relative errors make a run far below its repeats weigh as many runs: a law that follows the "
+                     f"repeats misses it by up to {100 * worst:,.0f} % of its value, so these can decide the law, "
+                     "under --loss huber too; --drop-stray drops them")
+    return "; and ".join(notes), stray
 
 
-def _listed(which: np.ndarray, side: str, y, median, counts, positions, numbering) -> str:
+def _listed(which: np.ndarray, side: str, *, y, median, counts, positions, numbering) -> str:
     shown = ", ".join(f"{rows_named(positions[[i]], numbering)} ({y[i] / median[i]:.3g}× the median of its "
                       f"{counts[i]} runs)" for i in which[:3])
-    return (f"{len(which)} run(s) lie far {side} the other runs of their configuration: {shown}"
+    return (f"{len(which)} run(s) {side} the other runs of their configuration: {shown}"
             f"{', …' if len(which) > 3 else ''}")
 
 

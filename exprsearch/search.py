@@ -336,6 +336,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
                  **({"sheet": dataset.sheet} if dataset.sheet else {}),
                  **({"group": dict(dataset.group)} if dataset.group else {}),
                  **({"drop_missing": True} if dataset.drop_missing else {}),
+                 **({"drop_stray": True} if dataset.drop_stray else {}),
                  **({"notes": list(dataset.notes)} if dataset.notes else {})},
         selection=ranking.rule,
         seed=seed,

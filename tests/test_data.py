@@ -207,4 +207,18 @@ def test_a_run_far_below_its_repeats_is_said_to_weigh_as_many():
     above, below = note.split("; and ")
     assert above.startswith("1 run(s) lie far above the other runs of their configuration: row 21 (")
     assert below.startswith("1 run(s) lie far below the other runs of their configuration: row 8 (0.02")
-    assert "misses it by up to 4,8" in below and "remove those rows" in below
+    assert "misses it by up to 4,8" in below and "--drop-stray drops them" in below
+
+
+def test_drop_stray_drops_the_runs_the_note_names(tmp_path):
+    frame = _repeated(1, 0.02, reps=5)
+    frame.loc[7, "time"] /= 50
+    path = tmp_path / "steps.csv"
+    frame.to_csv(path, index=False)
+    kept, dropped = load_table(path, "time"), load_table(path, "time", drop_stray=True)
+    assert kept.n_rows == len(frame) and dropped.n_rows == len(frame) - 1 and dropped.drop_stray
+    assert frame["time"][7] in kept.y and frame["time"][7] not in dropped.y
+    (note,) = [n for n in dropped.notes if "far from" in n]
+    assert note.startswith("dropped 1 run(s) far from the other runs of their configuration: line 9 (0.02")
+    assert note.endswith("(--drop-stray)")
+    assert dropped.rows_named([7]) == "line 10"  # the rows after it keep their lines

@@ -160,3 +160,21 @@ def test_extrap_examples_recover_the_true_form(case):
     file, name = case
     law = search(load_series(SHARED / file)[name], grammar="pmnf").law
     assert form(law.template) == form(TRUTH[case])
+
+
+def test_a_stray_repetition_of_an_extrap_file_is_dropped_when_asked(tmp_path):
+    """Repetitions of an Extra-P point are runs like a table's; --drop-stray drops one far off,
+    and law.json records it so plot reads the same series; --drop-missing is for tables."""
+    points = (20, 30, 40, 50, 60)
+    data = [[1.5 + 0.2 * x**2 * (1 + 0.01 * r) for r in range(5)] for x in points]
+    data[2][3] /= 40  # a repetition cut short
+    text = "PARAMETER x\n\n" + "".join(f"POINTS ( {x} )\n" for x in points) + "\nREGION compute\nMETRIC time\n"
+    path = tmp_path / "stray.txt"
+    path.write_text(text + "".join("DATA " + " ".join(f"{v:.6g}" for v in row) + "\n" for row in data))
+    result = CliRunner().invoke(app, ["run", str(path), "--drop-stray", "--out", str(tmp_path / "o"), "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    recorded = json.loads((tmp_path / "o" / "law.json").read_text())
+    assert recorded["dataset"]["drop_stray"] is True and recorded["metrics"]["mape_pct"] < 2
+    assert any(n.startswith("dropped 1 run(s) far from the other runs") for n in recorded["dataset"]["notes"])
+    refused = CliRunner().invoke(app, ["run", str(path), "--drop-missing", "--out", str(tmp_path / "m")])
+    assert refused.exit_code == 2 and "--drop-missing drops a table's rows" in refused.output

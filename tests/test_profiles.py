@@ -152,6 +152,20 @@ def test_laws_csv_carries_each_series_notes(tmp_path):
     assert "note: on the data of 2 series: left out factor(s) with a single value: n" in said  # once, not twice
 
 
+def test_profile_drops_stray_runs_when_asked(tmp_path):
+    import csv
+
+    lines = ["kernel,p,n,value"] + [f"{k},{p},1000,{(2 + 40 / p) * (5 if (k, p, r) == ('b', 8, 1) else 1 + 0.01 * r):.6g}"
+                                  for k in "ab" for p in (1, 2, 4, 8, 16, 32) for r in range(3)]
+    (tmp_path / "k.csv").write_text("\n".join(lines) + "\n")
+    result = run("profile", tmp_path / "k.csv", "--out", tmp_path / "o", "--drop-stray")
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "o" / "laws.csv").open() as stream:
+        notes = {row["series"]: row["notes"] for row in csv.DictReader(stream)}
+    assert "dropped 1 run(s) far from the other runs of their configuration: line 30 (4.9× the median of its 3 runs)" in notes["kernel=b"]
+    assert json.loads((tmp_path / "o" / "laws.json").read_text())["context"]["drop_stray"] is True
+
+
 def test_profile_keeps_a_report_already_in_its_directory(tmp_path):
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "report.html").write_text("the user's own")

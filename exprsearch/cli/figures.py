@@ -65,17 +65,20 @@ def _given_data(law, data: Path):
     if fmt == "table":
         workbook = Path(data).suffix.lower() in WORKBOOKS  # the sheet the law was fitted on
         sheet, dropping = law.dataset.get("sheet") if workbook else None, bool(law.dataset.get("drop_missing"))
+        stray = bool(law.dataset.get("drop_stray"))
         group = law.dataset.get("group")
         if not group:
-            return load_table(data, law.target, list(law.factors), drop_missing=dropping, sheet=sheet)
+            return load_table(data, law.target, list(law.factors), drop_missing=dropping, sheet=sheet,
+                              drop_stray=stray)
         # the rows of the --by group the law was fitted on, not the whole table
-        groups, _ = load_grouped(data, law.target, list(group), list(law.factors), dropping, sheet=sheet)
+        groups, _ = load_grouped(data, law.target, list(group), list(law.factors), dropping, sheet=sheet,
+                                 drop_stray=stray)
         name = group_name(group.items())
         if name not in groups:
             raise DataError(f"'{data}' holds no rows of {name}, the group the law was fitted on")
         return groups[name]
     series = law.dataset.get("series")
-    found = load_series(data, fmt, target=series)
+    found = load_series(data, fmt, target=series, drop_stray=bool(law.dataset.get("drop_stray")))
     if len(found) > 1:
         raise DataError(f"'{data}' holds {len(found)} series and the law names none of them; pass the table the "
                         "law was fitted on")

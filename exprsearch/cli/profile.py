@@ -46,6 +46,7 @@ def profile(
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput); a rate that grows little ranks first. Default: read from each target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Tables: drop rows with missing values (or in no --by series) instead of stopping.", rich_help_panel="Data")] = False,
+    drop_stray: Annotated[bool, typer.Option(help="Drop runs far from the other runs of their configuration (a stall, a step cut short), which the notes list, instead of keeping them.", rich_help_panel="Data")] = False,
 ) -> None:
     """A law for every series (callpath × metric, or table group), ranked by predicted growth."""
     from .. import export as _export
@@ -73,7 +74,7 @@ def profile(
         _check_kind(target_kind)
         if not (force or resume):
             _export.check_free(directory, SUMMARY + (("report.html",) if report else ()) + (("series",) if laws else ()))
-        series, failures = _series(data, fmt, target, by, cli._split(factors), sheet, drop_missing)
+        series, failures = _series(data, fmt, target, by, cli._split(factors), sheet, (drop_missing, drop_stray))
         check_binding(series, grammar, mapping, intrinsic_factors)
         point = parse_point(at, "--at") if at else {}
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
@@ -82,7 +83,8 @@ def profile(
                    "scale": scale, "seed": seed, "bootstrap": bootstrap}
         # each only when given, so that a summary written before these options resumes
         context.update({k: v for k, v in (("target_kind", target_kind), ("map", mapping), ("sheet", sheet),
-                                          ("intrinsic", list(intrinsic_factors)), ("drop_missing", drop_missing)) if v})
+                                          ("intrinsic", list(intrinsic_factors)), ("drop_missing", drop_missing),
+                                          ("drop_stray", drop_stray)) if v})
         done = []
         if resume and (directory / "laws.json").is_file():
             earlier, rows = from_summary((directory / "laws.json").read_text())
@@ -161,8 +163,9 @@ def profile(
 
 
 def _series(data: Path, fmt: str | None, target: str | None, by: str | None, factors: list[str] | None,
-            sheet: str | None = None, drop_missing: bool = False):
-    """The series of ``data`` and the ones that cannot be fitted, with their reasons."""
+            sheet: str | None = None, drops: tuple[bool, bool] = (False, False)):
+    """The series of ``data`` and the ones that cannot be fitted, with their reasons; ``drops``:
+    --drop-missing and --drop-stray."""
     from ..data import DataError
     from ..grouped import load_grouped
     from ..readers import detect_format, load_profile
@@ -170,11 +173,12 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     from .common import _target_needed
 
     fmt = fmt or detect_format(data)
+    drop_missing, drop_stray = drops
     if fmt != "table":
         if target or by or factors or sheet or drop_missing:
             raise DataError("--target, --by, --factors, --sheet and --drop-missing apply to tables; an Extra-P file "
                             "is split into series and names its parameters already")
-        return load_profile(data, fmt)
+        return load_profile(data, fmt, drop_stray)
     columns = [str(c) for c in read_table(data, sheet).columns]
     target = target or ("value" if "value" in columns else None)
     if target is None:
@@ -183,7 +187,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     if not keys:
         raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…); the columns of "
                         f"'{data}' are {', '.join(columns)}")
-    return load_grouped(data, target, keys, factors, drop_missing, sheet=sheet)
+    return load_grouped(data, target, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)
 
 
 def _print(rows, top: int, point: dict, scale: float, out) -> None:

@@ -46,6 +46,7 @@ def run(
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.", rich_help_panel="Output")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.", rich_help_panel="Output")] = False,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values (or in no --by group) instead of stopping.", rich_help_panel="Data")] = False,
+    drop_stray: Annotated[bool, typer.Option(help="Drop runs far from the other runs of their configuration (a stall, a step cut short), which the notes list, instead of keeping them.", rich_help_panel="Data")] = False,
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput), for optimize, explain and suggest. Default: read from the target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     plot: Annotated[bool, typer.Option("--plot", help="Also write PNG figures (needs matplotlib).", rich_help_panel="Output")] = False,
@@ -64,7 +65,7 @@ def run(
 
             require_matplotlib()  # fail before the search, not after it
         _check_kind(target_kind)  # before the data are read
-        datasets, unloaded = _datasets(data, target, factors, fmt, drop_missing, by, sheet)
+        datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet)
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
         for folder in where.values():  # before the search, not after it
@@ -198,35 +199,39 @@ def _check_kind(given: str | None) -> None:
         raise SettingsError(f"--target-kind {given}: give time or rate")
 
 
-def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drop_missing: bool,
+def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drops: tuple[bool, bool],
               by: str | None = None, sheet: str | None = None):
     """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
     file's CALLPATH:METRICs; and the --by groups that cannot be fitted, with the reason (an error
-    where none can)."""
+    where none can). ``drops``: --drop-missing and --drop-stray."""
     from ..data import DataError, load_table
     from ..errors import ShortData
     from ..grouped import load_grouped
     from ..readers import detect_format, load_series
 
     fmt = fmt or detect_format(data)
+    drop_missing, drop_stray = drops
     if fmt == "table":
         if target is None:
             raise _target_needed(data, sheet=sheet)
         if by is not None:
             # a group too small for a law is named and the others fitted; a bad value stops the run
             groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
-                                          tolerate=ShortData, sheet=sheet)
+                                          tolerate=ShortData, sheet=sheet, drop_stray=drop_stray)
             if not groups:
                 name, reason = next(iter(failed.items()))
                 raise DataError(f"group {name}: {reason}" if len(failed) == 1 else
                                 f"no group could be fitted; the first, {name}: {reason}")
             return groups, failed
-        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing, sheet=sheet)}, {}
+        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing, sheet=sheet,
+                               drop_stray=drop_stray)}, {}
     if sheet is not None:
         raise DataError(f"--sheet {sheet}: '{data}' is no Excel workbook; --sheet names a workbook's sheet")
     if by is not None:
         raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
-    return load_series(data, fmt, target), {}
+    if drop_missing:
+        raise DataError("--drop-missing drops a table's rows; an Extra-P file holds no missing values")
+    return load_series(data, fmt, target, drop_stray), {}
 
 
 def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool, verdicts: list[str]) -> None:

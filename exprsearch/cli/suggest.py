@@ -32,6 +32,7 @@ def suggest(
     work_: Annotated[float | None, typer.Option("--work", help="With a rate: what one run processes, so that its time is work / rate (default 1: costs per unit of work).", rich_help_panel="Plan")] = None,
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.", rich_help_panel="Data")] = False,
+    drop_stray: Annotated[bool, typer.Option(help="Drop runs far from the other runs of their configuration (a stall, a step cut short), which the notes list, instead of keeping them.", rich_help_panel="Data")] = False,
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
     from .. import export
@@ -58,7 +59,7 @@ def suggest(
                 raise SettingsError(sentence)
         _check_kind(target_kind)
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
-        datasets, _ = _datasets(data, target, factors, None, drop_missing, sheet=sheet)
+        datasets, _ = _datasets(data, target, factors, None, (drop_missing, drop_stray), sheet=sheet)
         if len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         dataset = next(iter(datasets.values()))

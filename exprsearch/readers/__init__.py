@@ -101,9 +101,11 @@ def read_profile(path: str | Path, fmt: str | None = None) -> Profile:
     return profile
 
 
-def load_series(path: str | Path, fmt: str | None = None, target: str | None = None) -> dict[str, Dataset]:
+def load_series(path: str | Path, fmt: str | None = None, target: str | None = None,
+                drop_stray: bool = False) -> dict[str, Dataset]:
     """One Dataset per ``callpath:metric`` of an Extra-P file (repetitions are rows), or only the
-    one ``target`` names (``callpath:metric``, or a callpath that has one metric)."""
+    one ``target`` names (``callpath:metric``, or a callpath that has one metric); ``drop_stray``
+    drops repetitions far from the others of their point."""
     path = Path(path)
     profile = read_profile(path, fmt)
     series = profile.series
@@ -113,7 +115,7 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
             raise DataError(f"'{path}' has no single series '{target}'; its series are {', '.join(series)} "
                             "(pass --target CALLPATH:METRIC)")
         series = {matches[0]: series[matches[0]]}
-    datasets, failures = _datasets(path, profile, series)
+    datasets, failures = _datasets(path, profile, series, drop_stray)
     if failures:
         name, message = next(iter(failures.items()))
         count = f"{len(failures)} of its {len(series)} series cannot be fitted; " if len(failures) > 1 else ""
@@ -124,15 +126,17 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
     return datasets
 
 
-def load_profile(path: str | Path, fmt: str | None = None) -> tuple[dict[str, Dataset], dict[str, str]]:
+def load_profile(path: str | Path, fmt: str | None = None,
+                 drop_stray: bool = False) -> tuple[dict[str, Dataset], dict[str, str]]:
     """Every series of an Extra-P file as a Dataset, and the ones that cannot be fitted with the
     reason (a series of zeros, say), so that a whole profile is modelled around them."""
     path = Path(path)
     profile = read_profile(path, fmt)
-    return _datasets(path, profile, profile.series)
+    return _datasets(path, profile, profile.series, drop_stray)
 
 
-def _datasets(path: Path, profile: Profile, series: dict) -> tuple[dict[str, Dataset], dict[str, str]]:
+def _datasets(path: Path, profile: Profile, series: dict,
+              drop_stray: bool = False) -> tuple[dict[str, Dataset], dict[str, str]]:
     sha = digest(path)
     every = {point for rows in profile.series.values() for point, _ in rows}
     datasets, failures = {}, {}
@@ -147,7 +151,7 @@ def _datasets(path: Path, profile: Profile, series: dict) -> tuple[dict[str, Dat
         columns = dict(zip(profile.parameters, points.T)) | {"time": [v for _, values in rows for v in values]}
         try:
             dataset = from_columns(columns, "time", list(profile.parameters), name=f"{path.stem}-{name}",
-                                   path=str(path), sha256=sha)
+                                   path=str(path), sha256=sha, drop_stray=drop_stray)
         except DataError as exc:
             failures[name] = str(exc)
             continue
