@@ -89,19 +89,38 @@ def predict(
         return
     for w in warnings:
         _warn(w)
-    extra = [c for c in ("low_95", "high_95", "measured", "error_pct") if c in frame]
+    rows = len(frame)
+    frame = _by_configuration(frame, law)
+    if len(frame) < rows:
+        _note(f"the {rows} rows hold {len(frame)} configurations: one line each, beside the median of its measured "
+              "runs; --json gives every row")
+    extra = [c for c in ("low_95", "high_95", "measured", "runs", "error_pct") if c in frame]
     table = Table(*[*law.factors, law.target, *(c.replace("_pct", " %") for c in extra)])
     for column in table.columns:
         column.overflow = "fold"  # a number cut to '1.2413…' would read as another number
     for _, row in frame.iterrows():
         table.add_row(*[setting(row[f]) for f in law.factors],
-                      *["" if row[c] != row[c] else f"{row[c]:+.3g}" if c == "error_pct" else f"{row[c]:.6g}"
-                        for c in (law.target, *extra)])
+                      *["" if row[c] != row[c] else f"{row[c]:+.3g}" if c == "error_pct" else
+                        f"{int(row[c])}" if c == "runs" else f"{row[c]:.6g}" for c in (law.target, *extra)])
     out.print(table)
     if checked is not None:
         out.print(f"against the measured {law.target}: mean absolute error {mape:.3g} % over {len(checked)} row(s)"
                   if len(checked) else f"no row of '{data}' holds a measured {law.target} to compare with",
                   highlight=False)
+
+
+def _by_configuration(frame, law):
+    """``frame`` with one row per configuration where the rows repeat configurations (a per-step
+    log): the prediction, the median of the measured runs, their count and the error against it."""
+    if "measured" not in frame or not frame.duplicated(list(law.factors)).any():
+        return frame
+    groups = frame.groupby(list(law.factors), sort=False)
+    kept = [c for c in (law.target, "low_95", "high_95") if c in frame]
+    shown = groups[kept].first()
+    shown["measured"] = groups["measured"].median()
+    shown["runs"] = groups["measured"].count()
+    shown["error_pct"] = 100 * (shown[law.target] / shown["measured"] - 1)
+    return shown.reset_index()
 
 
 def _measured(frame, target: str, data: Path, lines):
