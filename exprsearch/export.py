@@ -6,6 +6,7 @@ import csv
 import io
 import os
 import signal
+import stat
 import tempfile
 from pathlib import Path
 
@@ -147,6 +148,17 @@ def write(law: Law, ranking: Ranking, directory: str | Path, overwrite: bool = F
     return targets
 
 
+def _mode(path: Path) -> int:
+    """The permissions ``path`` keeps where it exists, else those a file created afresh gets
+    (0666 less the umask, as an editor or ``open()`` would give it)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def write_all(files: dict[Path, str | bytes]) -> None:
     """Write every file to a temporary file beside it, then rename them all into place with
     SIGINT and SIGTERM held off: an interrupted run leaves either the old files or the new ones,
@@ -160,6 +172,7 @@ def write_all(files: dict[Path, str | bytes]) -> None:
                 staged.append((Path(temporary), path))
                 with os.fdopen(handle, "wb") as stream:
                     stream.write(content.encode() if isinstance(content, str) else content)
+                os.chmod(temporary, _mode(path))  # mkstemp's 0600 would keep the results from others
             except OSError as exc:  # a full disk, a folder that cannot be made: said, nothing replaced
                 raise OutputError(f"could not write '{path}' ({exc.strerror or exc}); nothing was replaced") from None
         held = {signal.SIGINT, signal.SIGTERM}

@@ -44,6 +44,26 @@ def test_files_are_written_whole_or_not_at_all(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["law.json", "sub"]  # no temporary left
 
 
+def test_files_are_written_with_the_permissions_a_new_file_gets(tmp_path):
+    """Staged through mkstemp (0600), the results had been readable by their owner alone; a new
+    file gets 0666 less the umask, a file replaced keeps its own."""
+    import os
+    import stat
+
+    from exprsearch.export import write_all
+
+    kept = tmp_path / "law.json"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    mask = os.umask(0o022)
+    try:
+        write_all({tmp_path / "law.tex": "new", kept: "new"})
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "law.tex").stat().st_mode) == 0o644
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and kept.read_text() == "new"
+
+
 def test_latex_writes_a_name_in_words_as_one_word_and_parses():
     import sympy
 
