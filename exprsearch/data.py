@@ -14,7 +14,7 @@ import numpy as np
 from .cells import check_dates, check_written, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import column_named, derived_notes, settings
+from .roles import clocks, column_named, derived_notes, settings
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -150,6 +150,7 @@ def from_frame(
         _check_factors(factors, target, columns, where)
         check_dates(frame, factors, where, "a factor: leave it out of --factors")
         numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    notes += _clock(frame, target)
     mixed = mixed_setups(frame[[c for c in columns if c not in factors and c != target]], numeric[:, :-1], numeric[:, -1])
     notes += [mixed] if mixed else []
     spans = [c for c in frame.attrs.get("seconds", ()) if c == target or c in factors]
@@ -238,12 +239,20 @@ def from_columns(
         numeric = np.column_stack(arrays)
     except (TypeError, ValueError) as exc:  # a column of text, or columns of different lengths
         raise DataError(f"{where} cannot be read as numeric columns of one length ({exc}); pass numbers") from None
-    notes: list[str] = []
+    notes = _clock(columns, target)
     if inferred:
         factors, numeric, note = settings(target, factors, numeric)
-        notes = [note] if note else []
+        notes += [note] if note else []
     return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
                     sha256)
+
+
+def _clock(table, target: str) -> list[str]:
+    """A note where the target of a per-step log counts the time since each run began (roles.clocks)."""
+    if target not in clocks(table):
+        return []
+    return [f"{target} grows with the step at nearly every row: it counts the time since each run began, not a "
+            "step's or a run's time, and a law of it describes how long the runs had run"]
 
 
 def _check_factors(factors: list[str], target: str, columns: list[str], where: str) -> None:

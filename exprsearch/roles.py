@@ -19,9 +19,9 @@ ALONE = 0.1
 UNIQUE = 0.8  # a measurement differs on nearly every row; a factor set by design repeats its levels
 # words that name what a run measures rather than what it is set to; a column so named that differs
 # on most rows (a rate, a utilisation, a cost) is a measurement even where it does not give the time
-_MEASUREMENT = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|mfu|hfu|utili[sz]ation|util|efficiency|"
+_MEASUREMENT = re.compile(r"(?:^|[_\-. /])(throughput|speedup|speed|mfu|hfu|utili[sz]ation|util|efficiency|"
                           r"accuracy|loss|latency|duration|elapsed|runtime|timestamp|cost|"
-                          r"per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. ])", re.IGNORECASE)  # runtime, timestamp: W&B's
+                          r"per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. /])", re.IGNORECASE)  # runtime, timestamp: W&B's
 
 # how many runs a row summarises (MLPerf's n_runs): the sample size of its statistics, not a setting
 _COUNT = re.compile(r"^(?:n|num|number|count)[_\-. ]?(?:of[_\-. ]?)?(?:runs|repetitions|trials|measurements)$",
@@ -57,28 +57,29 @@ def _summarised(names: list[str]) -> str | None:
 # whole numbers that name a run rather than set it, each with the reason said for it: which of a
 # configuration's repeated runs a row is (run 1, 2, …; CM-DARE's rep 0–12) or its seed, and a batch
 # scheduler's number for the job that ran it (Slurm's JobID)
+_SPACE = r"^(?:.*/)?_?"  # a logger's namespace and mark: W&B's _step, Lightning's trainer/global_step
 _NUMBERING = (
-    (re.compile(r"^(?:run|rep|repeat|repetition|trial|attempt|replicate|seed)"
+    (re.compile(_SPACE + r"(?:run|rep|repeat|repetition|trial|attempt|replicate|seed)"
                 r"(?:[_\-. ]?(?:id|idx|index|no|nr|num|number))?$", re.IGNORECASE),
      "it numbers a configuration's repeated runs, which are no setting of them"),
-    (re.compile(r"^job[_\-. ]?(?:id|no|nr|num|number)?$", re.IGNORECASE),
+    (re.compile(_SPACE + r"job[_\-. ]?(?:id|no|nr|num|number)?$", re.IGNORECASE),
      "it is the scheduler's number for each run's job, no setting of it"),
     # a log of each step or epoch of a run (step 0, 1, …): where in a run a row is, not how the run is
     # set; 'steps' and 'epochs', how many a run takes, are settings
-    (re.compile(r"^(?:global[_\-. ]?)?(?:step|iteration|iter|epoch)(?:[_\-. ]?(?:id|idx|index|no|nr|num|number))?$"
-                r"|^(?:batch|sample)[_\-. ]?(?:id|idx|index)$", re.IGNORECASE),
-     "it numbers the steps or epochs within a run, which are no setting of it"),
+    (re.compile(_SPACE + r"(?:global[_\-. ]?)?(?:step|iteration|iter|epoch)(?:[_\-. ]?(?:id|idx|index|no|nr|num|number))?$"
+                r"|" + _SPACE + r"(?:batch|sample)[_\-. ]?(?:id|idx|index)$", re.IGNORECASE),
+     _STEPS := "it numbers the steps or epochs within a run, which are no setting of it"),
 )
 
 # a target so named is a rate, higher is better (a throughput, a speedup): deciding with its law means
 # maximising it, and its time is the work of a run divided by it
-_RATE = re.compile(r"(?:^|[_\-. ])(throughput|speedup|speed|bandwidth|iops|qps|fps|"
-                   r"per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. ])|/s(?:ec)?$", re.IGNORECASE)
+_RATE = re.compile(r"(?:^|[_\-. /])(throughput|speedup|speed|bandwidth|iops|qps|fps|"
+                   r"per[_\-. ]?s(?:ec(?:ond)?)?)(?=$|[_\-. /])|/s(?:ec)?$", re.IGNORECASE)
 
 
 # a column so named holds a time: a word for one, or a unit of time at its end (epoch_s, ttt_min)
-_TIME = re.compile(r"(?:^|[_\-. (])(time|duration|elapsed|runtime|latency|seconds|secs?|ms|ttt)(?=$|[_\-. )])"
-                   r"|[_\-. ](?:s|ms|us|µs|ns|min|h)$", re.IGNORECASE)
+_TIME = re.compile(r"(?:^|[_\-. (/])(time|duration|elapsed|runtime|latency|seconds|secs?|ms|ttt)(?=$|[_\-. )/])"
+                   r"|[_\-. /](?:s|ms|us|µs|ns|min|h)$", re.IGNORECASE)
 
 
 def reads_as_time(name: str) -> bool:
@@ -90,6 +91,30 @@ def reads_as_time(name: str) -> bool:
 def reads_as_rate(name: str) -> bool:
     """Whether a target's name says it is a rate, higher being better (``images_per_sec``)."""
     return _RATE.search(name) is not None
+
+
+def clocks(frame) -> list[str]:
+    """The columns of a per-step log (a table, or a mapping of names to columns, with a step
+    column) that count the time since its run began, as W&B's ``_runtime`` does: they grow with
+    the step at nearly every row, where a step's own time goes up and down. Such a column is no
+    run's time."""
+    steps = [c for c in frame if _NUMBERING[2][0].match(str(c))]
+    if not steps:
+        return []
+    step = _numbers(frame[steps[0]])
+    onward = np.diff(step) > 0
+    if onward.sum() < 5:
+        return []
+    return [str(c) for c in frame if reads_as_time(str(c)) and
+            np.mean(np.diff(_numbers(frame[c]))[onward] > 0) >= 0.99]
+
+
+def _numbers(column) -> np.ndarray:
+    if isinstance(column, np.ndarray) and column.dtype.kind == "f":
+        return column
+    import pandas as pd
+
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
 
 
 def target_kind(target: str, given: str | None = None) -> str:
@@ -199,6 +224,7 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             shown = f"{np.exp(scale):.3g}{'·' if power > 0 else '/'}{names[j]}"
             within = "exactly" if spread < 1e-6 else f"within {100 * spread:.2g} %"
             found[names[j]] = f"alone it gives {target} {within}: {target} ≈ {shown}"
+    named |= _schedules(names, X, varying, levelled, {*named, *found}, [j for j in varying if named.get(names[j]) == _STEPS])
     quantities = {stem(n) or n.lower() for n in [target, *found]}
     counted = next((n for n in names if _COUNT.match(n)), None)
     for name in names:
@@ -212,6 +238,26 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             found[name] = f"a {statistic(name)} over the runs that {counted} counts"
     found |= {n: why for n, why in named.items() if n not in found}
     return {n: found[n] for n in names if n in found}
+
+
+def _schedules(names: list[str], X: np.ndarray, varying: list[int], levelled: set[int], taken: set[str],
+               steps: list[int]) -> dict[str, str]:
+    """The columns that follow a step column of a per-step log (a learning rate's schedule): one
+    value at each step, the same in every run. A setting of the runs is the same at each step of a
+    run and differs between runs, so it takes several values at one step; a step that does not
+    repeat across runs (a global step counted on) tells nothing."""
+    out = {}
+    for i in steps:
+        if _distinct_share(X[:, i]) > 0.5:
+            continue
+        for j in varying:
+            if j == i or names[j] in taken or names[j] in out or not (levelled - {i, j}):
+                continue
+            pairs = X[np.isfinite(X[:, [i, j]]).all(axis=1)][:, [i, j]]
+            if len(pairs) and len(_distinct_rows(pairs)) == len(np.unique(pairs[:, 0])):
+                out[names[j]] = (f"it follows {names[i]}, one value at each {names[i]} the same in every run (a "
+                                 "schedule), where a setting of the runs differs between them")
+    return out
 
 
 _INDEX = re.compile(r"^(?:|index|Unnamed: \d+)$", re.IGNORECASE)  # what pandas names a table's written index

@@ -214,3 +214,60 @@ def test_a_written_index_is_left_out_and_a_factor_counting_up_is_not(tmp_path):
     assert row_numbers(["p"], np.arange(1.0, 9.0)[:, None]) == []  # p = 1..8, one run each: a factor
     assert row_numbers(["index"], np.arange(1.0, 9.0)[:, None]) == ["index"]
     assert row_numbers(["index"], np.array([[0.0], [2.0], [1.0]])) == []  # not the rows' numbers
+
+
+def _logged(tmp_path, steps: int = 40, runtime: bool = False):
+    """A W&B-style per-step log: runs over gpus × batch, logged at every step under namespaced
+    keys, with a learning-rate schedule and the time since each run began."""
+    rng = np.random.default_rng(2)
+    rows = []
+    for gpus in (1, 2, 4, 8):
+        for batch in (32, 64):
+            clock = 0.0
+            for s in range(steps):
+                step_s = (0.02 + 0.004 * batch / gpus) * (1 + 0.03 * rng.standard_normal())
+                clock += step_s
+                rows.append({"_step": s, "trainer/global_step": s, "_runtime": clock, "gpus": gpus, "batch": batch,
+                             "train/loss": 3 * 0.99**s * (1 + 0.01 * rng.standard_normal()),
+                             "lr": 1e-3 * (1 - s / steps), "perf/step_time": step_s})
+    path = tmp_path / "log.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_a_namespaced_per_step_log_keeps_only_the_settings(tmp_path):
+    """W&B's _step, Lightning's trainer/global_step and train/loss, and a learning rate that
+    follows the step (one value at each step, the same in every run) are no settings of a run."""
+    data = load_table(_logged(tmp_path), "perf/step_time")
+    assert data.factors == ("gpus", "batch")
+    (note,) = [n for n in data.notes if n.startswith("left out column(s)")]
+    assert "_step (it numbers the steps" in note and "trainer/global_step (it numbers the steps" in note
+    assert "train/loss (named as a measurement (loss)" in note
+    assert "lr (it follows _step, one value at each _step the same in every run (a schedule)" in note
+
+
+def test_a_step_counted_on_across_runs_makes_no_schedule(tmp_path):
+    """Where the step does not start again in each run (a global step counted on), every column
+    has one value per step; gpus and batch are settings still."""
+    frame = pd.read_csv(_logged(tmp_path))
+    frame["_step"] = np.arange(len(frame))
+    frame = frame.drop(columns=["trainer/global_step"])
+    frame.to_csv(tmp_path / "on.csv", index=False)
+    data = load_table(tmp_path / "on.csv", "perf/step_time")
+    assert {"gpus", "batch"} <= set(data.factors) and not any("(a schedule)" in n for n in data.notes)
+
+
+def test_the_time_since_a_run_began_is_no_target(tmp_path):
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    path = _logged(tmp_path)
+    frame = pd.read_csv(path).drop(columns=["perf/step_time"])
+    frame["train/samples_per_sec"] = frame["batch"] * frame["gpus"] / 0.05
+    frame.to_csv(path, index=False)
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "o")])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "(by its name perhaps --target 'train/samples_per_sec')" in said
+    data = load_table(path, "_runtime")
+    assert any(n.startswith("_runtime grows with the step at nearly every row") for n in data.notes)

@@ -100,22 +100,25 @@ def _target_needed(data, lead: str = "pass --target COLUMN", what: str = "the me
                    columns: list[str] | None = None, sheet: str | None = None) -> ExprsearchError:
     """The error for a table given without its target: the table's columns, to choose from."""
     from ..errors import DataError
+    from ..roles import clocks
     from ..tables import read_table
 
-    columns = columns if columns is not None else [str(c) for c in read_table(data, sheet).columns]
-    guesses = _likely_targets(columns)
+    frame = read_table(data, sheet) if columns is None else None
+    columns = columns if columns is not None else [str(c) for c in frame.columns]
+    guesses = _likely_targets(columns, [] if frame is None else clocks(frame))
     hint = "" if not guesses else f" (by its name perhaps --target '{guesses[0]}')" if len(guesses) == 1 else \
         f" (by their names perhaps --target one of {', '.join(repr(g) for g in guesses)})"
     return DataError(f"{lead}, {what}{hint}; the columns of '{data}' are {', '.join(columns)}")
 
 
-def _likely_targets(columns: list[str]) -> list[str]:
+def _likely_targets(columns: list[str], clocks: list[str] = ()) -> list[str]:
     """The columns whose names say they are a time (step_time_s, Elapsed), else a rate
-    (images_per_sec); a spread (ttt_min_std) is neither, though named after one."""
+    (images_per_sec); a spread (ttt_min_std) is neither, though named after one, nor a per-step
+    log's ``clocks`` (W&B's _runtime: the time since the run began)."""
     from ..roles import reads_as_rate, reads_as_time, statistic
 
     for test in (reads_as_time, reads_as_rate):
-        named = [c for c in columns if test(c) and statistic(c) not in _SPREADS]
+        named = [c for c in columns if test(c) and statistic(c) not in _SPREADS and c not in clocks]
         if named:
             return named
     return []
