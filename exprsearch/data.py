@@ -14,7 +14,7 @@ import numpy as np
 from .cells import check_dates, check_written, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import clocks, column_named, derived_notes, settings
+from .roles import clocks, column_named, derived_notes, settings, unfinished
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -151,6 +151,13 @@ def from_frame(
         check_dates(frame, factors, where, "a factor: leave it out of --factors")
         numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     notes += _clock(frame, target)
+    stopped = unfinished(frame)
+    if stopped:
+        column, states, rows = stopped
+        said = ", ".join(f"{state} {count}" for state, count in states.items())
+        notes.append(f"column {column} marks {len(rows)} run(s) as not finished ({said}) at "
+                     f"{rows_named(rows, numbering)}: their times end where they stopped, and the law takes them "
+                     f"as measured; remove those rows, or pass --by {column} to fit the finished runs apart")
     mixed = mixed_setups(frame[[c for c in columns if c not in factors and c != target]], numeric[:, :-1], numeric[:, -1])
     notes += [mixed] if mixed else []
     spans = [c for c in frame.attrs.get("seconds", ()) if c == target or c in factors]

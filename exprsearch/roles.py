@@ -117,6 +117,31 @@ def _numbers(column) -> np.ndarray:
     return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
 
 
+# a column that says how each run ended (W&B's State, Slurm's State, a status): runs that did not
+# finish have times that end where they stopped
+_STATE = re.compile(_SPACE + r"(?:run|job)?[_\-. ]?(?:state|status)$", re.IGNORECASE)
+_FINISHED = {"finished", "completed", "complete", "success", "succeeded", "successful", "ok", "done", "passed"}
+_UNFINISHED = {"crashed", "failed", "failure", "fail", "killed", "running", "error", "errored", "timeout",
+               "cancelled", "canceled", "preempted", "aborted", "interrupted", "pending", "out_of_memory", "oom",
+               "node_fail", "deadline"}
+
+
+def unfinished(frame) -> tuple[str, dict[str, int], np.ndarray] | None:
+    """The column of ``frame`` that says how each run ended, the states other than finished with
+    their counts, and the rows in them; None where no column says so or every run finished. A
+    column of other words (a free-text status) says nothing."""
+    for column in frame.columns:
+        if not _STATE.match(str(column)) or frame[column].dtype.kind not in "OSU":
+            continue
+        words = frame[column].astype(str).str.strip().str.split().str[0].str.lower()  # Slurm: 'CANCELLED by 42'
+        if not words.isin(_FINISHED | _UNFINISHED).all():
+            continue
+        rows = np.flatnonzero(words.isin(_UNFINISHED).to_numpy())
+        if rows.size:
+            return str(column), words.iloc[rows].value_counts().to_dict(), rows
+    return None
+
+
 def target_kind(target: str, given: str | None = None) -> str:
     """The kind law.json records: as ``given`` (time or rate), else "rate" where the target's name
     reads as one, else "" (the law then reads the name itself)."""

@@ -271,3 +271,25 @@ def test_the_time_since_a_run_began_is_no_target(tmp_path):
     assert result.exit_code == 2 and "(by its name perhaps --target 'train/samples_per_sec')" in said
     data = load_table(path, "_runtime")
     assert any(n.startswith("_runtime grows with the step at nearly every row") for n in data.notes)
+
+
+@pytest.mark.parametrize("column, states, said", [
+    ("State", ["finished", "crashed", "finished", "running", "finished", "finished"],  # W&B's runs table
+     "2 run(s) as not finished (crashed 1, running 1) at lines 3, 5"),
+    ("State", ["COMPLETED", "CANCELLED by 1042", "TIMEOUT", "COMPLETED", "COMPLETED", "COMPLETED"],  # Slurm's sacct
+     "2 run(s) as not finished (cancelled 1, timeout 1) at lines 3, 4"),
+    ("run/status", ["ok", "failed", "ok", "ok", "ok", "ok"], "1 run(s) as not finished (failed 1) at line 3"),
+])
+def test_runs_that_did_not_finish_are_named(tmp_path, column, states, said):
+    rows = [{"p": p, "time": 2 + 40 / p, column: states[i]} for i, p in enumerate((1, 2, 4, 8, 16, 32))]
+    pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
+    notes = " ".join(load_table(tmp_path / "runs.csv", "time").notes)
+    assert f"column {column} marks {said}:" in notes
+    assert f"pass --by {column} to fit the finished runs apart" in notes
+
+
+@pytest.mark.parametrize("states", [["finished"] * 4, ["warm cache", "cold cache", "failed", "finished"]])
+def test_finished_runs_or_a_free_text_status_say_nothing(tmp_path, states):
+    rows = [{"p": p, "time": 2 + 40 / p, "status": states[i % len(states)]} for i, p in enumerate((1, 2, 4, 8, 16, 32))]
+    pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
+    assert not any("not finished" in n for n in load_table(tmp_path / "runs.csv", "time").notes)
