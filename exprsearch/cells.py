@@ -1,7 +1,8 @@
-"""How a table's cells are written where a law needs numbers: dates, clock-time durations and
-numbers with a unit are refused with what to write instead, since read as numbers they would be
-nanoseconds since 1970, or missing on every line; and which columns hold numbers at all (flags,
-a few stray words among numbers)."""
+"""How a table's cells are written where a law needs numbers: dates, clock-time durations that
+read two ways (10:40) and numbers with a unit are refused with what to write instead, since read
+as numbers they would be nanoseconds since 1970, or missing on every line; durations written as
+[d-]hh:mm:ss are read in seconds; and which columns hold numbers at all (flags, a few stray words
+among numbers)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,23 @@ def check_written(frame: pd.DataFrame, names: list[str], where: str, numbering: 
             raise DataError(f"{where} column '{name}' holds numbers written with a comma ({text.strip()!r} at "
                             f"{rows_named(np.array([first]), numbering)}); write a decimal with a point (10.5) and a "
                             "thousand without a separator (1000)")
+
+
+_ELAPSED = re.compile(r"^\s*(?:(\d+)-)?(\d+):(\d{2}):(\d{2}(?:\.\d+)?)\s*$")  # [d-]hh:mm:ss: no mm:ss in it
+
+
+def clock_seconds(column: pd.Series) -> pd.Series | None:
+    """A column of text durations that are all written as [days-]hours:minutes:seconds (Slurm's
+    Elapsed: 1-02:03:04, 01:10:00.5), in seconds (empty cells stay missing); else None. Two parts
+    (10:30) may be minutes or hours, so such a column is left to :func:`check_written`."""
+    if column.dtype.kind != "O":
+        return None
+    present = column.dropna().astype(str)
+    if not len(present) or not present.str.fullmatch(_ELAPSED.pattern).all():
+        return None
+    parts = present.str.extract(_ELAPSED.pattern).astype(float).fillna(0.0)
+    seconds = parts[0] * 86400 + parts[1] * 3600 + parts[2] * 60 + parts[3]
+    return seconds.reindex(column.index)
 
 
 def _mostly(column: pd.Series, pattern: re.Pattern) -> tuple[int, str] | None:

@@ -14,7 +14,7 @@ import numpy as np
 from .cells import check_dates, check_written, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import clocks, column_named, derived_notes, settings, unfinished
+from .roles import clocks, column_named, derived_notes, job_steps, settings, unfinished
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -140,6 +140,14 @@ def from_frame(
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
     _require_column(target, columns, where, "target")
+    steps = job_steps(frame)
+    if steps:
+        column, rows = steps
+        raise DataError(f"{where} lists {len(rows)} Slurm job step(s) beside their jobs ({column} "
+                        f"{frame[column].iloc[rows[0]]} at {rows_named(rows[:3], numbering)}{'…' if len(rows) > 3 else ''}): a step "
+                        "repeats its "
+                        "job's time with the step's own resources; export one row per job (sacct -X), or remove "
+                        "the step rows")
     check_dates(frame, [target], where, "the target: give the time each run took")
     factors = _columns_named(factors, columns)
     check_written(frame, [target, *(factors or [])], where, numbering)

@@ -142,6 +142,24 @@ def unfinished(frame) -> tuple[str, dict[str, int], np.ndarray] | None:
     return None
 
 
+_JOB_ID = re.compile(r"^job[_\-. ]?id(?:[_\-. ]?raw)?$", re.IGNORECASE)
+_STEP_OF = re.compile(r"^(\d+(?:[_+]\d+)?)\.[\w-]+$")  # 1001.batch, 1001.extern, 1001_3.0, 1001+1.0
+
+
+def job_steps(frame) -> tuple[str, np.ndarray] | None:
+    """The column of Slurm job ids and the rows that are steps of a job listed too (sacct without
+    -X: 1001.batch beside 1001), or None."""
+    for column in frame.columns:
+        if not _JOB_ID.match(str(column)):
+            continue
+        ids = frame[column].astype(str).str.strip()
+        base = ids.str.extract(_STEP_OF.pattern)[0]
+        rows = np.flatnonzero((base.notna() & base.isin(set(ids))).to_numpy())
+        if rows.size:
+            return str(column), rows
+    return None
+
+
 def target_kind(target: str, given: str | None = None) -> str:
     """The kind law.json records: as ``given`` (time or rate), else "rate" where the target's name
     reads as one, else "" (the law then reads the name itself)."""

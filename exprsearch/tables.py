@@ -131,13 +131,19 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
 
 
 def _in_seconds(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with its columns of durations (a workbook's [h]:mm:ss cells, Parquet's timedeltas)
-    in seconds, named in ``frame.attrs["seconds"]`` for the note that says so; as numbers they
+    """The frame with its columns of durations (a workbook's [h]:mm:ss cells, Parquet's timedeltas,
+    text written as [d-]hh:mm:ss) in seconds, named in ``frame.attrs["seconds"]`` for the note that says so; as numbers they
     would be microseconds or nanoseconds."""
-    spans = [c for c in frame.columns if lazy_pandas().api.types.is_timedelta64_dtype(frame[c])]
+    from .cells import clock_seconds  # here: cells reads its helpers from this module
+
+    spans = {c: frame[c].dt.total_seconds() for c in frame.columns
+             if lazy_pandas().api.types.is_timedelta64_dtype(frame[c])}
+    # and text written as [d-]hh:mm:ss (Slurm's Elapsed), which no other reading of it fits
+    spans |= {c: seconds for c in frame.columns if c not in spans and (seconds := clock_seconds(frame[c])) is not None}
     if spans:
-        frame = frame.assign(**{str(c): frame[c].dt.total_seconds() for c in spans})
-        frame.attrs["seconds"] = [str(c) for c in spans]
+        attrs = dict(frame.attrs)
+        frame = frame.assign(**{str(c): values for c, values in spans.items()})
+        frame.attrs.update(attrs, seconds=[str(c) for c in spans])
     return frame
 
 

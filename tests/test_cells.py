@@ -23,9 +23,7 @@ def test_dates_are_labels_and_refused_as_a_factor_or_the_target(tmp_path):
 
 
 @pytest.mark.parametrize("cell, expected", [
-    # Slurm's Elapsed ([d-][hh:]mm:ss)
-    ("01:10:00", r"holds durations written as clock times \('01:10:00' at line 2\); write them in seconds \(4200 there\)"),
-    ("1-02:00:00", r"holds durations written as clock times \('1-02:00:00' at line 2\); write them in seconds \(93600 there\)"),
+    # minutes:seconds or hours:minutes? ([d-]hh:mm:ss is read: the next test)
     ("10:40", r"holds durations written as clock times \('10:40' at line 2\); write them in seconds \(640 there\)"),
     ("12.3s", r"holds numbers with a unit \('12.3s' at line 2\); write the numbers alone, and the unit in the "
               r"column's name \(step_s\)"),
@@ -42,6 +40,35 @@ def test_a_target_written_as_no_number_is_refused_with_what_to_write(tmp_path, c
     path.write_text(f"nodes,step\n1,{cell}\n2,{cell}\n4,{cell}\n")
     with pytest.raises(DataError, match=rf"column 'step' {expected}"):
         load_table(path, "step")
+
+
+def test_durations_written_as_hours_minutes_seconds_are_read_in_seconds(tmp_path):
+    """Slurm's Elapsed ([d-]hh:mm:ss) has one reading; a column that also holds mm:ss has two."""
+    path = tmp_path / "runs.csv"
+    path.write_text("nodes,Elapsed\n1,1-02:00:00\n2,01:10:00\n4,00:00:01.5\n8,\n")
+    data = load_table(path, "Elapsed", drop_missing=True)
+    assert data.y.tolist() == [93600, 4200, 1.5]
+    assert "column(s) Elapsed hold durations, read in seconds" in data.notes
+    path.write_text("nodes,Elapsed\n1,01:10:00\n2,10:40\n4,05:20\n")
+    with pytest.raises(DataError, match=r"holds durations written as clock times \('01:10:00' at line 2\)"):
+        load_table(path, "Elapsed")
+
+
+def test_slurm_job_steps_beside_their_jobs_are_refused(tmp_path):
+    """sacct without -X lists each job's steps (1001.batch) with the job's time and the step's own
+    resources; pipe-separated as sacct -P writes it."""
+    lines = ["JobID|NNodes|Elapsed|State"]
+    for job, nodes in ((1001, 1), (1002, 2), (1003, 4), (1004, 8)):
+        elapsed = f"00:{int(60 / nodes):02d}:00"
+        lines += [f"{job}|{nodes}|{elapsed}|COMPLETED", f"{job}.batch|1|{elapsed}|COMPLETED",
+                  f"{job}.extern|{nodes}|{elapsed}|COMPLETED"]
+    path = tmp_path / "sacct.txt"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"lists 8 Slurm job step\(s\) beside their jobs \(JobID 1001.batch at lines "
+                                        r"3, 4, 6…\).*export one row per job \(sacct -X\)"):
+        load_table(path, "Elapsed")
+    path.write_text("\n".join(line for line in lines if "." not in line.split("|")[0]) + "\n")
+    assert load_table(path, "Elapsed").y.tolist() == [3600, 1800, 900, 420]
 
 
 def test_a_workbook_s_durations_are_read_in_seconds_and_said_so(tmp_path):
