@@ -73,8 +73,8 @@ def clock_seconds(column: pd.Series) -> pd.Series | None:
     if column.dtype.kind != "O":
         return None
     present = column.dropna().astype(str)
-    if not len(present) or not present.str.fullmatch(_ELAPSED.pattern).all():
-        return None
+    if not len(present) or not _ELAPSED.fullmatch(present.iloc[0]) or not present.str.fullmatch(_ELAPSED.pattern).all():
+        return None  # the first value alone sets most columns aside (names, labels) without a scan
     parts = present.str.extract(_ELAPSED.pattern).astype(float).fillna(0.0)
     seconds = parts[0] * 86400 + parts[1] * 3600 + parts[2] * 60 + parts[3]
     return seconds.reindex(column.index)
