@@ -189,11 +189,11 @@ def test_an_extrap_text_file_without_an_extension_is_read_as_one(tmp_path):
                     + "".join(f"DATA {10 / p + 1:g}\n" for p in (1, 2, 4, 8)))
     assert detect_format(path) == "extrap-text"
     assert load_series(path)["main:time"].n_rows == 4
-    other = tmp_path / "table.dat"
+    other = tmp_path / "table.out"
     other.write_text("p,time\n1,2\n2,1\n")
     from exprsearch.data import load_table
 
-    with pytest.raises(DataError, match=r"unknown extension '\.dat'.*an Extra-P file is known by its content, or by run's and profile's --format"):
+    with pytest.raises(DataError, match=r"unknown extension '\.out'.*an Extra-P file is known by its content, or by run's and profile's --format"):
         load_table(other, "time")
 
 
