@@ -33,6 +33,9 @@ from .subsets import best_per_item, exchanged_terms, gains, near_front, orthonor
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
 MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an even spread of them)
+# shapes of a factor whose line scores (BIC) lie within this of the best are ones the data cannot
+# tell apart ("not worth more than a bare mention", Kass & Raftery 1995): the simplest are kept first
+SHAPE_TIE = 2.0
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,11 @@ class DataScreen:
         for j, score in zip(single, self._shape_scores([group[j][0] for j in single],
                                                        [self.compiler.factors.index(n) for n in names])):
             scores[j] = score
-        order = ranked(scores, [(group[i][0].complexity if group[i] else 0, i) for i in range(len(group))])
+        keys = [(group[i][0].complexity if group[i] else 0, i) for i in range(len(group))]
+        order = ranked(scores, keys)
+        best = scores[order[0]] if order else np.inf
+        tied = sorted((i for i in order if np.isfinite(best) and scores[i] - best <= SHAPE_TIE), key=keys.__getitem__)
+        order = tied + [i for i in order if i not in set(tied)]
         return [group[i] for i in sorted(order[:keep])]
 
     def _shape_scores(self, terms: list[Term], own: list[int]) -> list[float]:
