@@ -175,3 +175,16 @@ def test_copies_of_one_set_of_columns_take_one_place_among_the_seeded_sums():
                        {"p": (1, 2, 4, 8, 16), "n": (1e3, 4e3, 16e3), "b": (16, 32, 64)}, seed=37)
     found = search(law, "time", resamples=0).law
     assert str(found.template) == "b*c1*log2(b) + c0 + c2*n**2 + c3/p"
+
+
+def test_shapes_the_data_cannot_tell_apart_keep_the_simplest():
+    """Among eight factors at 200 random configurations the budget keeps two shapes per factor,
+    and the other factors' effects blur each one's fit: log2(x1)² and √x1 had outscored x1 by
+    less than 2 (BIC) and been kept in its place, so 5·x1/x2 was missed."""
+    from exprsearch.vocabulary import to_text
+
+    rng = np.random.default_rng(1)
+    x = rng.choice(np.array([1, 2, 4, 8, 16], dtype=float), size=(8, 200))
+    frame = pd.DataFrame({f"x{i}": x[i] for i in range(8)})
+    frame["time"] = (1 + 0.1 * x[0] + 5 * x[1] / x[2]) * (1 + 0.02 * rng.standard_normal(200))
+    assert to_text(search(frame, "time", "default", resamples=0).law.template) == "c0 + c1*x0 + c2*x1/x2"
