@@ -307,8 +307,8 @@ def term_labels(grammar: Grammar, template: sympy.Expr, producers: Mapping[sympy
 class _Counting:
     """A :class:`Strategy` that chooses nothing: for counting a space without data."""
 
-    def atoms(self, groups: list[list[Expansion]], keep: int) -> list[list[Expansion]]:
-        return [sorted(g, key=lambda e: sum(t.complexity for t in e))[:keep] for g in groups]
+    def atoms(self, groups: list[list[Expansion]]) -> list[tuple[list[int], bool]]:
+        return [(sorted(range(len(g)), key=lambda i: sum(t.complexity for t in g[i])), True) for g in groups]
 
     def sums(self, fixed: Expansion, items: list[Expansion], low: int, high: int, limits: Limits) -> Choice:
         return Choice([], {}, "counted only")

@@ -82,3 +82,38 @@ def disjoint_choices(keys: list[frozenset], low: int, high: int) -> list[tuple[i
 def product_count(choices: list[tuple[int, ...]], sizes: list[int]) -> int:
     """How many products the ``choices`` of groups make, with ``sizes`` members per group."""
     return sum(math.prod(sizes[g] for g in choice) for choice in choices)
+
+
+def allocated(choices: list[tuple[int, ...]], lengths: list[int], shows: list[bool], keep: int,
+              budget: int) -> list[int]:
+    """How many members of each group the products keep within ``budget``: ``keep`` of each (the
+    most every group can keep) where the factor shows in the data, one where it does not, then as
+    many more of the former as still fit, then of the latter. A factor the data say nothing of
+    needs no choice of shapes; the budget it frees lets those that show keep shapes the noise of
+    a wide table ranks close."""
+    sizes = [min(n, keep if show else 1) for n, show in zip(lengths, shows)]
+    for wanted in (True, False):
+        while True:
+            grown = [s + 1 if show == wanted and s < n else s for s, n, show in zip(sizes, lengths, shows)]
+            if grown == sizes or product_count(choices, grown) > budget:
+                break
+            sizes = grown
+    return sizes
+
+
+def kept_note(keys: list[frozenset], sizes: list[int], shows: list[bool]) -> str:
+    """What :func:`allocated` kept, in words: the factors (``keys``: each group's symbols) by how
+    many shapes each kept."""
+    if len(set(sizes)) == 1:
+        return (f"{'the expansion' if sizes[0] == 1 else f'the {sizes[0]} expansions'} of each factor that "
+                "fit its lines best, alone or in a pair")
+    def named(which: list[int]) -> str:
+        counts = sorted({sizes[i] for i in which})
+        span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+        return f"{span} of {', '.join(sorted(s.name for i in which for s in keys[i]))}"
+    shown = [i for i, show in enumerate(shows) if show]
+    quiet = [i for i, show in enumerate(shows) if not show]
+    return ("the expansions of each factor that fit its lines best, alone or in a pair: "
+            + "; ".join([named(shown)] if shown else [])
+            + ("; " if shown and quiet else "")
+            + (f"{named(quiet)}, whose shapes fit them no better than a constant" if quiet else ""))

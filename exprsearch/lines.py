@@ -81,6 +81,29 @@ def line_scores(columns: np.ndarray, owner: np.ndarray, count: int, intercept: n
     return scores
 
 
+def shows(levels: np.ndarray, line: np.ndarray, mean: np.ndarray, count: np.ndarray, margin: float) -> bool:
+    """Whether a factor shows in the data: the configurations' mean times (``mean``, of ``count``
+    runs each) differ between the factor's ``levels`` within its lines by more than they differ
+    at one level (an analysis of variance of the log times, judged by BIC with ``margin``). Where
+    every level of a line is one configuration nothing tells them apart, and the factor counts as
+    shown: only a table that repeats levels (a random design) can say a factor does nothing."""
+    values = np.log(mean)
+    _, level = np.unique(np.column_stack([line, levels]), axis=0, return_inverse=True)
+    level = level.reshape(-1)
+    if level.max() + 1 == len(values):
+        return True
+
+    def misfit(groups: np.ndarray) -> float:
+        center = np.bincount(groups, weights=count * values) / np.bincount(groups, weights=count)
+        return float(np.sum(count * (values - center[groups]) ** 2))
+
+    n = len(values)
+    within, between = misfit(level), misfit(line)
+    if within <= 0:
+        return True
+    return (n * np.log(between / within) - (level.max() + 1 - (line.max() + 1)) * np.log(n)) > margin
+
+
 def ranked(scores: list[float], keys: list[tuple], rel: float = 1e-9) -> list[int]:
     """Indices by score, lowest first, where scores within rounding of each other (``rel`` of their
     size) count as equal and ``keys`` order them. Scores tie by construction (the two shapes of the

@@ -28,7 +28,7 @@ from .candidates import Choice, Expansion, Term
 from .compile import Compiler
 from .grammar import Limits
 from .identify import ShapeRule, factor_parts
-from .lines import line_scores, lines, ranked
+from .lines import line_scores, lines, ranked, shows
 from .subsets import best_per_item, exchanged_terms, gains, near_front, orthonormal
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
@@ -116,23 +116,28 @@ class DataScreen:
         return relative[:, keep], thetas[keep]
 
     # -- products ----------------------------------------------------------------------------
-    def atoms(self, groups: list[list[Expansion]], keep: int) -> list[list[Expansion]]:
-        return [self._best_atoms(group, keep) for group in groups]
+    def atoms(self, groups: list[list[Expansion]]) -> list[tuple[list[int], bool]]:
+        """Each group's expansions (the transforms of one factor) best first, by index, and whether
+        the factor shows at all: its best shape fits the lines better than a constant does by
+        more than :data:`SHAPE_TIE`. Shapes within :data:`SHAPE_TIE` of the best are ordered
+        simplest first."""
+        return [self._ranked_atoms(group) for group in groups]
 
-    def _best_atoms(self, group: list[Expansion], keep: int) -> list[Expansion]:
+    def _ranked_atoms(self, group: list[Expansion]) -> tuple[list[int], bool]:
         names = sorted({s.name for e in group for t in e for s in t.generic.free_symbols} &
                        set(self.compiler.factors))
+        own = [self.compiler.factors.index(n) for n in names]
         single = [j for j, e in enumerate(group) if len(e) == 1]
         scores = [np.inf] * len(group)  # an expansion of several terms is no transform
-        for j, score in zip(single, self._shape_scores([group[j][0] for j in single],
-                                                       [self.compiler.factors.index(n) for n in names])):
+        for j, score in zip(single, self._shape_scores([group[j][0] for j in single], own)):
             scores[j] = score
         keys = [(group[i][0].complexity if group[i] else 0, i) for i in range(len(group))]
         order = ranked(scores, keys)
         best = scores[order[0]] if order else np.inf
         tied = sorted((i for i in order if np.isfinite(best) and scores[i] - best <= SHAPE_TIE), key=keys.__getitem__)
         order = tied + [i for i in order if i not in set(tied)]
-        return [group[i] for i in sorted(order[:keep])]
+        line, _ = lines(self.configs, own)
+        return order, shows(self.configs[:, own], line, self.mean, self.weight**2, SHAPE_TIE)
 
     def _shape_scores(self, terms: list[Term], own: list[int]) -> list[float]:
         """Each term's :func:`~exprsearch.lines.line_scores` along the grid's lines where the

@@ -35,3 +35,11 @@ def test_sum_count_counts_what_enumerating_the_sums_finds(signatures, low, high,
                 k = 1 + sum(len(t.kinds) for t in parts)
                 by[k] = by.get(k, 0) + 1
     assert total == expected and dict(by_constants) == by
+
+
+def test_the_budget_a_quiet_factor_frees_goes_to_those_that_show():
+    choices = counting.disjoint_choices([frozenset({i}) for i in range(4)], 1, 2)
+    uniform = counting.allocated(choices, [10] * 4, [True] * 4, 3, 70)
+    assert uniform == [3, 3, 3, 3] and counting.product_count(choices, uniform) <= 70  # as the cut always was
+    sizes = counting.allocated(choices, [10] * 4, [True, True, False, False], 3, 70)
+    assert sizes == [5, 5, 1, 1] and counting.product_count(choices, sizes) <= 70

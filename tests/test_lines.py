@@ -46,3 +46,27 @@ def test_scores_that_differ_only_in_their_last_bits_rank_by_their_keys(levels, r
     order = ranked(nudged, keys)
     assert order == ranked(levels, keys)
     assert [levels[i] for i in order] == sorted(levels)  # ties aside, lowest first
+
+
+def test_a_factor_that_does_nothing_does_not_show_in_a_random_table():
+    """At random configurations each level of a factor repeats; a factor the time does not
+    depend on then differs between its levels no more than within them."""
+    from exprsearch.lines import shows
+
+    rng = np.random.default_rng(3)
+    x = rng.choice([1.0, 2, 4, 8, 16], size=(3, 300))
+    mean = (2 + 40 / x[0]) * (1 + 0.02 * rng.standard_normal(300))  # x1 and x2 do nothing
+    one_line, count = np.zeros(300, dtype=int), np.ones(300)
+    assert shows(x[0][:, None], one_line, mean, count, 2.0)
+    assert not shows(x[1][:, None], one_line, mean, count, 2.0)
+    assert not shows(x[2][:, None], one_line, mean, count, 2.0)
+
+
+def test_a_factor_whose_levels_are_one_configuration_each_counts_as_shown():
+    """On a grid every level of a line is one configuration: nothing there says the factor does
+    nothing, even where its times are all alike."""
+    from exprsearch.lines import shows
+
+    p = np.array([1.0, 2, 4, 8] * 3)
+    line = np.repeat(np.arange(3), 4)
+    assert shows(p[:, None], line, np.ones(12), np.full(12, 3.0), 2.0)

@@ -188,3 +188,19 @@ def test_shapes_the_data_cannot_tell_apart_keep_the_simplest():
     frame = pd.DataFrame({f"x{i}": x[i] for i in range(8)})
     frame["time"] = (1 + 0.1 * x[0] + 5 * x[1] / x[2]) * (1 + 0.02 * rng.standard_normal(200))
     assert to_text(search(frame, "time", "default", resamples=0).law.template) == "c0 + c1*x0 + c2*x1/x2"
+
+
+def test_a_small_effect_beside_a_large_one_keeps_its_own_shape():
+    """Among eight factors x1 adds 0.3·log2(x1) to times of 4.5-42 that x0 sets: along its
+    lines it shows no more than noise, so products keep one shape of it, but its terms alone
+    keep every shape (they cost one product each); it had come out as c·x1, 67 % off at x1 = 64."""
+    from exprsearch.vocabulary import to_text
+
+    rng = np.random.default_rng(1)
+    x = rng.choice(np.array([1, 2, 4, 8, 16], dtype=float), size=(8, 200))
+    frame = pd.DataFrame({f"x{i}": x[i] for i in range(8)})
+    frame["time"] = (2 + 40 / x[0] + 0.3 * np.log2(x[1])) * (1 + 0.02 * rng.standard_normal(200))
+    result = search(frame, "time", "default", resamples=0)
+    assert to_text(result.law.template) == "c0 + c1*log2(x1) + c2/x0"
+    assert any("1 of x1, x2, x3, x4, x5, x6, x7, whose shapes fit them no better than a constant" in s
+               for s in result.candidates.screened)

@@ -53,7 +53,7 @@ def test_a_shape_the_products_step_left_out_is_found_through_the_fitted_power():
     truth = lambda p, n, b: 1 + 3.55e-9 * b * n**2 + 33.6 * np.log2(p) / b  # noqa: E731
     data = pd.DataFrame({"p": p, "n": n, "b": b, "time": truth(p, n, b) * (1 + 0.02 * rng.standard_normal(p.size))})
     result = search(data, "time", resamples=0)
-    assert any("kept the 10 expansions of each factor" in s for s in result.candidates.screened)
+    assert any("the 10 expansions of each factor" in s for s in result.candidates.screened)
     assert str(result.law.template) == "b*c1*n**2 + c0 + c2*log2(p)/b"
     far = {"p": np.array([64.0]), "n": np.array([64e3]), "b": np.array([64.0])}
     assert result.law.predict(far)[0] == pytest.approx(truth(64.0, 64e3, 64.0), rel=0.03)
