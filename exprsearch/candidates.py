@@ -170,8 +170,9 @@ class CandidateSet:
 class Strategy(Protocol):
     """Chooses by the data where a rule expands to more than the limits allow to enumerate."""
 
-    def atoms(self, groups: list[list[Expansion]], keep: int) -> list[list[Expansion]]:
-        """At most ``keep`` expansions of each group (each group depends on its own factors)."""
+    def atoms(self, groups: list[list[Expansion]]) -> list[tuple[list[int], bool]]:
+        """Each group's expansions (each group depends on its own factors) by index, best first,
+        and whether its factor shows in the data (one that does not keeps one in products)."""
 
     def sums(self, fixed: Expansion, items: list[Expansion], low: int, high: int, limits: Limits) -> Choice:
         """Which sums of ``low`` to ``high`` distinct ``items`` (added to ``fixed``) to fit."""
