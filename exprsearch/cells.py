@@ -75,9 +75,10 @@ def clock_seconds(column: pd.Series) -> pd.Series | None:
     present = column.dropna().astype(str)
     if not len(present) or not _ELAPSED.fullmatch(present.iloc[0]) or not present.str.fullmatch(_ELAPSED.pattern).all():
         return None  # the first value alone sets most columns aside (names, labels) without a scan
-    parts = present.str.extract(_ELAPSED.pattern).astype(float).fillna(0.0)
-    seconds = parts[0] * 86400 + parts[1] * 3600 + parts[2] * 60 + parts[3]
-    return seconds.reindex(column.index)
+    parts = present.str.extract(_ELAPSED.pattern).astype(float).fillna(0.0).to_numpy()
+    seconds = np.full(len(column), np.nan)
+    seconds[column.notna().to_numpy()] = parts @ np.array([86400.0, 3600.0, 60.0, 1.0])
+    return lazy_pandas().Series(seconds, index=column.index, name=column.name)
 
 
 def _mostly(column: pd.Series, pattern: re.Pattern) -> tuple[int, str] | None:

@@ -1,8 +1,8 @@
 """Pipe tables: cells between ``|`` under a header and a rule line of dashes, as Markdown writes
 them (``| p | time |`` over ``|---|---|``), as JUBE's ``jube result`` prints them (``p | time``
-over ``--+-----``, written to result.dat) and as psql does (ending in ``(5 rows)``). Read by
-:func:`exprsearch.tables.read_table` from a .txt, .dat or .md file whose header is followed by
-such a rule; each row keeps its line for messages."""
+over ``--+-----``, written to result.dat) and as psql does (ending in ``(5 rows)``), or, in a
+.txt or .dat file, lines that all hold pipes (Slurm's ``sacct -P``). Read by
+:func:`exprsearch.tables.read_table`; each row keeps its line for messages."""
 
 from __future__ import annotations
 
@@ -19,11 +19,16 @@ _RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:[|+]\s*:?-{2,}:?\s*)*[|+]?\s*$")  
 _FOOTER = re.compile(r"^\s*\(\d+ rows?\)\s*$")  # psql's count of the rows shown
 
 
-def is_pipe_table(lines: list[str], header: int) -> bool:
+def is_pipe_table(lines: list[str], header: int, rule: bool = True) -> bool:
     """Whether the line at ``header`` holds cells between pipes and the next non-blank line is a
-    rule of dashes under them."""
-    following = next((line for line in lines[header + 1:] if line.strip()), "")
-    return "|" in lines[header] and bool(_RULE.match(following)) and "-" in following
+    rule of dashes under them; without ``rule``, or every line after it holds pipes too (sacct -P
+    and -p, a Markdown table whose rule was lost)."""
+    following = [line for line in lines[header + 1:] if line.strip()]
+    if "|" not in lines[header] or not following:
+        return False
+    if _RULE.match(following[0]) and "-" in following[0]:
+        return True
+    return not rule and all("|" in line or _FOOTER.match(line) for line in following)
 
 
 def _cells(line: str) -> list[str]:
@@ -37,7 +42,7 @@ def pipe_header(lines: list[str], prose: bool) -> int | None:
     """The index of the header line of the pipe table in ``lines``, or None: the first such line
     after blank and comment (#) lines, or, with ``prose`` (a Markdown file), after any text."""
     for i, line in enumerate(lines):
-        if is_pipe_table(lines, i):
+        if is_pipe_table(lines, i, rule=prose):
             return i
         if line.strip() and not line.lstrip().startswith("#") and not prose:
             return None

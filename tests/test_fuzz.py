@@ -143,6 +143,28 @@ def test_tables_read_or_say_why(tmp_path_factory, body):
     assert all(math.isfinite(v) for f in dataset.factors for v in dataset.column(f))
 
 
+PIPE_LINES = ["| p | n | time |", "|---|---|---:|", "p | n | time", "--+---+-----", "| 1 | 2 | 3 |", "| 2 | 4 | 01:02:03 |",
+              "4 | 8 | 1-00:00:01", "| 8 | 16 | 10:40 |", "| x | | 5 |", "| 1 | 2 |", "(3 rows)", "", "# a title",
+              "text after the table", "| a | a |", "|---|", "| 16 | 1 | 0.5 | 7 |"]
+
+
+@EXAMPLES
+@given(st.lists(st.sampled_from(PIPE_LINES), max_size=10).map("\n".join), st.sampled_from([".txt", ".dat", ".md"]))
+def test_pipe_tables_read_or_say_why(tmp_path_factory, text, suffix):
+    """Markdown, JUBE and psql tables, and whatever else such lines make: a Dataset of finite,
+    positive times, or our error."""
+    from exprsearch.data import load_table
+
+    path = tmp_path_factory.mktemp("pipes") / f"m{suffix}"
+    path.write_text(text + "\n")
+    try:
+        dataset = load_table(path, "time")
+    except ExprsearchError as exc:
+        assert str(exc)
+        return
+    assert dataset.n_rows > 0 and all(math.isfinite(v) and v > 0 for v in dataset.y)
+
+
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_hostile_templates_are_refused_quickly(hostile):
     with pytest.raises(ExprsearchError):

@@ -61,3 +61,10 @@ def test_what_cannot_be_read_as_one_table_is_refused_by_its_line(tmp_path, name,
     path.write_text(text)
     with pytest.raises(DataError, match=said):
         load_table(path, "time_avg")
+
+
+def test_lines_that_all_hold_pipes_are_a_table_without_a_rule(tmp_path):
+    """sacct -P writes no rule under its header, and sacct -p ends every line with a pipe."""
+    path = tmp_path / "sacct.txt"
+    path.write_text("JobID|NNodes|Elapsed|\n1001|1|01:00:00|\n1002|2|00:30:00|\n1003|4|00:15:00|\n1004|8|00:07:00|\n")
+    assert load_table(path, "Elapsed").y.tolist() == [3600, 1800, 900, 420]
