@@ -349,3 +349,12 @@ def _require_column(name: str, columns: list[str], where: str, what: str) -> Non
             f"{what} column '{name}' is not in {where}{suggest(name, columns)}; "
             f"its columns are {', '.join(columns)}"
         )
+
+
+def __getattr__(name: str):
+    """load_groups, load_grouped and group_name live in grouped.py; imports from here still work."""
+    if name in ("load_groups", "load_grouped", "group_name"):
+        from . import grouped
+
+        return getattr(grouped, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -230,3 +230,14 @@ def test_predict_matches_a_numeric_group_by_value(tmp_path):
     result = CliRunner().invoke(app, ["predict", str(out / "batch_32"), "--data", str(floats), "--json"])
     assert result.exit_code == 0, result.output
     assert len(json.loads(result.stdout)["predictions"]) == 54
+
+
+def test_grouped_reading_is_still_imported_from_data():
+    """load_groups moved to grouped.py; scripts that import it from exprsearch.data keep working."""
+    import pytest
+
+    from exprsearch import data, grouped
+
+    assert data.load_groups is grouped.load_groups and data.group_name is grouped.group_name
+    with pytest.raises(AttributeError):
+        data.no_such_reader  # noqa: B018
