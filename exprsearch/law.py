@@ -75,7 +75,7 @@ class Law:
             raise LawError("this law has no bootstrap samples; fit it with bootstrap resamples > 0")
         params = [sympy.Symbol(n, real=True) for n in self.constants]
         samples = np.array(self.bootstrap, dtype=float)
-        columns = [np.asarray(data[f], dtype=float) for f in self.factors]
+        columns = self._columns(data)
         shape = np.broadcast_shapes(*(c.shape for c in columns))
         curves = to_function(self.template, self.factors, params)(columns, [samples[:, i, None] for i in range(len(params))])
         return np.broadcast_to(curves, (len(samples), *shape)).astype(float)
@@ -94,17 +94,24 @@ class Law:
         return self.template.xreplace(values)
 
     def predict(self, data: Mapping[str, object]) -> np.ndarray:
-        """Predicted target for columns ``data[factor]`` (a DataFrame or a dict of arrays)."""
-        missing = [f for f in self.factors if f not in data]
-        if missing:
-            raise LawError(
-                f"the law needs factor '{missing[0]}'{suggest(missing[0], [str(k) for k in data])}; "
-                f"it uses {', '.join(self.factors)}"
-            )
-        columns = [np.asarray(data[f], dtype=float) for f in self.factors]
+        """Predicted target for columns ``data[factor]`` (a DataFrame or a dict of arrays); a
+        factor of the data the law does not use may be left out."""
+        columns = self._columns(data)
         shape = np.broadcast_shapes(*(c.shape for c in columns))
         values = to_function(self.expression, self.factors)(columns)
         return np.broadcast_to(values, shape).astype(float)
+
+    def _columns(self, data: Mapping[str, object]) -> list[np.ndarray]:
+        """``data``'s column of each factor, as numbers; one the law does not use, where missing,
+        is any number (the law does not change with it)."""
+        used = [f for f in self.factors if self.uses(f)]
+        missing = [f for f in used if f not in data]
+        if missing:
+            raise LawError(
+                f"the law needs factor '{missing[0]}'{suggest(missing[0], [str(k) for k in data])}; "
+                f"it uses {', '.join(used)}"
+            )
+        return [np.asarray(data[f], dtype=float) if f in data else np.ones(()) for f in self.factors]
 
     def to_dict(self) -> dict:
         """Plain data for JSON: the expression and template as text sympy can parse back."""

@@ -80,7 +80,9 @@ def optimize(
     if law.rate and work is None and (budget is not None or pricing is not None):
         raise ConfigError(f"{law.target} is a rate: give --work, the amount one run processes (samples, tokens), "
                           f"so that its time, work / {law.target}, can meet a budget or be priced")
-    columns = grid(law.factors, vary, fixed, law.domain)
+    # a factor of the data the law leaves out needs no value (it changes nothing)
+    factors = tuple(f for f in law.factors if law.uses(f) or f in vary or f in fixed)
+    columns = grid(factors, vary, fixed, law.domain)
     value, ok = defined(law, columns)
     if not ok.any():
         raise ConfigError(f"the law gives no {'rate' if law.rate else 'time'} (positive and finite) anywhere in the "

@@ -65,3 +65,27 @@ def test_bad_law_files(tmp_path):
         load(path)
     with pytest.raises(LawError, match="needs factor 'n'"):
         make_law().predict({"p": [1]})
+
+
+def test_a_factor_the_law_leaves_out_needs_no_value(tmp_path):
+    """A law of a wide table uses a few of its factors; the others change nothing, so predict,
+    the bootstrap curves, the CLI's predict and optimize ask only for those it uses."""
+    from dataclasses import replace
+
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    law = replace(make_law(), factors=("n", "p", "b"), domain={"n": [1000, 8000], "p": [1, 8], "b": [16, 64]},
+                  bootstrap=((3.0, 0.002, 0.5), (3.2, 0.0021, 0.48)))
+    assert law.predict({"p": 2, "n": 1000}) == pytest.approx(3.1 + 1 + 0.5)
+    assert law.bootstrap_curves({"p": np.array([2.0, 4.0]), "n": np.array([1000.0, 1000.0])}).shape == (2, 2)
+    with pytest.raises(LawError, match="the law needs factor 'n'; it uses n, p$"):
+        law.predict({"p": 2, "b": 32})
+    path = tmp_path / "law.json"
+    path.write_text(law.to_json())
+    shown = CliRunner().invoke(app, ["predict", str(path), "--at", "p=2,n=1000"])
+    assert shown.exit_code == 0 and "4.6" in shown.output and "│ b" not in shown.output
+    best = CliRunner().invoke(app, ["optimize", str(path), "--fix", "n=8000", "--json"])
+    assert best.exit_code == 0, best.output
+    assert set(json.loads(best.stdout)["best"]["config"]) == {"n", "p"}

@@ -39,7 +39,8 @@ def predict(
             from ..tables import file_lines, read_table
 
             frame = _of_group(read_table(data, sheet), law, data)
-            columns = configurations(frame, law.factors, data)
+            present = {law_name(str(c)) for c in frame.columns}  # a factor the law leaves out may be missing
+            columns = configurations(frame, tuple(f for f in law.factors if law.uses(f) or f in present), data)
             lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
             measured = _measured(frame, law.target, data, lines)
             # a column 'batch size' is the factor batch_size: shown and written under the law's name
@@ -49,15 +50,15 @@ def predict(
                 raise ConfigError("--sheet names a sheet of the --data workbook; give --data")
             frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
             check_factors(list(frame.columns), law.factors, "--at")
-            missing = [f for f in law.factors if f not in frame.columns or frame[f].isna().any()]
+            missing = [f for f in law.factors if law.uses(f) and (f not in frame.columns or frame[f].isna().any())]
             if missing:
                 raise ConfigError(f"give factor '{missing[0]}' a value in every configuration")
-            columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors}
+            columns = {f: frame[f].to_numpy(dtype=float) for f in law.factors if f in frame.columns}
             lines, measured = None, None
         else:
             raise ConfigError("give configurations with --at p=128,n=16000 or --data FILE")
         frame = frame.copy()
-        warnings = [w for f in law.factors if (w := _far_outside(law, f, columns[f]))]
+        warnings = [w for f in columns if (w := _far_outside(law, f, columns[f]))]
         if levels is not None:
             per_value = _read_levels(law_file, law, levels)
             frame[law.target] = per_value.predict(columns)
@@ -90,16 +91,17 @@ def predict(
     for w in warnings:
         _warn(w)
     rows = len(frame)
-    frame = _by_configuration(frame, law)
+    factors = [f for f in law.factors if f in frame.columns]  # a factor the law does not use may be left out
+    frame = _by_configuration(frame, law.target, factors)
     if len(frame) < rows:
         _note(f"the {rows} rows hold {len(frame)} configurations: one line each, beside the median of its measured "
               "runs; --json gives every row")
     extra = [c for c in ("low_95", "high_95", "measured", "runs", "error_pct") if c in frame]
-    table = Table(*[*law.factors, law.target, *(c.replace("_pct", " %") for c in extra)])
+    table = Table(*[*factors, law.target, *(c.replace("_pct", " %") for c in extra)])
     for column in table.columns:
         column.overflow = "fold"  # a number cut to '1.2413…' would read as another number
     for _, row in frame.iterrows():
-        table.add_row(*[setting(row[f]) for f in law.factors],
+        table.add_row(*[setting(row[f]) for f in factors],
                       *["" if row[c] != row[c] else f"{row[c]:+.3g}" if c == "error_pct" else
                         f"{int(row[c])}" if c == "runs" else f"{row[c]:.6g}" for c in (law.target, *extra)])
     out.print(table)
@@ -109,17 +111,17 @@ def predict(
                   highlight=False)
 
 
-def _by_configuration(frame, law):
-    """``frame`` with one row per configuration where the rows repeat configurations (a per-step
-    log): the prediction, the median of the measured runs, their count and the error against it."""
-    if "measured" not in frame or not frame.duplicated(list(law.factors)).any():
+def _by_configuration(frame, target: str, factors: list[str]):
+    """``frame`` with one row per configuration of ``factors`` where the rows repeat them (a
+    per-step log): the prediction, the median of the measured runs, their count and the error."""
+    if "measured" not in frame or not frame.duplicated(factors).any():
         return frame
-    groups = frame.groupby(list(law.factors), sort=False)
-    kept = [c for c in (law.target, "low_95", "high_95") if c in frame]
+    groups = frame.groupby(factors, sort=False)
+    kept = [c for c in (target, "low_95", "high_95") if c in frame]
     shown = groups[kept].first()
     shown["measured"] = groups["measured"].median()
     shown["runs"] = groups["measured"].count()
-    shown["error_pct"] = 100 * (shown[law.target] / shown["measured"] - 1)
+    shown["error_pct"] = 100 * (shown[target] / shown["measured"] - 1)
     return shown.reset_index()
 
 
