@@ -26,7 +26,9 @@ def _lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]
     others = [i for i in range(configs.shape[1]) if i not in own]
     _, line = np.unique(configs[:, others], axis=0, return_inverse=True)
     line = line.reshape(-1)
-    distinct = np.array([len(np.unique(configs[line == g][:, own], axis=0)) for g in range(line.max() + 1)])
+    # the distinct values of ``own`` on each line: its distinct (line, values) pairs, counted at once
+    _, first = np.unique(np.column_stack([line, configs[:, own]]), axis=0, return_index=True)
+    distinct = np.bincount(line[first], minlength=line.max() + 1)
     usable = distinct[line] >= 3
     if not usable.any():
         return np.zeros(len(configs), dtype=int), np.ones(len(configs), dtype=bool)
