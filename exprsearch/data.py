@@ -14,7 +14,7 @@ import numpy as np
 from .cells import check_dates, check_written, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import clocks, column_named, derived_notes, job_steps, settings, unfinished
+from .roles import clocks, column_named, derived_notes, job_steps, settings, unfinished, unnumbered_steps
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -45,6 +45,7 @@ class Dataset:
     group: tuple[tuple[str, object], ...] = ()  # the --by columns and values whose rows these are
     drop_missing: bool = False  # read with rows of missing values dropped, as reading it again must
     drop_stray: bool = False  # and with runs far from their repeats dropped
+    steps: str | None = None  # the column numbering the steps where each configuration's rows are one run's steps
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -172,7 +173,8 @@ def from_frame(
     if spans:
         notes.append(f"column(s) {', '.join(spans)} hold durations, read in seconds")
     notes += [frame.attrs["read_as"]] if frame.attrs.get("read_as") else []  # a file's own dialect (dialect.py)
-    return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, numbering, where, name, path, sha256)
+    return _steps(_dataset(numeric, target, factors, (drop_missing, drop_stray), notes, numbering, where, name, path,
+                           sha256), columns, factors)
 
 
 def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
@@ -258,8 +260,22 @@ def from_columns(
     if inferred:
         factors, numeric, note = settings(target, factors, numeric)
         notes += [note] if note else []
-    return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
-                    sha256)
+    return _steps(_dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
+                           sha256), names, factors)
+
+
+def _steps(data: Dataset, names: list[str], factors: list[str]) -> Dataset:
+    """``data`` with a note where its rows are the steps of one run per configuration: their
+    spread is a run's jitter from step to step, not how runs differ, which the measured noise,
+    the lack-of-fit test and the intervals take it for."""
+    step = unnumbered_steps(names, factors)
+    runs = len(np.unique(data.X, axis=0)) if step else data.n_rows
+    if runs == data.n_rows:
+        return data
+    return replace(data, steps=step, notes=(*data.notes, (
+        f"the {data.n_rows} rows are the steps of {runs} runs, one per configuration ({step} numbers them): the "
+        "measured noise, the lack-of-fit test and the intervals see how steps of one run differ, not how runs "
+        "do; measure some configurations again, in a column such as run, to see that")))
 
 
 def _clock(table, target: str) -> list[str]:

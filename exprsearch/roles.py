@@ -205,6 +205,14 @@ def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[
     return [factors[j] for j in kept], values[:, [*kept, -1]], "; ".join(said)
 
 
+def unnumbered_steps(names: list[str], factors: list[str]) -> str | None:
+    """The step column of a per-step log that the factors leave out where no column numbers its
+    runs (run, rep, seed): then each configuration's rows are the steps of one run, or None."""
+    if any(_NUMBERING[0][0].match(n) for n in names):
+        return None
+    return next((n for n in names if n not in factors and _NUMBERING[2][0].match(n)), None)
+
+
 def column_named(column: str) -> str:
     """A column as the user sees it in the file: pandas names a column without a header 'Unnamed: k'."""
     unnamed = column.startswith("Unnamed: ") and column[9:].isdigit()

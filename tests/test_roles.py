@@ -293,3 +293,26 @@ def test_finished_runs_or_a_free_text_status_say_nothing(tmp_path, states):
     rows = [{"p": p, "time": 2 + 40 / p, "status": states[i % len(states)]} for i, p in enumerate((1, 2, 4, 8, 16, 32))]
     pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
     assert not any("not finished" in n for n in load_table(tmp_path / "runs.csv", "time").notes)
+
+
+def test_the_steps_of_one_run_per_configuration_are_said_to_be_no_repeats(tmp_path):
+    """A per-step log's rows repeat each configuration, but as steps of one run: their spread is
+    no measure of how runs differ. With a column numbering runs beside the steps, it is."""
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    path = _logged(tmp_path)
+    data = load_table(path, "perf/step_time")
+    assert data.steps == "_step"
+    assert any(n.startswith("the 320 rows are the steps of 8 runs, one per configuration (_step numbers them)")
+               for n in data.notes)
+    warned = CliRunner().invoke(app, ["suggest", str(path), "--target", "perf/step_time", "--at", "gpus=16,batch=64",
+                                      "--bootstrap", "20"])
+    assert warned.exit_code == 0, warned.output
+    assert "warning: the rows are the steps of one run per configuration" in " ".join(warned.output.split())
+    frame = pd.read_csv(path)
+    frame["run"] = 1 + (frame.index // 20) % 2  # two runs of each configuration, 20 steps each
+    frame.to_csv(path, index=False)
+    again = load_table(path, "perf/step_time")
+    assert again.steps is None and not any("are the steps of" in n for n in again.notes)
