@@ -14,7 +14,8 @@ import numpy as np
 from .cells import check_dates, check_written, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import clocks, column_named, derived_notes, job_steps, settings, unfinished, unnumbered_steps
+from .roles import column_named, derived_notes, settings
+from .runlogs import clocks, job_steps, unfinished, unnumbered_steps
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 

@@ -93,73 +93,6 @@ def reads_as_rate(name: str) -> bool:
     return _RATE.search(name) is not None
 
 
-def clocks(frame) -> list[str]:
-    """The columns of a per-step log (a table, or a mapping of names to columns, with a step
-    column) that count the time since its run began, as W&B's ``_runtime`` does: they grow with
-    the step at nearly every row, where a step's own time goes up and down. Such a column is no
-    run's time."""
-    steps = [c for c in frame if _NUMBERING[2][0].match(str(c))]
-    if not steps:
-        return []
-    step = _numbers(frame[steps[0]])
-    onward = np.diff(step) > 0
-    if onward.sum() < 5:
-        return []
-    return [str(c) for c in frame if reads_as_time(str(c)) and
-            np.mean(np.diff(_numbers(frame[c]))[onward] > 0) >= 0.99]
-
-
-def _numbers(column) -> np.ndarray:
-    if isinstance(column, np.ndarray) and column.dtype.kind == "f":
-        return column
-    import pandas as pd
-
-    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
-
-
-# a column that says how each run ended (W&B's State, Slurm's State, a status): runs that did not
-# finish have times that end where they stopped
-_STATE = re.compile(_SPACE + r"(?:run|job)?[_\-. ]?(?:state|status)$", re.IGNORECASE)
-_FINISHED = {"finished", "completed", "complete", "success", "succeeded", "successful", "ok", "done", "passed"}
-_UNFINISHED = {"crashed", "failed", "failure", "fail", "killed", "running", "error", "errored", "timeout",
-               "cancelled", "canceled", "preempted", "aborted", "interrupted", "pending", "out_of_memory", "oom",
-               "node_fail", "deadline"}
-
-
-def unfinished(frame) -> tuple[str, dict[str, int], np.ndarray] | None:
-    """The column of ``frame`` that says how each run ended, the states other than finished with
-    their counts, and the rows in them; None where no column says so or every run finished. A
-    column of other words (a free-text status) says nothing."""
-    for column in frame.columns:
-        if not _STATE.match(str(column)) or frame[column].dtype.kind not in "OSU":
-            continue
-        words = frame[column].astype(str).str.strip().str.split().str[0].str.lower()  # Slurm: 'CANCELLED by 42'
-        if not words.isin(_FINISHED | _UNFINISHED).all():
-            continue
-        rows = np.flatnonzero(words.isin(_UNFINISHED).to_numpy())
-        if rows.size:
-            return str(column), words.iloc[rows].value_counts().to_dict(), rows
-    return None
-
-
-_JOB_ID = re.compile(r"^job[_\-. ]?id(?:[_\-. ]?raw)?$", re.IGNORECASE)
-_STEP_OF = re.compile(r"^(\d+(?:[_+]\d+)?)\.[\w-]+$")  # 1001.batch, 1001.extern, 1001_3.0, 1001+1.0
-
-
-def job_steps(frame) -> tuple[str, np.ndarray] | None:
-    """The column of Slurm job ids and the rows that are steps of a job listed too (sacct without
-    -X: 1001.batch beside 1001), or None."""
-    for column in frame.columns:
-        if not _JOB_ID.match(str(column)):
-            continue
-        ids = frame[column].astype(str).str.strip()
-        base = ids.str.extract(_STEP_OF.pattern)[0]
-        rows = np.flatnonzero((base.notna() & base.isin(set(ids))).to_numpy())
-        if rows.size:
-            return str(column), rows
-    return None
-
-
 def target_kind(target: str, given: str | None = None) -> str:
     """The kind law.json records: as ``given`` (time or rate), else "rate" where the target's name
     reads as one, else "" (the law then reads the name itself)."""
@@ -203,14 +136,6 @@ def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[
                     "to use them")
     kept = [j for j, f in enumerate(factors) if f not in measured and f not in numbers]
     return [factors[j] for j in kept], values[:, [*kept, -1]], "; ".join(said)
-
-
-def unnumbered_steps(names: list[str], factors: list[str]) -> str | None:
-    """The step column of a per-step log that the factors leave out where no column numbers its
-    runs (run, rep, seed): then each configuration's rows are the steps of one run, or None."""
-    if any(_NUMBERING[0][0].match(n) for n in names):
-        return None
-    return next((n for n in names if n not in factors and _NUMBERING[2][0].match(n)), None)
 
 
 def column_named(column: str) -> str:

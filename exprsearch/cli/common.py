@@ -100,7 +100,7 @@ def _target_needed(data, lead: str = "pass --target COLUMN", what: str = "the me
                    columns: list[str] | None = None, sheet: str | None = None) -> ExprsearchError:
     """The error for a table given without its target: the table's columns, to choose from."""
     from ..errors import DataError
-    from ..roles import clocks
+    from ..runlogs import clocks
     from ..tables import read_table
 
     frame = read_table(data, sheet) if columns is None else None
