@@ -70,6 +70,8 @@ _NUMBERING = (
                 r"|" + _SPACE + r"(?:batch|sample)[_\-. ]?(?:id|idx|index)$", re.IGNORECASE),
      _STEPS := "it numbers the steps or epochs within a run, which are no setting of it"),
 )
+RUN, STEP = _NUMBERING[0][0], _NUMBERING[2][0]  # names that number a configuration's runs, a run's steps
+NAMESPACE = _SPACE
 
 # a target so named is a rate, higher is better (a throughput, a speedup): deciding with its law means
 # maximising it, and its time is the work of a run divided by it

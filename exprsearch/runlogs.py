@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from .roles import _NUMBERING, _SPACE, reads_as_time
+from .roles import NAMESPACE, RUN, STEP, reads_as_time
 
 
 def clocks(frame) -> list[str]:
@@ -16,7 +16,7 @@ def clocks(frame) -> list[str]:
     column) that count the time since its run began, as W&B's ``_runtime`` does: they grow with
     the step at nearly every row, where a step's own time goes up and down. Such a column is no
     run's time."""
-    steps = [c for c in frame if _NUMBERING[2][0].match(str(c))]
+    steps = [c for c in frame if STEP.match(str(c))]
     if not steps:
         return []
     step = _numbers(frame[steps[0]])
@@ -37,7 +37,7 @@ def _numbers(column) -> np.ndarray:
 
 # a column that says how each run ended (W&B's State, Slurm's State, a status): runs that did not
 # finish have times that end where they stopped
-_STATE = re.compile(_SPACE + r"(?:run|job)?[_\-. ]?(?:state|status)$", re.IGNORECASE)
+_STATE = re.compile(NAMESPACE + r"(?:run|job)?[_\-. ]?(?:state|status)$", re.IGNORECASE)
 _FINISHED = {"finished", "completed", "complete", "success", "succeeded", "successful", "ok", "done", "passed"}
 _UNFINISHED = {"crashed", "failed", "failure", "fail", "killed", "running", "error", "errored", "timeout",
                "cancelled", "canceled", "preempted", "aborted", "interrupted", "pending", "out_of_memory", "oom",
@@ -81,6 +81,6 @@ def job_steps(frame) -> tuple[str, np.ndarray] | None:
 def unnumbered_steps(names: list[str], factors: list[str]) -> str | None:
     """The step column of a per-step log that the factors leave out where no column numbers its
     runs (run, rep, seed): then each configuration's rows are the steps of one run, or None."""
-    if any(_NUMBERING[0][0].match(n) for n in names):
+    if any(RUN.match(n) for n in names):
         return None
-    return next((n for n in names if n not in factors and _NUMBERING[2][0].match(n)), None)
+    return next((n for n in names if n not in factors and STEP.match(n)), None)
