@@ -178,3 +178,14 @@ def test_a_stray_repetition_of_an_extrap_file_is_dropped_when_asked(tmp_path):
     assert any(n.startswith("dropped 1 run(s) far from the other runs") for n in recorded["dataset"]["notes"])
     refused = CliRunner().invoke(app, ["run", str(path), "--drop-missing", "--out", str(tmp_path / "m")])
     assert refused.exit_code == 2 and "--drop-missing drops a table's rows" in refused.output
+
+
+def test_a_column_of_dates_named_as_a_time_is_not_proposed(tmp_path):
+    """MLflow's start_time and end_time say when a run ran, not how long: the hint passes them by."""
+    path = tmp_path / "runs.csv"
+    path.write_text("start_time,end_time,metrics.train_runtime,params.num_gpus\n"
+                    + "".join(f"2026-11-20 10:0{i}:00+00:00,2026-11-20 11:0{i}:00+00:00,{100 / g + 5},{g}\n"
+                              for i, g in enumerate((1, 2, 4, 8))))
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "(by its name perhaps --target 'metrics.train_runtime')" in " ".join(result.output.split())
