@@ -54,8 +54,8 @@ def holdouts(
     if not tops:
         return [None] * len(fits)
     refits = {}
+    laws = [i for i, f in enumerate(fits) if f.candidate.nonlinear]
     for t, top in enumerate(tops):
-        laws = [i for i, f in enumerate(fits) if f.candidate.nonlinear]
         kept = np.flatnonzero(~top)
         pooled = None if compiler is None or settings.loss != "squared" else \
             pool([c[kept] for c in compiler.columns], y[kept])

@@ -27,6 +27,7 @@ from .candidates import Candidate, Term
 from .compile import Compiler
 from .fit import INVALID_COST, Fit, FitSettings, robust_weights
 from .linear import ridge
+from .pooled import sums
 
 _CHUNK = 20_000  # problems solved per batched call
 _CELLS = 4_000_000  # with a robust loss, rows × columns gathered per batched call
@@ -107,12 +108,9 @@ class _Table:
         self.rows = None  # with the squared loss, one row per configuration (see finish)
         self.source = compiler  # what the columns are evaluated on
         if settings.loss == "squared" and compiler.columns:
-            _, first, inverse = np.unique(np.column_stack(compiler.columns), axis=0, return_index=True,
-                                          return_inverse=True)
-            inverse = inverse.reshape(-1)
+            # Σ 1/y and Σ 1/y² per configuration
+            first, self.inverse, self.inverse_square, _ = sums(compiler.columns, y)
             self.rows = first
-            self.inverse_square = np.bincount(inverse, weights=1.0 / y**2)  # Σ 1/y² per configuration
-            self.inverse = np.bincount(inverse, weights=1.0 / y)  # Σ 1/y per configuration
             if len(first) < len(y):  # repeats: each column evaluated once per configuration
                 self.source = compiler.subset(first)
         self.blocks: list[np.ndarray] = []

@@ -192,6 +192,11 @@ class _Problem:
         self.low = np.array([b[0] for b in bounds], dtype=float)
         self.high = np.array([b[1] for b in bounds], dtype=float)
 
+    @property
+    def reweighted(self) -> bool:
+        """Whether the rows carry this fit's own IRLS weights (a robust loss), not pooled ones."""
+        return self.root_weights is not None and self.pooled is None
+
     def relative(self, theta: np.ndarray, weighted: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Scaled relative design ``(S, n, m)``, its column scales, target ``(S, n)``, validity."""
         basis, offset = self.compiled.design(theta)

@@ -85,7 +85,7 @@ def _costs(problems: list[_Problem], thetas: list[np.ndarray], lam: float) -> li
     groups: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, problem in enumerate(problems):
         blocks = problem._blocks
-        if blocks is None or not blocks.valid or (problem.root_weights is not None and problem.pooled is None):
+        if blocks is None or not blocks.valid or problem.reweighted:
             out[i] = problem.energy(thetas[i])
         else:
             groups[len(problem.compiled.basis), len(problem.y)].append(i)
@@ -143,7 +143,7 @@ def _moving(problems: list[_Problem], thetas: list[np.ndarray]) -> list[np.ndarr
     out: list[np.ndarray | None] = [None] * len(problems)
     shared: dict[int, list[int]] = defaultdict(list)
     for i, problem in enumerate(problems):
-        if problem.root_weights is None or problem.pooled is not None:
+        if not problem.reweighted:
             shared[id(problem.compiled)].append(i)
         else:
             out[i] = problem._blocks.columns(thetas[i], problem)

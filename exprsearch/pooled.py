@@ -30,18 +30,23 @@ class Pooled:
     constant: float  # Σ (k − w) / rows
 
 
+def sums(columns: Sequence[np.ndarray], y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The first row of each configuration of ``columns`` (factor columns, one value per row;
+    configurations in sorted order), and per configuration Σ 1/y, Σ 1/y² and the row count: all a
+    squared relative cost needs of its rows (the batched fits' normal equations, :func:`pool`)."""
+    key = np.column_stack(columns) if len(columns) else np.zeros((len(y), 1))
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    return first, np.bincount(inverse, weights=1.0 / y), np.bincount(inverse, weights=1.0 / y**2), np.bincount(inverse)
+
+
 def pool(columns: Sequence[np.ndarray], y: np.ndarray) -> Pooled | None:
     """The configurations of ``columns`` (factor columns, one value per row) with their rows of
     ``y`` pooled, or None where no configuration is measured twice (nothing to gain)."""
     n = len(y)
-    key = np.column_stack(columns) if len(columns) else np.zeros((n, 1))
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    first, inverse_sum, inverse_square, count = sums(columns, y)
     if len(first) == n:
         return None
-    inverse = inverse.reshape(-1)
-    inverse_sum = np.bincount(inverse, weights=1.0 / y)
-    inverse_square = np.bincount(inverse, weights=1.0 / y**2)
-    count = np.bincount(inverse)
     weight = inverse_sum**2 / inverse_square
     return Pooled(first, inverse_sum / inverse_square, weight * len(first) / n,
                   float(np.sum(count - weight) / n))

@@ -249,7 +249,7 @@ def fit_all(
     if progress is not None:
         progress(len(usable) - len(todo), len(usable))
     work = [(usable[i], fits[i]) for i in todo]
-    # refined on one row per configuration, pooled exactly: a per-step log's repeats cost nothing
+    # refined on one row per configuration, pooled exactly: a per-step log's repeats cost no refits
     pooled = pool(compiler.columns, y) if settings.loss == "squared" else None
     if pooled is not None:
         compiler, y = compiler.subset(pooled.rows), pooled.y
