@@ -145,10 +145,10 @@ def from_frame(
     steps = job_steps(frame)
     if steps:
         column, rows = steps
+        more = "…" if len(rows) > 3 else ""
         raise DataError(f"{where} lists {len(rows)} Slurm job step(s) beside their jobs ({column} "
-                        f"{frame[column].iloc[rows[0]]} at {rows_named(rows[:3], numbering)}{'…' if len(rows) > 3 else ''}): a step "
-                        "repeats its "
-                        "job's time with the step's own resources; export one row per job (sacct -X), or remove "
+                        f"{frame[column].iloc[rows[0]]} at {rows_named(rows[:3], numbering)}{more}): a step repeats "
+                        "its job's time with the step's own resources; export one row per job (sacct -X), or remove "
                         "the step rows")
     check_dates(frame, [target], where, "the target: give the time each run took")
     factors = _columns_named(factors, columns)
@@ -270,7 +270,7 @@ def _steps(data: Dataset, names: list[str], factors: list[str]) -> Dataset:
     spread is a run's jitter from step to step, not how runs differ, which the measured noise,
     the lack-of-fit test and the intervals take it for."""
     step = unnumbered_steps(names, factors)
-    runs = len(np.unique(data.X, axis=0)) if step else data.n_rows
+    runs = int(data.configurations().max()) + 1 if step else data.n_rows
     if runs == data.n_rows:
         return data
     return replace(data, steps=step, notes=(*data.notes, (
@@ -280,7 +280,7 @@ def _steps(data: Dataset, names: list[str], factors: list[str]) -> Dataset:
 
 
 def _clock(table, target: str) -> list[str]:
-    """A note where the target of a per-step log counts the time since each run began (roles.clocks)."""
+    """A note where the target of a per-step log counts the time since each run began (runlogs.clocks)."""
     if target not in clocks(table):
         return []
     return [f"{target} grows with the step at nearly every row: it counts the time since each run began, not a "

@@ -118,8 +118,8 @@ class DataScreen:
     # -- products ----------------------------------------------------------------------------
     def atoms(self, groups: list[list[Expansion]]) -> list[tuple[list[int], bool]]:
         """Each group's expansions (the transforms of one factor) best first, by index, and whether
-        the factor shows at all: its best shape fits the lines better than a constant does by
-        more than :data:`SHAPE_TIE`. Shapes within :data:`SHAPE_TIE` of the best are ordered
+        the factor shows at all (:func:`~exprsearch.lines.shows`: its levels' times differ by more
+        than :data:`SHAPE_TIE` in BIC). Shapes within :data:`SHAPE_TIE` of the best are ordered
         simplest first."""
         return [self._ranked_atoms(group) for group in groups]
 
@@ -135,7 +135,7 @@ class DataScreen:
         order = ranked(scores, keys)
         best = scores[order[0]] if order else np.inf
         tied = sorted((i for i in order if np.isfinite(best) and scores[i] - best <= SHAPE_TIE), key=keys.__getitem__)
-        order = tied + [i for i in order if i not in set(tied)]
+        order = tied + [i for i in order if i not in tied]
         line, _ = lines(self.configs, own)
         return order, shows(self.configs[:, own], line, self.mean, self.weight**2, SHAPE_TIE)
 

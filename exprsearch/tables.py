@@ -33,18 +33,17 @@ if TYPE_CHECKING:
 # CSV and TSV (_SEPARATORS) and workbooks (WORKBOOKS) are read by read_table itself: comment lines
 # above a header to skip, a sheet to choose
 _READERS = {
-    ".txt": lambda p: _text(p),  # its separator sniffed, or a pipe table (pipes.py)
-    ".dat": lambda p: _text(p),  # JUBE's result.dat
-    ".md": lambda p: _text(p, pipes_only=True),  # a Markdown table
     ".parquet": lambda p: lazy_pandas().read_parquet(p),
     ".json": lambda p: _json(p),
     ".jsonl": lambda p: _json_lines(p),  # a log of one JSON object per run (an Extra-P one is known by "params")
     ".ndjson": lambda p: _json_lines(p),
 }
 _SEPARATORS = {".csv": ",", ".tsv": "\t"}
+# text whose separator is sniffed, or a pipe table (pipes.py): JUBE's result.dat; a .md file's table only
+_SNIFFED = (".txt", ".dat", ".md")
 WORKBOOKS = (".xlsx", ".xlsm")  # a spreadsheet's one sheet of data, rows placed on the sheet's rows
-_TEXT = (".csv", ".tsv", ".txt", ".dat", ".md")  # a header line, then a line per row: read_table indexes rows by line
-SUFFIXES = frozenset(_READERS) | set(_SEPARATORS) | set(WORKBOOKS)  # the extensions read_table reads
+_TEXT = (*_SEPARATORS, *_SNIFFED)  # a header line, then a line per row: read_table indexes rows by line
+SUFFIXES = frozenset(_READERS) | set(_TEXT) | set(WORKBOOKS)  # the extensions read_table reads
 _BY_LINE = "line - 2"  # the index name of rows read_table placed on their lines
 _BY_SHEET_ROW = "sheet row - 2"  # and on a workbook sheet's rows
 
@@ -103,6 +102,10 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
             if dialect.note:
                 frame.attrs["read_as"] = dialect.note
             frame = trimmed(path, frame)
+        elif suffix in _SNIFFED:
+            lines = _unified(path.read_text(encoding=encoding)).split("\n")
+            header = header_line(lines, 0)
+            frame = _text(path, lines, encoding, pipes_only=suffix == ".md")
         else:
             frame = _sheet(path, sheet, option) if suffix in WORKBOOKS else _READERS[suffix](path)
     except DataError:  # a reader's own sentence, naming the line
@@ -121,9 +124,6 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
         raise DataError(f"'{path}' holds no rows of measurements; a law needs several")
     frame = _in_seconds(frame)
     if suffix in _TEXT and frame.index.name != _BY_LINE:  # a pipe table's rows are placed already
-        if lines is None:  # a .txt table: its lines read once, for both
-            lines = _unified(path.read_text(encoding=encoding, errors="replace")).split("\n")
-            header = header_line(lines, 0)
         frame = _indexed_by_line(lines, frame, dialect.separator if suffix in _SEPARATORS else None, header)
         if suffix in _SEPARATORS:
             check_header(path, lines, frame, header, dialect.separator)
@@ -299,12 +299,11 @@ def _unified(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _text(path: Path, pipes_only: bool = False) -> pd.DataFrame:
-    """A text table whose separator is sniffed, or a pipe table (Markdown's, JUBE's, psql's)."""
+def _text(path: Path, lines: list[str], encoding: str, pipes_only: bool = False) -> pd.DataFrame:
+    """The text table of ``path`` (its ``lines``) whose separator is sniffed, or a pipe table
+    (Markdown's, JUBE's, psql's)."""
     from .pipes import pipe_header, read_pipe_table
 
-    encoding = _encoding(path)
-    lines = _unified(path.read_text(encoding=encoding)).split("\n")
     header = pipe_header(lines, prose=pipes_only)
     if header is not None:
         return read_pipe_table(path, lines, header, _BY_LINE, prose=pipes_only)

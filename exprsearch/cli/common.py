@@ -125,6 +125,9 @@ def _likely_targets(columns: list[str], clocks: list[str] = ()) -> list[str]:
 
 
 _SPREADS = ("std", "var", "sem", "iqr", "mad")
+# --drop-stray, as run, profile and suggest take it
+DROP_STRAY_HELP = ("Drop runs far from the other runs of their configuration (a stall, a step cut short), which "
+                   "the notes list, instead of keeping them.")
 
 
 def _dated(frame) -> list[str]:

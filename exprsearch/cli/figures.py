@@ -62,10 +62,10 @@ def _given_data(law, data: Path):
     from ..tables import WORKBOOKS
 
     fmt = detect_format(data)
+    stray = bool(law.dataset.get("drop_stray"))  # read as it was fitted: without the runs dropped then
     if fmt == "table":
         workbook = Path(data).suffix.lower() in WORKBOOKS  # the sheet the law was fitted on
         sheet, dropping = law.dataset.get("sheet") if workbook else None, bool(law.dataset.get("drop_missing"))
-        stray = bool(law.dataset.get("drop_stray"))
         group = law.dataset.get("group")
         if not group:
             return load_table(data, law.target, list(law.factors), drop_missing=dropping, sheet=sheet,
@@ -78,7 +78,7 @@ def _given_data(law, data: Path):
             raise DataError(f"'{data}' holds no rows of {name}, the group the law was fitted on")
         return groups[name]
     series = law.dataset.get("series")
-    found = load_series(data, fmt, target=series, drop_stray=bool(law.dataset.get("drop_stray")))
+    found = load_series(data, fmt, target=series, drop_stray=stray)
     if len(found) > 1:
         raise DataError(f"'{data}' holds {len(found)} series and the law names none of them; pass the table the "
                         "law was fitted on")

@@ -19,6 +19,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from .common import DROP_STRAY_HELP
+
 SUMMARY = ("laws.csv", "laws.json")
 
 
@@ -46,7 +48,7 @@ def profile(
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput); a rate that grows little ranks first. Default: read from each target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Tables: drop rows with missing values (or in no --by series) instead of stopping.", rich_help_panel="Data")] = False,
-    drop_stray: Annotated[bool, typer.Option(help="Drop runs far from the other runs of their configuration (a stall, a step cut short), which the notes list, instead of keeping them.", rich_help_panel="Data")] = False,
+    drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
 ) -> None:
     """A law for every series (callpath × metric, or table group), ranked by predicted growth."""
     from .. import export as _export

@@ -19,7 +19,19 @@ from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import law_name
 from . import beside
-from .common import _folder, _guard, _note, _pairs, _progress, _split, _target_needed, _warn, app, out
+from .common import (
+    DROP_STRAY_HELP,
+    _folder,
+    _guard,
+    _note,
+    _pairs,
+    _progress,
+    _split,
+    _target_needed,
+    _warn,
+    app,
+    out,
+)
 
 
 @app.command()
@@ -46,7 +58,7 @@ def run(
     force: Annotated[bool, typer.Option(help="Replace result files already in the output directory.", rich_help_panel="Output")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.", rich_help_panel="Output")] = False,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values (or in no --by group) instead of stopping.", rich_help_panel="Data")] = False,
-    drop_stray: Annotated[bool, typer.Option(help="Drop runs far from the other runs of their configuration (a stall, a step cut short), which the notes list, instead of keeping them.", rich_help_panel="Data")] = False,
+    drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput), for optimize, explain and suggest. Default: read from the target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     plot: Annotated[bool, typer.Option("--plot", help="Also write PNG figures (needs matplotlib).", rich_help_panel="Output")] = False,

@@ -12,6 +12,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from .common import DROP_STRAY_HELP
+
 
 def suggest(
     data: Annotated[Path, typer.Argument(help="The measurements so far: a table (or an Extra-P file with --target).")],
@@ -32,7 +34,7 @@ def suggest(
     work_: Annotated[float | None, typer.Option("--work", help="With a rate: what one run processes, so that its time is work / rate (default 1: costs per unit of work).", rich_help_panel="Plan")] = None,
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.", rich_help_panel="Data")] = False,
-    drop_stray: Annotated[bool, typer.Option(help="Drop runs far from the other runs of their configuration (a stall, a step cut short), which the notes list, instead of keeping them.", rich_help_panel="Data")] = False,
+    drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
     from .. import export
