@@ -63,7 +63,7 @@ def read_pipe_table(path: Path, lines: list[str], header: int, index_name: str, 
         raise DataError(f"'{path}' line {header + 1}: the header of its pipe table names a column twice or leaves "
                         "one unnamed; give every column its own name")
     rows, places = [], []
-    ended = None
+    ended = False  # a Markdown file's table has ended: its text follows
     for number, line in enumerate(lines[header + 1:], start=header + 2):
         if not line.strip() or _RULE.match(line) or _FOOTER.match(line):
             continue
@@ -74,7 +74,7 @@ def read_pipe_table(path: Path, lines: list[str], header: int, index_name: str, 
             if is_pipe_table(lines, number - 1):
                 raise DataError(f"'{path}' holds a second table at line {number}: keep the table of measurements "
                                 "alone in the file, as exprsearch reads one")
-            ended = ended or number
+            ended = True
             continue
         cells = _cells(line)
         if len(cells) != len(names):
