@@ -15,7 +15,7 @@ from .cells import check_dates, check_written, flags, mostly_numbers, stray_valu
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
 from .roles import column_named, derived_notes, settings
-from .runlogs import clocks, job_steps, unfinished, unnumbered_steps
+from .runlogs import Runs, by_run, clocks, job_steps, runs, unfinished
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -30,7 +30,8 @@ def is_frame(data: object) -> bool:
 
 @dataclass(frozen=True)
 class Dataset:
-    """Measurements: one row per run, factor columns ``X`` and the positive target ``y``."""
+    """Measurements: one row per run, factor columns ``X`` and the positive target ``y`` (a
+    per-step log's runs each taken as one row)."""
 
     target: str
     factors: tuple[str, ...]
@@ -46,7 +47,7 @@ class Dataset:
     group: tuple[tuple[str, object], ...] = ()  # the --by columns and values whose rows these are
     drop_missing: bool = False  # read with rows of missing values dropped, as reading it again must
     drop_stray: bool = False  # and with runs far from their repeats dropped
-    steps: str | None = None  # the column numbering the steps where each configuration's rows are one run's steps
+    steps: str | None = None  # the column numbering the steps where the table's rows were steps of its runs
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -174,8 +175,8 @@ def from_frame(
     if spans:
         notes.append(f"column(s) {', '.join(spans)} hold durations, read in seconds")
     notes += [frame.attrs["read_as"]] if frame.attrs.get("read_as") else []  # a file's own dialect (dialect.py)
-    return _steps(_dataset(numeric, target, factors, (drop_missing, drop_stray), notes, numbering, where, name, path,
-                           sha256), columns, factors)
+    return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, numbering, where, name, path,
+                    sha256, runs(frame, columns, factors, target))
 
 
 def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
@@ -261,22 +262,35 @@ def from_columns(
     if inferred:
         factors, numeric, note = settings(target, factors, numeric)
         notes += [note] if note else []
-    return _steps(_dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
-                           sha256), names, factors)
+    return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
+                    sha256, runs(columns, names, factors, target))
 
 
-def _steps(data: Dataset, names: list[str], factors: list[str]) -> Dataset:
-    """``data`` with a note where its rows are the steps of one run per configuration: their
-    spread is a run's jitter from step to step, not how runs differ, which the measured noise,
-    the lack-of-fit test and the intervals take it for."""
-    step = unnumbered_steps(names, factors)
-    runs = int(data.configurations().max()) + 1 if step else data.n_rows
-    if runs == data.n_rows:
-        return data
-    return replace(data, steps=step, notes=(*data.notes, (
-        f"the {data.n_rows} rows are the steps of {runs} runs, one per configuration ({step} numbers them): the "
-        "measured noise, the lack-of-fit test and the intervals see how steps of one run differ, not how runs "
-        "do; measure some configurations again, in a column such as run, to see that")))
+def _by_run(X: np.ndarray, y: np.ndarray, positions: np.ndarray, runs: Runs | None, target: str,
+            where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:
+    """A per-step log's rows as its runs (runlogs.by_run), with the note saying so; the rows as
+    they are where each run is one row. Runs, not steps, are the measurements: steps of one run
+    share its node, its placement and its neighbours' load, so their spread understates how runs
+    differ, and fitting every step takes that spread for the noise (benchmarks/per_step.py)."""
+    if runs is None:
+        return X, y, positions, None
+    X_run, y_run, first = by_run(X, y, positions, runs)
+    if len(y_run) == len(y):
+        return X, y, positions, None
+    if len(y_run) < 2:
+        raise ShortData(f"{where} holds the {len(y)} steps of a single run ({runs.step} numbers them); a law needs "
+                        "several runs")
+    taken = ("at its last step, the time it had run" if runs.clock else
+             f"as the median {target} of its steps")
+    configurations = len(np.unique(X_run, axis=0))
+    numbered = (f"{runs.run} numbers a configuration's runs, {runs.step} their steps" if runs.run else
+                f"one per configuration; {runs.step} numbers the steps")
+    note = (f"the {len(y)} rows are the steps of {len(y_run)} runs ({numbered}): each run is taken {taken}, and the "
+            f"law is fitted to the runs, which are what differ between measurements (a run is named by its first "
+            f"step's line)")
+    if len(y_run) == configurations and not runs.run:
+        note += "; with one run per configuration how runs differ is not measured: run some configurations again"
+    return X_run, y_run, first, note
 
 
 def _clock(table, target: str) -> list[str]:
@@ -311,10 +325,12 @@ def _columns_named(factors: list[str] | None, columns: list[str]) -> list[str] |
 
 
 def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[bool, bool], notes: list[str],
-             numbering: int | np.ndarray, where: str, name: str, path: str | None, sha256: str | None) -> Dataset:
+             numbering: int | np.ndarray, where: str, name: str, path: str | None, sha256: str | None,
+             steps: Runs | None = None) -> Dataset:
     """The Dataset of a float matrix (factor columns, then the target): missing values, a target
-    that is not positive, factors with a single value and stray runs checked, in that order;
-    ``drops``: whether rows of missing values, and stray runs, are dropped."""
+    that is not positive and factors with a single value checked, a per-step log's ``steps`` taken
+    as runs, and stray runs checked, in that order; ``drops``: whether rows of missing values, and
+    stray runs, are dropped."""
     drop_missing, drop_stray = drops
     positions = np.arange(len(numeric))
     bad = ~np.isfinite(numeric)
@@ -345,7 +361,8 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[
     if single and len(single) < len(factors):
         notes.append(f"left out factor(s) with a single value: {', '.join(factors[j] for j in single)}")
     kept = [j for j in range(len(factors)) if j not in single or len(single) == len(factors)]
-    X = numeric[:, kept].copy()
+    X, y, positions, per_run = _by_run(numeric[:, kept].copy(), y, positions, steps, target, where)
+    notes += [per_run] if per_run else []
     stray, rows = stray_runs(X, y, positions, numbering, drop_stray)
     if stray:
         notes.append(stray)
@@ -357,7 +374,7 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[
     if renamed:
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
     return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes), places=placed(positions, numbering),
-                   drop_missing=drop_missing, drop_stray=drop_stray)
+                   drop_missing=drop_missing, drop_stray=drop_stray, steps=steps.step if per_run else None)
 
 
 def _require_column(name: str, columns: list[str], where: str, what: str) -> None:

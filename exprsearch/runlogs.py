@@ -1,14 +1,28 @@
 """What a log of runs says beside its settings: how each run ended (a state column), whether a
 time counts since the run began (a clock), whether a scheduler's export lists job steps beside
-their jobs, and whether a per-step log's rows are the steps of one run per configuration."""
+their jobs, and which run each row of a per-step log belongs to, so that its runs, not its steps,
+are what the law is fitted to."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from .roles import NAMESPACE, RUN, STEP, reads_as_time
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The rows of a per-step log as runs: the column numbering the steps, the one numbering a
+    configuration's runs (None: one run per configuration), a run label per row, and whether the
+    target is a clock (a run is then taken at its last step, the time it had run)."""
+
+    step: str
+    run: str | None
+    labels: np.ndarray
+    clock: bool = False
 
 
 def clocks(frame) -> list[str]:
@@ -78,9 +92,39 @@ def job_steps(frame) -> tuple[str, np.ndarray] | None:
     return None
 
 
-def unnumbered_steps(names: list[str], factors: list[str]) -> str | None:
-    """The step column of a per-step log that the factors leave out where no column numbers its
-    runs (run, rep, seed): then each configuration's rows are the steps of one run, or None."""
-    if any(RUN.match(n) for n in names):
+def runs(table, names: list[str], factors: list[str], target: str) -> Runs | None:
+    """The runs of a per-step log (``table``: a DataFrame or a mapping of names to columns) whose
+    step column the factors leave out, or None where no column numbers steps."""
+    step = next((n for n in names if n not in factors and STEP.match(n)), None)
+    if step is None:
         return None
-    return next((n for n in names if n not in factors and STEP.match(n)), None)
+    run = next((n for n in names if n not in factors and n != target and RUN.match(n)), None)
+    labels = np.zeros(len(table[target]), dtype=np.int64) if run is None else _labels(table[run])
+    return Runs(step, run, labels, target in clocks(table))
+
+
+def _labels(column) -> np.ndarray:
+    """An integer per row naming its value of ``column`` (numbers or text; a missing value is a label too)."""
+    values = np.asarray(column)
+    if values.dtype.kind not in "fiub":
+        values = values.astype(str)
+    return np.unique(values, return_inverse=True)[1].reshape(-1)
+
+
+def by_run(X: np.ndarray, y: np.ndarray, positions: np.ndarray, runs: Runs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One row per run (a configuration of ``X`` and a run label), in the order the runs begin: its
+    settings, the median of its steps' ``y`` (a clock's last value) and its first step's position
+    (``positions``: each row's index in the table, which ``runs.labels`` follows)."""
+    key = np.column_stack([X, runs.labels[positions]])
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    count = np.bincount(inverse)
+    order = np.lexsort((y, inverse))  # each run's steps together, its values ascending
+    start = np.cumsum(count) - count
+    ordered = y[order]
+    if runs.clock:
+        value = ordered[start + count - 1]
+    else:
+        value = (ordered[start + (count - 1) // 2] + ordered[start + count // 2]) / 2
+    begun = np.argsort(first, kind="stable")
+    return X[first[begun]], value[begun], positions[first[begun]]

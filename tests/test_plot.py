@@ -222,9 +222,9 @@ def test_plot_draws_the_rows_of_the_group_a_law_was_fitted_on(tmp_path, monkeypa
 
 
 def test_a_law_fitted_without_stray_runs_is_drawn_without_them(tmp_path, monkeypatch):
-    """--drop-stray is recorded in law.json, so plot reads the rows the law was fitted on: a
-    per-step log of a rate whose last step of each run was cut short (CM-DARE's per-sample
-    log): kept, those steps decide the law (a constant near their value); dropped, the rate."""
+    """--drop-stray is recorded in law.json, so plot reads the rows the law was fitted on: runs of
+    a rate, the last repeat of each configuration cut short: kept, those runs decide the law (a
+    constant near their value); dropped, the rate."""
     from typer.testing import CliRunner
 
     from exprsearch.cli import app
@@ -233,7 +233,7 @@ def test_a_law_fitted_without_stray_runs_is_drawn_without_them(tmp_path, monkeyp
     rng = np.random.default_rng(0)
     rows = [f"{p},{s},{(p / (1 + 0.05 * p)) * (0.02 if s == 9 else 1 + 0.01 * rng.standard_normal()):.6g}"
             for p in (1, 2, 4, 8, 16) for s in range(10)]
-    (tmp_path / "log.csv").write_text("gpus,step,samples_per_sec\n" + "\n".join(rows) + "\n")
+    (tmp_path / "log.csv").write_text("gpus,rep,samples_per_sec\n" + "\n".join(rows) + "\n")
     runner = CliRunner()
     kept = runner.invoke(app, ["run", "log.csv", "-t", "samples_per_sec", "--out", "kept", "--bootstrap", "0"])
     assert kept.exit_code == 0 and "--drop-stray drops them" in " ".join(kept.output.split())
@@ -246,4 +246,4 @@ def test_a_law_fitted_without_stray_runs_is_drawn_without_them(tmp_path, monkeyp
     drawn = []
     monkeypatch.setattr(plot, "measured_vs_predicted", lambda law, data, path: drawn.append(len(data.y)) or path)
     assert runner.invoke(app, ["plot", "o"]).exit_code == 0
-    assert drawn == [45]  # the 50 steps but the five cut short
+    assert drawn == [45]  # the 50 runs but the five cut short

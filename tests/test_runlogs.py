@@ -1,5 +1,5 @@
 """What a log of runs says beside its settings (runlogs.py): the time since a run began, how
-each run ended, and the steps of one run per configuration."""
+each run ended, and the runs a per-step log's steps belong to."""
 
 import pandas as pd
 import pytest
@@ -46,24 +46,49 @@ def test_finished_runs_or_a_free_text_status_say_nothing(tmp_path, states):
     assert not any("not finished" in n for n in load_table(tmp_path / "runs.csv", "time").notes)
 
 
-def test_the_steps_of_one_run_per_configuration_are_said_to_be_no_repeats(tmp_path):
-    """A per-step log's rows repeat each configuration, but as steps of one run: their spread is
-    no measure of how runs differ. With a column numbering runs beside the steps, it is."""
-    from typer.testing import CliRunner
-
-    from exprsearch.cli import app
-
+def test_the_steps_of_a_log_are_taken_as_runs(tmp_path):
+    """A per-step log's rows are the steps of its runs: each run is one row, the median of its
+    steps, in the order the runs began, named by its first step's line. With a column numbering
+    a configuration's runs, each of them is a row, so how runs differ is measured."""
     path = _logged(tmp_path)
-    data = load_table(path, "perf/step_time")
-    assert data.steps == "_step"
-    assert any(n.startswith("the 320 rows are the steps of 8 runs, one per configuration (_step numbers them)")
-               for n in data.notes)
-    warned = CliRunner().invoke(app, ["suggest", str(path), "--target", "perf/step_time", "--at", "gpus=16,batch=64",
-                                      "--bootstrap", "20"])
-    assert warned.exit_code == 0, warned.output
-    assert "warning: the rows are the steps of one run per configuration" in " ".join(warned.output.split())
     frame = pd.read_csv(path)
-    frame["run"] = 1 + (frame.index // 20) % 2  # two runs of each configuration, 20 steps each
+    data = load_table(path, "perf/step_time")
+    assert data.steps == "_step" and data.n_rows == 8
+    assert any(n.startswith("the 320 rows are the steps of 8 runs (one per configuration; _step numbers the steps): "
+                            "each run is taken as the median perf/step_time of its steps") and
+               n.endswith("how runs differ is not measured: run some configurations again") for n in data.notes)
+    medians = frame.groupby(["gpus", "batch"], sort=False)["perf/step_time"].median()
+    assert data.X.tolist() == [list(k) for k in medians.index] and data.y.tolist() == pytest.approx(medians.tolist())
+    assert data.rows_named([0, 1]) == "lines 2, 42"
+    frame["run"] = ["a", "b"] * (len(frame) // 2)  # two runs of each configuration, by name, 20 steps each
     frame.to_csv(path, index=False)
     again = load_table(path, "perf/step_time")
-    assert again.steps is None and not any("are the steps of" in n for n in again.notes)
+    assert again.n_rows == 16 and any("(run numbers a configuration's runs, _step their steps)" in n for n in again.notes)
+    assert not any("not measured" in n for n in again.notes)
+    halves = frame.groupby(["gpus", "batch", "run"], sort=False)["perf/step_time"].median()
+    assert sorted(again.y.tolist()) == pytest.approx(sorted(halves.tolist()))
+
+
+def test_a_clock_is_taken_at_a_runs_last_step(tmp_path):
+    """W&B's _runtime counts the time since the run began: a run's last value is how long it ran."""
+    path = _logged(tmp_path)
+    pd.read_csv(path).drop(columns=["perf/step_time"]).to_csv(path, index=False)
+    data = load_table(path, "_runtime")
+    assert any("each run is taken at its last step, the time it had run" in n for n in data.notes)
+    assert data.y.tolist() == pytest.approx(pd.read_csv(path).groupby(["gpus", "batch"], sort=False)["_runtime"]
+                                            .max().tolist())
+
+
+def test_a_step_column_named_as_a_factor_is_a_setting(tmp_path):
+    """--factors that name the step column fit the law along the steps: every row stays."""
+    path = _logged(tmp_path)
+    data = load_table(path, "perf/step_time", factors=["gpus", "batch", "_step"])
+    assert data.n_rows == 320 and data.steps is None
+
+
+def test_a_single_run_is_too_few(tmp_path):
+    from exprsearch.errors import ShortData
+
+    (tmp_path / "one.csv").write_text("gpus,step,time\n" + "".join(f"4,{s},{1 + s % 3 / 100}\n" for s in range(30)))
+    with pytest.raises(ShortData, match="holds the 30 steps of a single run"):
+        load_table(tmp_path / "one.csv", "time", factors=["gpus"])

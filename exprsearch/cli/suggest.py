@@ -70,10 +70,6 @@ def suggest(
             raise ConfigError(f"give the configuration whose time to settle, such as twice the largest measured: "
                               f"--at {example}")
         point = parse_point(at, "--at")
-        if dataset.steps:  # a per-step log of one run per configuration: 'settled' would speak of steps
-            cli._warn(f"the rows are the steps of one run per configuration ({dataset.steps} numbers them): the "
-                      "interval and whether the law is settled see how steps of one run differ, not how runs do; "
-                      "runs differ more, so measure some configurations again before trusting them")
         check_factors(list(space), dataset.factors, "--vary")  # before the search, not after it
         check_factors(list(point), dataset.factors, "--at")
         if devices is not None:
