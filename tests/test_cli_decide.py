@@ -81,22 +81,26 @@ def test_predict_sets_a_measured_target_beside_the_prediction(law_file, tmp_path
 
 def test_predict_shows_a_per_step_log_by_configuration(law_file, tmp_path):
     """A table that repeats configurations (a log of every step) is shown one line per
-    configuration, beside the median of its runs; --json keeps every row. 100,000 rows had
-    printed 100,000 lines in 50 s."""
+    configuration, beside the median of its runs, each the median of its steps as the law was
+    fitted; --json keeps every row. 100,000 rows had printed 100,000 lines in 50 s."""
     law = {16: 2 + 0.01 * 16000 / 16 + 0.15 * 16, 32: 2 + 0.01 * 16000 / 32 + 0.15 * 32}
     steps = [(p, law[p] * f) for p in (16, 32) for f in (1.0, 1.1, 1.2, 1.1, 1.0)] + [(32, None)]
     held = tmp_path / "steps.csv"
-    held.write_text("p,n,step,time\n" + "".join(f"{p},16000,{i},{'' if t is None else t}\n"
-                                                for i, (p, t) in enumerate(steps)))
+    held.write_text("p,n,run,step,time\n" + "".join(f"{p},16000,{i % 5},{i // 5},{'' if t is None else t}\n"
+                                                    for i, (p, t) in enumerate(steps)))
     shown = run("predict", law_file, "--data", held)
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.output.split())
-    assert "the 11 rows hold 2 configurations: one line each, beside the median of its measured runs" in text
+    assert ("the 11 rows hold 2 configurations: one line each, beside the median of its measured runs (each the "
+            "median of its steps)") in text
     lines = [line for line in shown.output.splitlines() if line.startswith("│")]
     assert len(lines) == 2 and all(" 5 " in line for line in lines)  # five measured runs each
     assert f"{100 * (1 / 1.1 - 1):+.3g}" in lines[0]  # against the median, 1.1 times the law
     assert "over 10 row(s)" in text  # the error itself is still over every measured row
     assert len(json.loads(run("predict", law_file, "--data", held, "--json").stdout)["predictions"]) == 11
+    held.write_text("p,n,step,time\n16,16000,0,2\n16,16000,1,4\n16,16000,2,3.9\n")  # one run: its median
+    single = [line for line in run("predict", law_file, "--data", held).output.splitlines() if line.startswith("│")]
+    assert len(single) == 1 and " 3.9 " in single[0] and " 1 " in single[0]
 
 
 def test_optimize_searches_the_measured_ranges_without_vary(law_file):

@@ -1,10 +1,14 @@
 """What a log of runs says beside its settings (runlogs.py): the time since a run began, how
 each run ended, and the runs a per-step log's steps belong to."""
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exprsearch.data import load_table
+from exprsearch.runlogs import Runs, by_run
 from tests.test_roles import _logged
 
 
@@ -92,3 +96,19 @@ def test_a_single_run_is_too_few(tmp_path):
     (tmp_path / "one.csv").write_text("gpus,step,time\n" + "".join(f"4,{s},{1 + s % 3 / 100}\n" for s in range(30)))
     with pytest.raises(ShortData, match="holds the 30 steps of a single run"):
         load_table(tmp_path / "one.csv", "time", factors=["gpus"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([1.0, 2.0, 4.0]), st.sampled_from(["a", "b", "c"]),
+                          st.floats(0.01, 100.0)), min_size=1, max_size=40),
+       st.booleans())
+def test_each_run_is_the_median_of_its_steps_in_the_order_runs_begin(rows, clock):
+    """by_run against pandas: a run is a configuration with one run label, wherever its steps lie."""
+    frame = pd.DataFrame(rows, columns=["p", "run", "time"])
+    labels = Runs("step", "run", np.unique(frame["run"].to_numpy(), return_inverse=True)[1], clock)
+    X, y, first = by_run(frame[["p"]].to_numpy(), frame["time"].to_numpy(), np.arange(len(frame)), labels)
+    grouped = frame.groupby(["p", "run"], sort=False)["time"]
+    expected = grouped.max() if clock else grouped.median()
+    assert X[:, 0].tolist() == [p for p, _ in expected.index]
+    assert y.tolist() == pytest.approx(expected.tolist())
+    assert first.tolist() == [int(i[0]) for i in grouped.indices.values()] == sorted(first.tolist())

@@ -92,10 +92,10 @@ def predict(
         _warn(w)
     rows = len(frame)
     factors = [f for f in law.factors if f in frame.columns]  # a factor the law does not use may be left out
-    frame = _by_configuration(frame, law.target, factors)
+    frame, stepped = _by_configuration(frame, law.target, factors)
     if len(frame) < rows:
         _note(f"the {rows} rows hold {len(frame)} configurations: one line each, beside the median of its measured "
-              "runs; --json gives every row")
+              f"runs{' (each the median of its steps)' if stepped else ''}; --json gives every row")
     extra = [c for c in ("low_95", "high_95", "measured", "runs", "error_pct") if c in frame]
     table = Table(*[*factors, law.target, *(c.replace("_pct", " %") for c in extra)])
     for column in table.columns:
@@ -111,18 +111,25 @@ def predict(
                   highlight=False)
 
 
-def _by_configuration(frame, target: str, factors: list[str]):
-    """``frame`` with one row per configuration of ``factors`` where the rows repeat them (a
-    per-step log): the prediction, the median of the measured runs, their count and the error."""
+def _by_configuration(frame, target: str, factors: list[str]) -> tuple[object, bool]:
+    """``frame`` with one row per configuration of ``factors`` where the rows repeat them: the
+    prediction, the median of the measured runs, their count and the error; and whether the rows
+    were steps. A per-step log's runs are each the median of their steps first, as the law was
+    fitted to them (runlogs.runs)."""
+    from ..runlogs import runs
+
     if "measured" not in frame or not frame.duplicated(factors).any():
-        return frame
-    groups = frame.groupby(factors, sort=False)
+        return frame, False
     kept = [c for c in (target, "low_95", "high_95") if c in frame]
-    shown = groups[kept].first()
+    shown = frame.groupby(factors, sort=False)[kept].first()
+    steps = runs(frame, [str(c) for c in frame.columns], factors, "measured")
+    if steps is not None:
+        frame = frame.assign(_run=steps.labels).groupby([*factors, "_run"], sort=False)["measured"].median().reset_index()
+    groups = frame.groupby(factors, sort=False)
     shown["measured"] = groups["measured"].median()
     shown["runs"] = groups["measured"].count()
     shown["error_pct"] = 100 * (shown[target] / shown["measured"] - 1)
-    return shown.reset_index()
+    return shown.reset_index(), steps is not None
 
 
 def _measured(frame, target: str, data: Path, lines):
