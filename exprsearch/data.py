@@ -15,7 +15,7 @@ from .cells import check_dates, check_written, flags, mostly_numbers, stray_valu
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
 from .roles import column_named, derived_notes, settings
-from .runlogs import Runs, by_run, clocks, job_steps, runs, unfinished
+from .runlogs import Runs, as_runs, clocks, job_steps, runs, unfinished
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
 
@@ -266,33 +266,6 @@ def from_columns(
                     sha256, runs(columns, names, factors, target))
 
 
-def _by_run(X: np.ndarray, y: np.ndarray, positions: np.ndarray, runs: Runs | None, target: str,
-            where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:
-    """A per-step log's rows as its runs (runlogs.by_run), with the note saying so; the rows as
-    they are where each run is one row. Runs, not steps, are the measurements: steps of one run
-    share its node, its placement and its neighbours' load, so their spread understates how runs
-    differ, and fitting every step takes that spread for the noise (benchmarks/per_step.py)."""
-    if runs is None:
-        return X, y, positions, None
-    X_run, y_run, first = by_run(X, y, positions, runs)
-    if len(y_run) == len(y):
-        return X, y, positions, None
-    if len(y_run) < 2:
-        raise ShortData(f"{where} holds the {len(y)} steps of a single run ({runs.step} numbers them); a law needs "
-                        "several runs")
-    taken = ("at its last step, the time it had run" if runs.clock else
-             f"as the median {target} of its steps")
-    configurations = len(np.unique(X_run, axis=0))
-    numbered = (f"{runs.run} numbers a configuration's runs, {runs.step} their steps" if runs.run else
-                f"one per configuration; {runs.step} numbers the steps")
-    note = (f"the {len(y)} rows are the steps of {len(y_run)} runs ({numbered}): each run is taken {taken}, and the "
-            f"law is fitted to the runs, which are what differ between measurements (a run is named by its first "
-            f"step's line)")
-    if len(y_run) == configurations and not runs.run:
-        note += "; with one run per configuration how runs differ is not measured: run some configurations again"
-    return X_run, y_run, first, note
-
-
 def _clock(table, target: str) -> list[str]:
     """A note where the target of a per-step log counts the time since each run began (runlogs.clocks)."""
     if target not in clocks(table):
@@ -361,7 +334,7 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[
     if single and len(single) < len(factors):
         notes.append(f"left out factor(s) with a single value: {', '.join(factors[j] for j in single)}")
     kept = [j for j in range(len(factors)) if j not in single or len(single) == len(factors)]
-    X, y, positions, per_run = _by_run(numeric[:, kept].copy(), y, positions, steps, target, where)
+    X, y, positions, per_run = as_runs(numeric[:, kept].copy(), y, positions, steps, target, where)
     notes += [per_run] if per_run else []
     stray, rows = stray_runs(X, y, positions, numbering, drop_stray)
     if stray:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import ShortData
 from .roles import NAMESPACE, RUN, STEP, reads_as_time
 
 
@@ -101,6 +102,32 @@ def runs(table, names: list[str], factors: list[str], target: str) -> Runs | Non
     run = next((n for n in names if n not in factors and n != target and RUN.match(n)), None)
     labels = np.zeros(len(table[target]), dtype=np.int64) if run is None else _labels(table[run])
     return Runs(step, run, labels, target in clocks(table))
+
+
+def as_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, steps: Runs | None, target: str,
+            where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:
+    """A per-step log's rows as its runs (:func:`by_run`), with the note saying so; the rows as
+    they are where each run is one row. Runs, not steps, are the measurements: steps of one run
+    share its node, its placement and its neighbours' load, so their spread understates how runs
+    differ, and fitting every step takes that spread for the noise (benchmarks/per_step.py)."""
+    if steps is None:
+        return X, y, positions, None
+    X_run, y_run, first = by_run(X, y, positions, steps)
+    if len(y_run) == len(y):
+        return X, y, positions, None
+    if len(y_run) < 2:
+        raise ShortData(f"{where} holds the {len(y)} steps of a single run ({steps.step} numbers them); a law needs "
+                        "several runs")
+    taken = ("at its last step, the time it had run" if steps.clock else
+             f"as the median {target} of its steps")
+    numbered = (f"{steps.run} numbers a configuration's runs, {steps.step} their steps" if steps.run else
+                f"one per configuration; {steps.step} numbers the steps")
+    note = (f"the {len(y)} rows are the steps of {len(y_run)} runs ({numbered}): each run is taken {taken}, and the "
+            "law is fitted to the runs, which are what differ between measurements (a run is named by its first "
+            "step's line)")
+    if not steps.run:
+        note += "; with one run per configuration how runs differ is not measured: run some configurations again"
+    return X_run, y_run, first, note
 
 
 def _labels(column) -> np.ndarray:
