@@ -14,7 +14,7 @@ import numpy as np
 from .cells import check_dates, check_written, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import column_named, derived_notes, settings
+from .roles import RUN, column_named, derived_notes, settings
 from .runlogs import Runs, as_runs, clocks, job_steps, runs, unfinished
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
@@ -222,8 +222,9 @@ def _ignored(frame, ignored: list[str]) -> str:
     """The note naming the columns left out of the factors, and, where their values differ from
     row to row, that one law is fitted across them (they may name separate series)."""
     note = f"ignored non-numeric column(s) {', '.join(ignored)}"
-    dates = lazy_pandas().api.types.is_datetime64_any_dtype  # when a run was logged names no series
-    counts = {c: int(frame[c].nunique()) for c in ignored if not dates(frame[c])}
+    dates = lazy_pandas().api.types.is_datetime64_any_dtype
+    # when a run was logged, or which run a row is (a run's name), names no series
+    counts = {c: int(frame[c].nunique()) for c in ignored if not dates(frame[c]) and not RUN.match(c)}
     several = [f"{c} ({n})" for c, n in counts.items() if n > 1]
     if several:
         note += (f"; one law is fitted across the values of {', '.join(several)}: where they name separate "

@@ -60,7 +60,7 @@ def _summarised(names: list[str]) -> str | None:
 _SPACE = r"^(?:.*/)?_?"  # a logger's namespace and mark: W&B's _step, Lightning's trainer/global_step
 _NUMBERING = (
     (re.compile(_SPACE + r"(?:run|rep|repeat|repetition|trial|attempt|replicate|seed)"
-                r"(?:[_\-. ]?(?:id|idx|index|no|nr|num|number))?$", re.IGNORECASE),
+                r"(?:[_\-. ]?(?:id|idx|index|no|nr|num|number|name|uuid))?$", re.IGNORECASE),
      "it numbers a configuration's repeated runs, which are no setting of them"),
     (re.compile(_SPACE + r"job[_\-. ]?(?:id|no|nr|num|number)?$", re.IGNORECASE),
      "it is the scheduler's number for each run's job, no setting of it"),

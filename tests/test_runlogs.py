@@ -71,6 +71,11 @@ def test_the_steps_of_a_log_are_taken_as_runs(tmp_path):
     assert not any("not measured" in n for n in again.notes)
     halves = frame.groupby(["gpus", "batch", "run"], sort=False)["perf/step_time"].median()
     assert sorted(again.y.tolist()) == pytest.approx(sorted(halves.tolist()))
+    frame = frame.rename(columns={"run": "run_name"}).assign(run_name=lambda f: "run-" + f["run_name"] + f["gpus"].astype(str))
+    frame.to_csv(path, index=False)  # a name per run, as W&B gives them: runs, not series to fit apart
+    named = load_table(path, "perf/step_time")
+    assert named.n_rows == 16 and any("(run_name numbers a configuration's runs" in n for n in named.notes)
+    assert not any("--by" in n for n in named.notes)
 
 
 def test_a_clock_is_taken_at_a_runs_last_step(tmp_path):
