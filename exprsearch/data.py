@@ -225,7 +225,8 @@ def _ignored(frame, ignored: list[str]) -> str:
     dates = lazy_pandas().api.types.is_datetime64_any_dtype
     # when a run was logged, or which run a row is (a run's name), names no series
     counts = {c: int(frame[c].nunique()) for c in ignored if not dates(frame[c]) and not RUN.match(c)}
-    several = [f"{c} ({n})" for c, n in counts.items() if n > 1]
+    # a value on every row of its own (a run's id, name or start) labels runs, not series of them
+    several = [f"{c} ({n})" for c, n in counts.items() if 1 < n < len(frame)]
     if several:
         note += (f"; one law is fitted across the values of {', '.join(several)}: where they name separate "
                  "series (a framework, a model), pass --by with those columns to fit one law per series")
