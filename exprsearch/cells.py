@@ -26,7 +26,7 @@ def check_dates(frame: pd.DataFrame, names: list[str], where: str, role: str) ->
         raise DataError(f"{where} column '{dated[0]}' holds dates and times, not a quantity to be {role}")
 
 
-_WITH_UNIT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ%][a-zA-Zµ%/]*)\s*$")
+_WITH_UNIT = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ%][a-zA-Zµ%/]*)\s*$")
 _COMMA = re.compile(r"^\s*[+-]?\d+,\d+\s*$")  # 10,5 or 1,000 in a file of commas: a quoted field or a text cell
 _DURATION = re.compile(r"^\s*(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")  # [d-]hh:mm:ss, mm:ss
 

@@ -17,7 +17,10 @@ from .errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
-NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"  # a plain decimal number
+# a plain decimal number, matched one way only: where digits could split between two parts
+# (\d+\.?\d* reads 123 as 1|23 too), a whole table's regex backtracks through every split of every
+# row before a bad line, for longer than anyone waits
+NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _COMMA_DECIMAL = re.compile(r"[+-]?\d+,\d+(?:[eE][+-]?\d+)?")
 _POINT_DECIMAL = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _GROUPED = re.compile(r"\d{1,3}\.\d{3}")  # 1.000 or 12.500: a decimal, or a whole number in thousands?

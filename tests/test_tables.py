@@ -243,3 +243,23 @@ def test_run_reads_the_sheet_named_and_plot_finds_it_again(tmp_path):
     drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o")])
     assert drawn.exit_code == 0 and (tmp_path / "o" / "measured_vs_predicted.png").is_file(), drawn.output
     assert "no measured" not in drawn.output
+
+
+def test_a_table_with_a_bad_line_among_many_is_refused_at_once(tmp_path):
+    """Each plain number matches one way only. Where the digits of a whole number could split two
+    ways (16 as 1|6), the table's regex tried every split of every row before a bad line: 30 rows
+    of batch sizes and an empty cell among them did not finish in ten minutes."""
+    import signal
+
+    rows = [f"{2.0 ** (i % 4)},{16 * 2 ** (i % 3)},{1 + i / 7!r}" for i in range(40)]
+    rows[30] = "4.0,16,"
+    path = tmp_path / "t.csv"
+    path.write_text("p,b,time\n" + "\n".join(rows) + "\n")
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the plain-number reader backtracked for 10 s"))
+    signal.alarm(10)
+    try:
+        assert plain_numbers(path) is None
+        with pytest.raises(ExprsearchError, match="column 'time' has missing or non-numeric values at line 32"):
+            load_table(path, "time")
+    finally:
+        signal.alarm(0)
