@@ -95,9 +95,7 @@ class ShapeRule:
                 # a fitted exponent, or a part that mixes factors ((m + s - 1)/s): no one direction
                 self._direction[key] = 0
             else:
-                with np.errstate(all="ignore"):
-                    low, high = (float(part.subs(self.symbols[name], v)) for v in self.levels[name])
-                self._direction[key] = int(np.sign(high - low)) if np.isfinite([low, high]).all() else 0
+                self._direction[key] = _sign(*(part.subs(self.symbols[name], v) for v in self.levels[name]))
         return self._direction[key]
 
     def _mixes(self, name: str, part: sympy.Expr) -> bool:
@@ -169,3 +167,15 @@ def identifiable(candidates: Sequence[Candidate], configurations: np.ndarray,
 
 def _size(expr: sympy.Expr) -> int:
     return sum(1 for _ in sympy.preorder_traversal(expr))
+
+
+def _sign(low: sympy.Expr, high: sympy.Expr) -> int:
+    """The sign of ``high - low`` where both are finite real numbers, else 0 (a shape undefined
+    or complex at a value: √x or log2 x at a negative one, 1/x at 0)."""
+    try:
+        low, high = complex(low), complex(high)
+    except TypeError:  # sympy's complex infinity, or nan
+        return 0
+    if low.imag or high.imag or not np.isfinite([low.real, high.real]).all():
+        return 0
+    return int(np.sign(high.real - low.real))

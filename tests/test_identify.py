@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 import sympy
 
@@ -90,3 +91,12 @@ def test_the_shortcut_for_laws_of_few_shapes_gives_the_rule_s_own_answer(levels_
     assert rule._fewest == 3 if len(levels_n) == 3 else rule._fewest == 5
     for candidate in found.values():
         assert rule.reason(candidate.terms) == rule._reason(candidate.terms), candidate
+
+
+def test_a_factor_at_two_values_one_negative_has_no_direction_where_a_shape_is_complex():
+    """√x and log2 x at x = -1 are complex: such a shape rises or falls nowhere, and the search
+    goes on (it had stopped with sympy's 'Cannot convert complex to float', found by fuzzing)."""
+    rows = [(x, p, 3 + 8 / p + 0.5 * x) for x in (-1.0, 2.0) for p in (1, 2, 4, 8, 16)]
+    frame = pd.DataFrame(rows, columns=["x", "p", "time"])
+    result = search(frame, "time", resamples=0)
+    assert result.law.metrics["mape_pct"] < 1
