@@ -16,11 +16,13 @@ from .roles import NAMESPACE, RUN, STEP, reads_as_time
 
 @dataclass(frozen=True)
 class Runs:
-    """The rows of a per-step log as runs: the column numbering the steps, the one numbering a
-    configuration's runs (None: one run per configuration), a run label per row, and whether the
-    target is a clock (a run is then taken at its last step, the time it had run)."""
+    """The rows of a per-step log as runs: the column numbering the steps and its value on each
+    row, the column numbering or naming a configuration's runs (None where none does) and a label
+    per row from it, and whether the target is a clock (a run is then taken at its last step, the
+    time it had run)."""
 
     step: str
+    steps: np.ndarray
     run: str | None
     labels: np.ndarray
     clock: bool = False
@@ -101,7 +103,7 @@ def runs(table, names: list[str], factors: list[str], target: str) -> Runs | Non
         return None
     run = next((n for n in names if n not in factors and n != target and RUN.match(n)), None)
     labels = np.zeros(len(table[target]), dtype=np.int64) if run is None else _labels(table[run])
-    return Runs(step, run, labels, target in clocks(table))
+    return Runs(step, _numbers(table[step]), run, labels, target in clocks(table))
 
 
 def as_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, steps: Runs | None, target: str,
@@ -120,12 +122,14 @@ def as_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, steps: Runs | N
                         "several runs")
     taken = ("at its last step, the time it had run" if steps.clock else
              f"as the median {target} of its steps")
+    single = len(y_run) == len(np.unique(X_run, axis=0))
     numbered = (f"{steps.run} numbers a configuration's runs, {steps.step} their steps" if steps.run else
-                f"one per configuration; {steps.step} numbers the steps")
+                f"one per configuration; {steps.step} numbers the steps" if single else
+                f"{steps.step} numbers the steps, and a run begins where it starts again")
     note = (f"the {len(y)} rows are the steps of {len(y_run)} runs ({numbered}): each run is taken {taken}, and the "
             "law is fitted to the runs, which are what differ between measurements (a run is named by its first "
             "step's line)")
-    if not steps.run:
+    if single:
         note += "; with one run per configuration how runs differ is not measured: run some configurations again"
     return X_run, y_run, first, note
 
@@ -138,17 +142,33 @@ def _labels(column) -> np.ndarray:
     return np.unique(values, return_inverse=True)[1].reshape(-1)
 
 
+def run_of(X: np.ndarray, positions: np.ndarray, runs: Runs) -> np.ndarray:
+    """Each row's run, numbered from 0 (``positions``: each row's index in the table, which
+    ``runs`` follows). A run is a configuration of ``X`` with one run label, and a new one begins,
+    in the file's order, where its step does not follow the one before: logs of several runs
+    written one after another without a run column, and a table of runs (W&B's summary, whose
+    ``_step`` is each run's last step, the same for runs alike) are told apart."""
+    _, group = np.unique(np.column_stack([X, runs.labels[positions]]), axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    order = np.lexsort((positions, group))  # each configuration and label together, in file order
+    step = runs.steps[positions][order]
+    begins = np.ones(len(positions), dtype=bool)
+    begins[1:] = (group[order][1:] != group[order][:-1]) | (step[1:] <= step[:-1])
+    run = np.empty(len(positions), dtype=np.int64)
+    run[order] = np.cumsum(begins) - 1
+    return run
+
+
 def by_run(X: np.ndarray, y: np.ndarray, positions: np.ndarray, runs: Runs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One row per run (a configuration of ``X`` and a run label), in the order the runs begin: its
-    settings, the median of its steps' ``y`` (a clock's last value) and its first step's position
-    (``positions``: each row's index in the table, which ``runs.labels`` follows)."""
-    key = np.column_stack([X, runs.labels[positions]])
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    count = np.bincount(inverse)
-    order = np.lexsort((y, inverse))  # each run's steps together, its values ascending
+    """One row per run (:func:`run_of`), in the order the runs begin: its settings, the median of
+    its steps' ``y`` (a clock's last value) and its first step's position."""
+    run = run_of(X, positions, runs)
+    count = np.bincount(run)
+    first = np.full(len(count), len(y))
+    np.minimum.at(first, run, np.arange(len(y)))
+    ranked = np.lexsort((y, run))  # each run's steps together, its values ascending
     start = np.cumsum(count) - count
-    ordered = y[order]
+    ordered = y[ranked]
     if runs.clock:
         value = ordered[start + count - 1]
     else:

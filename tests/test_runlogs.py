@@ -88,6 +88,21 @@ def test_a_clock_is_taken_at_a_runs_last_step(tmp_path):
                                             .max().tolist())
 
 
+def test_runs_logged_one_after_another_begin_where_the_step_starts_again(tmp_path):
+    """Without a run column, a configuration's second run begins where its step does not follow
+    the one before; a table of runs whose _step is each run's last (W&B's summary) is runs as it is."""
+    log = ["gpus,step,time"] + [f"{g},{s},{t}" for g in (1, 2) for t in (10 / g, 12 / g) for s in range(5)]
+    (tmp_path / "log.csv").write_text("\n".join(log) + "\n")
+    data = load_table(tmp_path / "log.csv", "time")
+    assert data.y.tolist() == [10, 12, 5, 6] and data.rows_named(np.arange(4)) == "lines 2, 7, 12, 17"
+    assert any(n.startswith("the 20 rows are the steps of 4 runs (step numbers the steps, and a run begins where it "
+                            "starts again)") and "not measured" not in n for n in data.notes)
+    summary = ["gpus,_step,time"] + [f"{g},999,{t / g}" for g in (1, 2, 4) for t in (10, 11)]
+    (tmp_path / "runs.csv").write_text("\n".join(summary) + "\n")
+    runs = load_table(tmp_path / "runs.csv", "time")
+    assert runs.n_rows == 6 and runs.steps is None and not any("steps of" in n for n in runs.notes)
+
+
 def test_a_step_column_named_as_a_factor_is_a_setting(tmp_path):
     """--factors that name the step column fit the law along the steps: every row stays."""
     path = _logged(tmp_path)
@@ -110,7 +125,8 @@ def test_a_single_run_is_too_few(tmp_path):
 def test_each_run_is_the_median_of_its_steps_in_the_order_runs_begin(rows, clock):
     """by_run against pandas: a run is a configuration with one run label, wherever its steps lie."""
     frame = pd.DataFrame(rows, columns=["p", "run", "time"])
-    labels = Runs("step", "run", np.unique(frame["run"].to_numpy(), return_inverse=True)[1], clock)
+    labels = Runs("step", np.arange(len(frame)), "run", np.unique(frame["run"].to_numpy(), return_inverse=True)[1],
+                  clock)
     X, y, first = by_run(frame[["p"]].to_numpy(), frame["time"].to_numpy(), np.arange(len(frame)), labels)
     grouped = frame.groupby(["p", "run"], sort=False)["time"]
     expected = grouped.max() if clock else grouped.median()

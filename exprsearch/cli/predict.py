@@ -116,20 +116,22 @@ def _by_configuration(frame, target: str, factors: list[str]) -> tuple[object, b
     prediction, the median of the measured runs, their count and the error; and whether the rows
     were steps. A per-step log's runs are each the median of their steps first, as the law was
     fitted to them (runlogs.runs)."""
-    from ..runlogs import runs
+    from ..runlogs import run_of, runs
 
     if "measured" not in frame or not frame.duplicated(factors).any():
         return frame, False
     kept = [c for c in (target, "low_95", "high_95") if c in frame]
     shown = frame.groupby(factors, sort=False)[kept].first()
     steps = runs(frame, [str(c) for c in frame.columns], factors, "measured")
-    if steps is not None:
-        frame = frame.assign(_run=steps.labels).groupby([*factors, "_run"], sort=False)["measured"].median().reset_index()
+    run = None if steps is None else run_of(frame[factors].to_numpy(dtype=float), np.arange(len(frame)), steps)
+    stepped = run is not None and run.max() + 1 < len(frame)
+    if stepped:
+        frame = frame.assign(_run=run).groupby([*factors, "_run"], sort=False)["measured"].median().reset_index()
     groups = frame.groupby(factors, sort=False)
     shown["measured"] = groups["measured"].median()
     shown["runs"] = groups["measured"].count()
     shown["error_pct"] = 100 * (shown[target] / shown["measured"] - 1)
-    return shown.reset_index(), steps is not None
+    return shown.reset_index(), stepped
 
 
 def _measured(frame, target: str, data: Path, lines):
