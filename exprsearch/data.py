@@ -15,6 +15,7 @@ from .cells import check_dates, check_written, flags, mostly_numbers, stray_valu
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
 from .roles import RUN, column_named, derived_notes, settings
+from .rowsets import row_groups
 from .runlogs import Runs, as_runs, clocks, job_steps, runs, unfinished
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name, suggest
@@ -63,8 +64,7 @@ class Dataset:
 
     def configurations(self) -> np.ndarray:
         """An integer per row naming its configuration; repetitions share one."""
-        _, ids = np.unique(self.X, axis=0, return_inverse=True)
-        return ids.reshape(-1)
+        return row_groups(self.X)[1]
 
     def subset(self, rows: np.ndarray) -> Dataset:
         """The same dataset restricted to ``rows`` (an index or boolean mask)."""

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .errors import DataError
 
 if TYPE_CHECKING:
@@ -160,7 +162,7 @@ def check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int, sep
                             "rename one")
         seen[name] = i
     if header and len(frame.columns) == len(header):
-        repeated = frame.index[(frame.astype(str) == [str(c) for c in frame.columns]).all(axis=1)]
+        repeated = frame.index[_repeating(frame)]
         if len(repeated):
             lines = ", ".join(str(int(i) + 2) for i in repeated[:5])
             raise DataError(f"'{path}' line {lines} repeats the header (files joined together?); "
@@ -171,6 +173,25 @@ def check_header(path: Path, lines: list[str], frame: pd.DataFrame, at: int, sep
                 expected = separator_name(separator)
                 raise DataError(f"'{path}' line {at + 1} seems separated by {other!r}, but a {path.suffix} file is "
                                 f"separated by {expected}: save it with {expected} (a .tsv file with tabs)")
+
+
+def _repeating(frame: pd.DataFrame) -> np.ndarray:
+    """The rows of ``frame`` whose cells, read as text, repeat its column names. Columns of text go
+    first, as they narrow the rows at once; a column of numbers is read as text only where its
+    name could be one (a long log of numbers had been turned into text whole: 1.8 s of reading
+    960,000 rows)."""
+    rows = np.arange(len(frame))
+    for j in sorted(range(frame.shape[1]), key=lambda j: frame.iloc[:, j].dtype.kind != "O"):
+        name = str(frame.columns[j])
+        if frame.iloc[:, j].dtype.kind in "iuf":
+            try:
+                float(name)  # a number written as text is one, so a name that is none matches no number
+            except ValueError:
+                return rows[:0]
+        if not len(rows):
+            break
+        rows = rows[(frame.iloc[rows, j].astype(str) == name).to_numpy()]
+    return rows
 
 
 def check_units_row(path: Path, frame: pd.DataFrame, header: int) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import shared
+from .rowsets import row_groups
 
 
 def lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -24,10 +25,9 @@ def lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
 
 def _lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
     others = [i for i in range(configs.shape[1]) if i not in own]
-    _, line = np.unique(configs[:, others], axis=0, return_inverse=True)
-    line = line.reshape(-1)
+    _, line = row_groups(configs[:, others])
     # the distinct values of ``own`` on each line: its distinct (line, values) pairs, counted at once
-    _, first = np.unique(np.column_stack([line, configs[:, own]]), axis=0, return_index=True)
+    first, _ = row_groups(np.column_stack([line, configs[:, own]]))
     distinct = np.bincount(line[first], minlength=line.max() + 1)
     usable = distinct[line] >= 3
     if not usable.any():
@@ -90,8 +90,7 @@ def shows(levels: np.ndarray, line: np.ndarray, mean: np.ndarray, count: np.ndar
     every level of a line is one configuration nothing tells them apart, and the factor counts as
     shown: only a table that repeats levels (a random design) can say a factor does nothing."""
     values = np.log(mean)
-    _, level = np.unique(np.column_stack([line, levels]), axis=0, return_inverse=True)
-    level = level.reshape(-1)
+    _, level = row_groups(np.column_stack([line, levels]))
     if level.max() + 1 == len(values):
         return True
 

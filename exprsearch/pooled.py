@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .rowsets import row_groups
+
 
 @dataclass(frozen=True)
 class Pooled:
@@ -35,8 +37,7 @@ def sums(columns: Sequence[np.ndarray], y: np.ndarray) -> tuple[np.ndarray, np.n
     configurations in sorted order), and per configuration Σ 1/y, Σ 1/y² and the row count: all a
     squared relative cost needs of its rows (the batched fits' normal equations, :func:`pool`)."""
     key = np.column_stack(columns) if len(columns) else np.zeros((len(y), 1))
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    first, inverse = row_groups(key)
     return first, np.bincount(inverse, weights=1.0 / y), np.bincount(inverse, weights=1.0 / y**2), np.bincount(inverse)
 
 

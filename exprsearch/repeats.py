@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .rowsets import row_groups
 from .tables import lazy_pandas, rows_named
 
 if TYPE_CHECKING:
@@ -22,8 +23,7 @@ def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: i
     run), and their rows: off their median by more than 8 times the pooled spread of repeats and
     by half (timings of short runs on a shared machine stray by a quarter: the bundled MLP epochs
     hold one at 1.28x). With ``drop`` the note says they were dropped (``--drop-stray``)."""
-    _, config = np.unique(X, axis=0, return_inverse=True)
-    config = config.ravel()
+    _, config = row_groups(X)
     counts = np.bincount(config)
     ordered = y[np.lexsort((y, config))]  # by configuration, then time: each one's median in place
     start = np.cumsum(counts) - counts
@@ -68,8 +68,7 @@ def mixed_setups(others: pd.DataFrame, X: np.ndarray, y: np.ndarray) -> str | No
     finite = np.isfinite(X).all(axis=1) & np.isfinite(y) & (y > 0)
     if others.shape[1] == 0 or finite.sum() < 4:
         return None
-    _, config = np.unique(X[finite], axis=0, return_inverse=True)
-    config = config.ravel()
+    _, config = row_groups(X[finite])
     counts = np.bincount(config)
     repeated = np.flatnonzero(counts >= 2)
     if len(repeated) < 2:

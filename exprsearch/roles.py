@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 
+from .rowsets import row_groups
+
 _STATISTIC = ("mean|avg|average|median|std|stdev|stddev|sd|sem|stderr|var|variance|min|max|minimum|maximum|"
               "olympic|iqr|mad|p\\d{1,2}")
 _SUFFIX = re.compile(rf"^(?P<of>.+?)[_\-. ]+(?P<statistic>{_STATISTIC})$", re.IGNORECASE)
@@ -251,12 +253,9 @@ def row_numbers(names: list[str], X: np.ndarray) -> list[str]:
 
 
 def _distinct_rows(X: np.ndarray) -> np.ndarray:
-    """The distinct rows of ``X`` (each row's bytes compared at once: 5× faster than
-    ``np.unique(axis=0)`` on a 100,000-row table)."""
-    rows = np.ascontiguousarray(X) + 0.0  # + 0.0: -0.0 and 0.0 alike
-    _, first = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel(),
-                         return_index=True)
-    return rows[np.sort(first)]
+    """The distinct rows of ``X``, in the order they first appear."""
+    first, _ = row_groups(X)
+    return X[np.sort(first)]
 
 
 def _distinct_share(values: np.ndarray) -> float:

@@ -12,6 +12,7 @@ import numpy as np
 
 from .errors import ShortData
 from .roles import NAMESPACE, RUN, STEP, reads_as_time
+from .rowsets import row_groups
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def as_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, steps: Runs | N
                         "several runs")
     taken = ("at its last step, the time it had run" if steps.clock else
              f"as the median {target} of its steps")
-    single = len(y_run) == len(np.unique(X_run, axis=0))
+    single = len(y_run) == len(row_groups(X_run)[0])
     numbered = (f"{steps.run} numbers a configuration's runs, {steps.step} their steps" if steps.run else
                 f"one per configuration; {steps.step} numbers the steps" if single else
                 f"{steps.step} numbers the steps, and a run begins where it starts again")
@@ -148,8 +149,7 @@ def run_of(X: np.ndarray, positions: np.ndarray, runs: Runs) -> np.ndarray:
     in the file's order, where its step does not follow the one before: logs of several runs
     written one after another without a run column, and a table of runs (W&B's summary, whose
     ``_step`` is each run's last step, the same for runs alike) are told apart."""
-    _, group = np.unique(np.column_stack([X, runs.labels[positions]]), axis=0, return_inverse=True)
-    group = group.reshape(-1)
+    _, group = row_groups(np.column_stack([X, runs.labels[positions]]))
     order = np.lexsort((positions, group))  # each configuration and label together, in file order
     step = runs.steps[positions][order]
     begins = np.ones(len(positions), dtype=bool)

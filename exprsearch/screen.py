@@ -29,6 +29,7 @@ from .compile import Compiler
 from .grammar import Limits
 from .identify import ShapeRule, factor_parts
 from .lines import line_scores, lines, ranked, shows
+from .rowsets import row_groups
 from .subsets import best_per_item, exchanged_terms, gains, near_front, orthonormal
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
@@ -55,9 +56,9 @@ class DataScreen:
                  settings: ScreenSettings = ScreenSettings(), shapes: ShapeRule | None = None) -> None:
         self.kinds, self.settings, self.shapes = kinds, settings, shapes
         raw = np.column_stack(compiler.columns) if compiler.columns else np.zeros((len(y), 0))
-        configs, first, inverse, counts = np.unique(raw, axis=0, return_index=True, return_inverse=True,
-                                                    return_counts=True)
-        mean = np.bincount(inverse.reshape(-1), weights=y) / counts
+        first, inverse = row_groups(raw)
+        configs, counts = raw[first], np.bincount(inverse)
+        mean = np.bincount(inverse, weights=y) / counts
         # Screening only chooses what to fit (the fits use every row): with very many
         # configurations an evenly spread subset of them, in their sorted order, is enough.
         keep = np.unique(np.linspace(0, len(configs) - 1, min(len(configs), MAX_CONFIGURATIONS)).astype(int))

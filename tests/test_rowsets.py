@@ -1,0 +1,25 @@
+"""rowsets.row_groups: the distinct rows of a matrix, as np.unique(axis=0) finds them."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from exprsearch.rowsets import row_groups
+
+VALUES = st.sampled_from([0.0, -0.0, 1.0, 2.0, 2.5, -3.0, 1e300, 1e-300, 16.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 40).flatmap(lambda n: st.integers(0, 4).flatmap(
+    lambda k: arrays(np.float64, (n, k), elements=VALUES))))
+def test_the_groups_and_their_order_are_numpys(matrix):
+    """The same first rows and groups, the groups in the lexicographic order of their values;
+    -0.0 and 0.0 alike."""
+    first, group = row_groups(matrix)
+    if matrix.shape[0] == 0:
+        assert len(first) == len(group) == 0
+        return
+    _, expected_first, expected_group = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
+    assert first.tolist() == expected_first.tolist()
+    assert group.tolist() == expected_group.reshape(-1).tolist()
