@@ -145,15 +145,18 @@ def _labels(column) -> np.ndarray:
 
 def run_of(X: np.ndarray, positions: np.ndarray, runs: Runs) -> np.ndarray:
     """Each row's run, numbered from 0 (``positions``: each row's index in the table, which
-    ``runs`` follows). A run is a configuration of ``X`` with one run label, and a new one begins,
-    in the file's order, where its step does not follow the one before: logs of several runs
-    written one after another without a run column, and a table of runs (W&B's summary, whose
-    ``_step`` is each run's last step, the same for runs alike) are told apart."""
+    ``runs`` follows). A run is a configuration of ``X`` with one run label, split where, in the
+    file's order, the step falls back (runs logged one after another without a run column). Where
+    a configuration's steps never rise, its rows are runs of their own: a table of runs whose
+    ``_step`` is each run's last step (W&B's summary), the same for runs alike. Steps of several
+    runs interleaved (0, 0, 1, 1, …) cannot be told apart, and stay one run."""
     _, group = row_groups(np.column_stack([X, runs.labels[positions]]))
     order = np.lexsort((positions, group))  # each configuration and label together, in file order
-    step = runs.steps[positions][order]
+    step, group = runs.steps[positions][order], group[order]
+    same = group[1:] == group[:-1]
+    rises = np.bincount(group[1:][same & (step[1:] > step[:-1])], minlength=group.max() + 1 if len(group) else 0) > 0
     begins = np.ones(len(positions), dtype=bool)
-    begins[1:] = (group[order][1:] != group[order][:-1]) | (step[1:] <= step[:-1])
+    begins[1:] = ~same | (step[1:] < step[:-1]) | ~rises[group[1:]]
     run = np.empty(len(positions), dtype=np.int64)
     run[order] = np.cumsum(begins) - 1
     return run

@@ -133,3 +133,12 @@ def test_each_run_is_the_median_of_its_steps_in_the_order_runs_begin(rows, clock
     assert X[:, 0].tolist() == [p for p, _ in expected.index]
     assert y.tolist() == pytest.approx(expected.tolist())
     assert first.tolist() == [int(i[0]) for i in grouped.indices.values()] == sorted(first.tolist())
+
+
+def test_steps_of_runs_interleaved_without_a_run_column_stay_one_run(tmp_path):
+    """Two runs' steps sorted by step (0, 0, 1, 1, …) cannot be told apart: one run per
+    configuration, not a run begun at every repeated step."""
+    log = ["gpus,step,time"] + [f"{g},{s},{t}" for g in (1, 2) for s in range(5) for t in (10 / g, 12 / g)]
+    (tmp_path / "log.csv").write_text("\n".join(log) + "\n")
+    data = load_table(tmp_path / "log.csv", "time")
+    assert data.y.tolist() == [11, 5.5]
