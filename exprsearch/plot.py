@@ -86,11 +86,16 @@ def matching_rows(data: Dataset, fixed: dict[str, float]) -> np.ndarray:
     return mask
 
 
+def _measured(data: Dataset) -> str:
+    """What a point of ``data`` is: a measurement, or a run of a per-step log (its steps' median)."""
+    return "runs (each the median of its steps)" if data.steps else "measurements"
+
+
 def measured_vs_predicted(law: Law, data: Dataset, path: Path) -> Path:
     plt = require_matplotlib()
     predicted = law.predict({f: data.column(f) for f in law.factors})
     fig, ax = plt.subplots(figsize=(5.5, 5))
-    ax.scatter(data.y, predicted, s=14, alpha=0.7, label="measurements")
+    ax.scatter(data.y, predicted, s=14, alpha=0.7, label=_measured(data))
     low, high = min(data.y.min(), predicted.min()), max(data.y.max(), predicted.max())
     ax.plot([low, high], [low, high], "k--", lw=1, label="predicted = measured")
     ax.set(xscale="log", yscale="log", xlabel=f"measured {law.target}", ylabel=f"predicted {law.target}",
@@ -121,7 +126,7 @@ def along(law: Law, e: Explanation, path: Path, data: Dataset | None = None) -> 
         if rows.any():  # only the measurements the curve is drawn for
             where = f" at {_levels(e.fixed)}" if e.fixed else ""
             ax.scatter(data.column(e.factor)[rows], data.y[rows], s=12, color="k", alpha=0.6,
-                       label=f"measurements{where} ({int(rows.sum())})", zorder=3)
+                       label=f"{_measured(data)}{where} ({int(rows.sum())})", zorder=3)
     if e.limit is not None and e.limit.value > x.min():
         ax.axvline(e.limit.value, color="red", ls=":", label=f"limit {e.factor} ≈ {e.limit.value:.3g}")
     fixed = _levels(e.fixed)

@@ -247,3 +247,14 @@ def test_a_law_fitted_without_stray_runs_is_drawn_without_them(tmp_path, monkeyp
     monkeypatch.setattr(plot, "measured_vs_predicted", lambda law, data, path: drawn.append(len(data.y)) or path)
     assert runner.invoke(app, ["plot", "o"]).exit_code == 0
     assert drawn == [45]  # the 50 runs but the five cut short
+
+
+def test_a_per_step_logs_points_are_named_as_its_runs(tmp_path):
+    """The points of a law fitted to a per-step log are runs, each the median of its steps."""
+    from exprsearch.data import load_table
+
+    log = ["gpus,step,time"] + [f"{g},{s},{10 / g + s % 2}" for g in (1, 2, 4) for s in range(6)]
+    (tmp_path / "log.csv").write_text("\n".join(log) + "\n")
+    (tmp_path / "runs.csv").write_text("gpus,time\n1,10\n2,5\n4,2.5\n")
+    assert plot._measured(load_table(tmp_path / "log.csv", "time")) == "runs (each the median of its steps)"
+    assert plot._measured(load_table(tmp_path / "runs.csv", "time")) == "measurements"
