@@ -96,11 +96,15 @@ def test_predict_shows_a_per_step_log_by_configuration(law_file, tmp_path):
     lines = [line for line in shown.output.splitlines() if line.startswith("│")]
     assert len(lines) == 2 and all(" 5 " in line for line in lines)  # five measured runs each
     assert f"{100 * (1 / 1.1 - 1):+.3g}" in lines[0]  # against the median, 1.1 times the law
-    assert "over 10 row(s)" in text  # the error itself is still over every measured row
+    # the error over the runs the law was fitted to, and over every measured step
+    assert "mean absolute error 6.97 % over 10 runs, each the median of its steps (6.97 % over the 10 steps)" in text
     assert len(json.loads(run("predict", law_file, "--data", held, "--json").stdout)["predictions"]) == 11
     held.write_text("p,n,step,time\n16,16000,0,2\n16,16000,1,4\n16,16000,2,3.9\n")  # one run: its median
-    single = [line for line in run("predict", law_file, "--data", held).output.splitlines() if line.startswith("│")]
-    assert len(single) == 1 and " 3.9 " in single[0] and " 1 " in single[0]
+    single = run("predict", law_file, "--data", held).output
+    lines = [line for line in single.splitlines() if line.startswith("│")]
+    assert len(lines) == 1 and " 3.9 " in lines[0] and " 1 " in lines[0]
+    error = 100 * abs(law[16] / 3.9 - 1)
+    assert f"mean absolute error {error:.3g} % over 1 run, each the median of its steps" in " ".join(single.split())
 
 
 def test_optimize_searches_the_measured_ranges_without_vary(law_file):

@@ -92,10 +92,10 @@ def predict(
         _warn(w)
     rows = len(frame)
     factors = [f for f in law.factors if f in frame.columns]  # a factor the law does not use may be left out
-    frame, stepped = _by_configuration(frame, law.target, factors)
+    frame, per_run = _by_configuration(frame, law.target, factors)
     if len(frame) < rows:
         _note(f"the {rows} rows hold {len(frame)} configurations: one line each, beside the median of its measured "
-              f"runs{' (each the median of its steps)' if stepped else ''}; --json gives every row")
+              f"runs{' (each the median of its steps)' if per_run is not None else ''}; --json gives every row")
     extra = [c for c in ("low_95", "high_95", "measured", "runs", "error_pct") if c in frame]
     table = Table(*[*factors, law.target, *(c.replace("_pct", " %") for c in extra)])
     for column in table.columns:
@@ -105,33 +105,40 @@ def predict(
                       *["" if row[c] != row[c] else f"{row[c]:+.3g}" if c == "error_pct" else
                         f"{int(row[c])}" if c == "runs" else f"{row[c]:.6g}" for c in (law.target, *extra)])
     out.print(table)
-    if checked is not None:
+    if per_run is not None and len(per_run):  # a log's steps: the error of its runs, as the law was fitted
+        out.print(f"against the measured {law.target}: mean absolute error {float(per_run.abs().mean()):.3g} % over "
+                  f"{len(per_run)} run{'s' if len(per_run) != 1 else ''}, each the median of its steps ({mape:.3g} % over the "
+                  f"{len(checked)} steps)",
+                  highlight=False)
+    elif checked is not None:
         out.print(f"against the measured {law.target}: mean absolute error {mape:.3g} % over {len(checked)} row(s)"
                   if len(checked) else f"no row of '{data}' holds a measured {law.target} to compare with",
                   highlight=False)
 
 
-def _by_configuration(frame, target: str, factors: list[str]) -> tuple[object, bool]:
+def _by_configuration(frame, target: str, factors: list[str]):
     """``frame`` with one row per configuration of ``factors`` where the rows repeat them: the
-    prediction, the median of the measured runs, their count and the error; and whether the rows
-    were steps. A per-step log's runs are each the median of their steps first, as the law was
-    fitted to them (runlogs.runs)."""
+    prediction, the median of the measured runs, their count and the error; and, where the rows
+    are a log's steps, each run's error in %, else None. A log's runs are each the median of their
+    steps first, as the law was fitted to them (runlogs.runs)."""
     from ..runlogs import run_of, runs
 
     if "measured" not in frame or not frame.duplicated(factors).any():
-        return frame, False
+        return frame, None
     kept = [c for c in (target, "low_95", "high_95") if c in frame]
     shown = frame.groupby(factors, sort=False)[kept].first()
     steps = runs(frame, [str(c) for c in frame.columns], factors, "measured")
     run = None if steps is None else run_of(frame[factors].to_numpy(dtype=float), np.arange(len(frame)), steps)
-    stepped = run is not None and run.max() + 1 < len(frame)
-    if stepped:
-        frame = frame.assign(_run=run).groupby([*factors, "_run"], sort=False)["measured"].median().reset_index()
+    per_run = None
+    if run is not None and run.max() + 1 < len(frame):
+        frame = frame.assign(_run=run).groupby([*factors, "_run"], sort=False).agg(
+            measured=("measured", "median"), predicted=(target, "first")).reset_index()
+        per_run = (100 * (frame["predicted"] / frame["measured"] - 1)).dropna()
     groups = frame.groupby(factors, sort=False)
     shown["measured"] = groups["measured"].median()
     shown["runs"] = groups["measured"].count()
     shown["error_pct"] = 100 * (shown[target] / shown["measured"] - 1)
-    return shown.reset_index(), stepped
+    return shown.reset_index(), per_run
 
 
 def _measured(frame, target: str, data: Path, lines):
