@@ -1,6 +1,6 @@
 """Per-step logs: a law fitted to the runs (each the median of its steps) against one fitted to every step.
 
-    python benchmarks/per_step.py [--laws 20] [--seed 1] [--scenarios offsets,stalls,single,steady] [--no-extrap]
+    python benchmarks/per_step.py [--laws 20] [--seed 1] [--scenarios offsets,stalls,single,unlabelled,steady] [--no-extrap]
 
 Training logs record every step, and a configuration's runs differ by more than its steps do: a
 run lands on other nodes, with other neighbours and another placement, and keeps that offset for
@@ -10,6 +10,8 @@ b 16–64) and logs their steps:
 - ``offsets``: 3 runs per configuration of 100 steps; each run off the law by 3 % (sd), each step by 5 %.
 - ``stalls``: as offsets at 2 %, the first 3 steps of a run 3× slower (warm-up), 2 % of steps 4× (stalls).
 - ``single``: one run per configuration of 200 steps, no run column; runs off by 2 %, steps by 5 %.
+- ``unlabelled``: as offsets, without the run column: each configuration's runs written one after
+  another, told apart where the step falls back.
 - ``steady``: 3 runs of 100 steps with no offset between runs (steps independent, 5 %): the case
   where every step is an independent measurement, and fitting them all is right.
 
@@ -44,6 +46,7 @@ SCENARIOS = {  # runs per configuration, steps per run, run offset sd, step sd, 
     "offsets": (3, 100, 0.03, 0.05, False),
     "stalls": (3, 100, 0.02, 0.05, True),
     "single": (1, 200, 0.02, 0.05, False),
+    "unlabelled": (3, 100, 0.03, 0.05, False),
     "steady": (3, 100, 0.0, 0.05, False),
 }
 
@@ -66,7 +69,7 @@ def logged(truth: str, scenario: str, seed: int) -> pd.DataFrame:
                                  "run": run, "step": np.arange(steps), "time": times})
             parts.append(part)
     frame = pd.concat(parts, ignore_index=True)
-    return frame.drop(columns="run") if runs == 1 else frame
+    return frame.drop(columns="run") if runs == 1 or scenario == "unlabelled" else frame
 
 
 def main() -> None:
