@@ -40,11 +40,17 @@ class ExpressionSyntaxError(ValueError):
     """Raised by :func:`parse` with a message that names the offending token."""
 
 
+# where a logger keeps a run's settings: W&B's config, MLflow's params, Lightning's hparams, argparse's args
+_SETTINGS_NAMESPACE = re.compile(r"^(?:config|configs|params|param|hparams|hyperparameters|args)[./](?=.)",
+                                 re.IGNORECASE)
+
+
 def law_name(column: str) -> str:
     """The name a table's column has in a law: the column's own where a law can use it, else its
     words joined by _ ('batch size' → batch_size, 'time (s)' → time_s), after x_ where it would
-    start with a digit and before _ where it is a keyword or a function (min → min_)."""
-    column = column.strip()
+    start with a digit and before _ where it is a keyword or a function (min → min_). A logger's
+    namespace for settings goes ('params.batch_size' → batch_size, 'config/gpus' → gpus)."""
+    column = _SETTINGS_NAMESPACE.sub("", column.strip())
     if column.isidentifier() and not keyword.iskeyword(column) and column not in FUNCTIONS:
         return column
     name = re.sub(r"\W+", "_", column).strip("_") or "x"

@@ -211,10 +211,10 @@ def test_json_lines_without_params_are_a_table_such_as_a_training_log(tmp_path):
     nested = tmp_path / "nested.jsonl"  # as logs nest them: {"config": {...}, "metrics": {...}}
     nested.write_text("".join(json.dumps({"config": {"gpus": p}, "metrics": {"step_s": 1 + 8 / p}}) + "\n"
                               for p in (1, 2, 4, 8)))
-    assert load_table(nested, "metrics.step_s").factors == ("config_gpus",)
+    assert load_table(nested, "metrics.step_s").factors == ("gpus",)
     listed = tmp_path / "runs.json"  # the same runs as one JSON list
     listed.write_text(json.dumps([json.loads(line) for line in nested.read_text().splitlines()]))
-    assert load_table(listed, "metrics.step_s").factors == ("config_gpus",)
+    assert load_table(listed, "metrics.step_s").factors == ("gpus",)
     tagged = tmp_path / "tags.jsonl"  # a list in a cell is a label, not a crash
     tagged.write_text("".join(json.dumps({"gpus": p, "tags": ["a"] * p, "step_s": 1 + 8 / p}) + "\n" for p in (1, 2, 4)))
     tagged_data = load_table(tagged, "step_s")

@@ -58,7 +58,9 @@ def test_latex_keeps_hundreds_plain_too():
 
 @pytest.mark.parametrize("column, name", [("p", "p"), ("batch size", "batch_size"), ("time (s)", "time_s"),
                                           ("num-gpus", "num_gpus"), ("min", "min_"), ("lambda", "lambda_"),
-                                          ("2nd", "x_2nd"), ("((", "x")])
+                                          ("2nd", "x_2nd"), ("((", "x"), ("params.batch_size", "batch_size"),
+                                          ("config/gpus", "gpus"), ("hparams.lr", "lr"), ("params.", "params"),
+                                          ("batch.size", "batch_size"), ("metrics.step_s", "metrics_step_s")])
 def test_a_column_has_a_name_a_law_can_use(column, name):
     assert law_name(column) == name and law_name(name) == name  # and that name is its own
 
@@ -70,3 +72,13 @@ def test_a_name_in_words_is_escaped_for_latex():
     assert latex_name("Time (s)") == r"\mathit{Time\ (s)}"
     assert latex_name("a{b}\\c") == r"\mathit{a\{b\}\backslash{}c}"  # braces and a backslash cannot end it
     assert latex_name("mfu_%") == r"\mathit{mfu\_\%}"
+
+
+def test_a_setting_and_a_column_of_the_same_name_are_told_apart(tmp_path):
+    """MLflow's params.gpus beside a column gpus would be one factor: the reader refuses it."""
+    from exprsearch.data import load_table
+    from exprsearch.errors import DataError
+
+    (tmp_path / "t.csv").write_text("params.gpus,gpus,time\n1,1,3\n2,2,2\n4,4,1.5\n")
+    with pytest.raises(DataError, match="columns 'params.gpus' and 'gpus' would both be the factor gpus"):
+        load_table(tmp_path / "t.csv", "time", factors=["params.gpus", "gpus"])
