@@ -26,6 +26,27 @@ def check_dates(frame: pd.DataFrame, names: list[str], where: str, role: str) ->
         raise DataError(f"{where} column '{dated[0]}' holds dates and times, not a quantity to be {role}")
 
 
+def dated(frame: pd.DataFrame, columns: list[str] | None = None) -> list[str]:
+    """The text columns of ``frame`` (or of ``columns`` among them) whose values are mostly dates
+    and times (MLflow's start_time, W&B's Created): they say when a run was logged, not how long
+    it took or how it was set up."""
+    import warnings
+
+    pd = lazy_pandas()
+    found = []
+    for column in frame.columns if columns is None else columns:
+        values = frame[column].dropna()
+        if values.dtype.kind != "O" or not len(values) or pd.to_numeric(values, errors="coerce").notna().mean() > 0.5:
+            continue  # numbers, if a few are written otherwise, are no dates (dateutil reads 12.5 as one)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pandas warns when it guesses the format per value
+            parsed = pd.to_datetime(values.astype(str), errors="coerce", utc=True, format="mixed")
+        # dateutil reads 'm0' as minute 0 of year 1: no log was written before 1970
+        if (parsed.dt.year >= 1970).mean() > 0.5:
+            found.append(str(column))
+    return found
+
+
 _WITH_UNIT = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ%][a-zA-Zµ%/]*)\s*$")
 _COMMA = re.compile(r"^\s*[+-]?\d+,\d+\s*$")  # 10,5 or 1,000 in a file of commas: a quoted field or a text cell
 _DURATION = re.compile(r"^\s*(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")  # [d-]hh:mm:ss, mm:ss

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cells import check_dates, check_written, flags, mostly_numbers, stray_values, strays
+from .cells import check_dates, check_written, dated, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
 from .roles import RUN, column_named, derived_notes, settings
@@ -223,10 +223,12 @@ def _ignored(frame, ignored: list[str]) -> str:
     row to row, that one law is fitted across them (they may name separate series)."""
     note = f"ignored non-numeric column(s) {', '.join(ignored)}"
     dates = lazy_pandas().api.types.is_datetime64_any_dtype
-    # when a run was logged, or which run a row is (a run's name), names no series
+    # which run a row is (a run's name) names no series
     counts = {c: int(frame[c].nunique()) for c in ignored if not dates(frame[c]) and not RUN.match(c)}
     # a value on every row of its own (a run's id, name or start) labels runs, not series of them
-    several = [f"{c} ({n})" for c, n in counts.items() if 1 < n < len(frame)]
+    several = [c for c, n in counts.items() if 1 < n < len(frame)]
+    when = set(dated(frame, several))  # nor does when a run was logged, a day shared by several
+    several = [f"{c} ({counts[c]})" for c in several if c not in when]
     if several:
         note += (f"; one law is fitted across the values of {', '.join(several)}: where they name separate "
                  "series (a framework, a model), pass --by with those columns to fit one law per series")

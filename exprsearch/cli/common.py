@@ -99,13 +99,14 @@ def main(
 def _target_needed(data, lead: str = "pass --target COLUMN", what: str = "the measured time",
                    columns: list[str] | None = None, sheet: str | None = None) -> ExprsearchError:
     """The error for a table given without its target: the table's columns, to choose from."""
+    from ..cells import dated
     from ..errors import DataError
     from ..runlogs import clocks
     from ..tables import read_table
 
     frame = read_table(data, sheet) if columns is None else None
     columns = columns if columns is not None else [str(c) for c in frame.columns]
-    guesses = _likely_targets(columns, [] if frame is None else clocks(frame) + _dated(frame))
+    guesses = _likely_targets(columns, [] if frame is None else clocks(frame) + dated(frame))
     hint = "" if not guesses else f" (by its name perhaps --target '{guesses[0]}')" if len(guesses) == 1 else \
         f" (by their names perhaps --target one of {', '.join(repr(g) for g in guesses)})"
     return DataError(f"{lead}, {what}{hint}; the columns of '{data}' are {', '.join(columns)}")
@@ -128,26 +129,6 @@ _SPREADS = ("std", "var", "sem", "iqr", "mad")
 # --drop-stray, as run, profile and suggest take it
 DROP_STRAY_HELP = ("Drop runs far from the other runs of their configuration (a stall, a step cut short), which "
                    "the notes list, instead of keeping them.")
-
-
-def _dated(frame) -> list[str]:
-    """The text columns of ``frame`` whose values are mostly dates and times (MLflow's start_time):
-    named as times, they say when, not how long."""
-    import warnings
-
-    import pandas as pd
-
-    dated = []
-    for column in frame.columns:
-        values = frame[column].dropna()
-        if values.dtype.kind != "O" or not len(values) or pd.to_numeric(values, errors="coerce").notna().mean() > 0.5:
-            continue  # numbers, if a few are written otherwise, are no dates (dateutil reads 12.5 as one)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # pandas warns when it guesses the format per value
-            parsed = pd.to_datetime(values.astype(str), errors="coerce", utc=True, format="mixed")
-        if parsed.notna().mean() > 0.5:
-            dated.append(str(column))
-    return dated
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:
