@@ -102,6 +102,32 @@ def clock_seconds(column: pd.Series) -> pd.Series | None:
     return lazy_pandas().Series(seconds, index=column.index, name=column.name)
 
 
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0,
+               "seconds": 1.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "h": 3600.0,
+               "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0, "d": 86400.0, "day": 86400.0,
+               "days": 86400.0}
+_TIMED = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(" +
+                    "|".join(sorted(_TIME_UNITS, key=len, reverse=True)) + r")\s*$", re.IGNORECASE)
+
+
+def unit_seconds(column: pd.Series) -> pd.Series | None:
+    """A column of text durations that are all a number and a unit of time (MLflow's Duration:
+    1.2min, 37.5s; 350 ms, 2 h), in seconds (empty cells stay missing); else None. A unit that
+    could be another (m: minutes or metres) is left to :func:`check_written`."""
+    if column.dtype.kind != "O":
+        return None
+    present = column.dropna().astype(str)
+    if not len(present) or not _TIMED.fullmatch(present.iloc[0]):
+        return None  # the first value alone sets most columns aside (names, labels) without a scan
+    parts = present.str.extract(_TIMED.pattern, flags=re.IGNORECASE)
+    if parts.isna().any().any():
+        return None
+    scale = parts[1].str.lower().map(lambda unit: _TIME_UNITS.get(unit, _TIME_UNITS.get(unit.replace("μ", "µ"))))
+    seconds = np.full(len(column), np.nan)
+    seconds[column.notna().to_numpy()] = parts[0].astype(float).to_numpy() * scale.to_numpy(dtype=float)
+    return lazy_pandas().Series(seconds, index=column.index, name=column.name)
+
+
 def _mostly(column: pd.Series, pattern: re.Pattern) -> tuple[int, str] | None:
     """The row and text of the first value of ``column`` written as ``pattern``, where more than
     half of its non-empty values are; else None."""

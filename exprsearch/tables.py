@@ -134,14 +134,16 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
 
 def _in_seconds(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with its columns of durations (a workbook's [h]:mm:ss cells, Parquet's timedeltas,
-    text written as [d-]hh:mm:ss) in seconds, named in ``frame.attrs["seconds"]`` for the note that says so; as numbers they
+    text written as [d-]hh:mm:ss or with a unit of time) in seconds, named in ``frame.attrs["seconds"]`` for the note that says so; as numbers they
     would be microseconds or nanoseconds."""
-    from .cells import clock_seconds  # here: cells reads its helpers from this module
+    from .cells import clock_seconds, unit_seconds  # here: cells reads its helpers from this module
 
     spans = {c: frame[c].dt.total_seconds() for c in frame.columns
              if lazy_pandas().api.types.is_timedelta64_dtype(frame[c])}
-    # and text written as [d-]hh:mm:ss (Slurm's Elapsed), which no other reading of it fits
-    spans |= {c: seconds for c in frame.columns if c not in spans and (seconds := clock_seconds(frame[c])) is not None}
+    # and text written as [d-]hh:mm:ss (Slurm's Elapsed), or as numbers with a unit of time
+    # (MLflow's Duration, 1.2min), which no other reading of it fits
+    for read in (clock_seconds, unit_seconds):
+        spans |= {c: seconds for c in frame.columns if c not in spans and (seconds := read(frame[c])) is not None}
     if spans:
         attrs = dict(frame.attrs)
         frame = frame.assign(**{str(c): values for c, values in spans.items()})
