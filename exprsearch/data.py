@@ -14,7 +14,7 @@ import numpy as np
 from .cells import check_dates, check_written, dated, flags, mostly_numbers, stray_values, strays
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import RUN, column_named, derived_notes, settings
+from .roles import RUN, STEP, column_named, derived_notes, reads_as_time, settings
 from .rowsets import row_groups
 from .runlogs import Runs, as_runs, clocks, job_steps, runs, unfinished
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
@@ -215,7 +215,18 @@ def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
     values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     factors, values, note = settings(target, factors, values)
     _check_factors(factors, target, columns, where)
+    _check_settings(factors, where)
     return factors, values, notes + ([note] if note else [])
+
+
+def _check_settings(factors: list[str], where: str) -> None:
+    """Refuse a log of one run's steps, whose only factors (as inferred) are its step and times
+    (TensorBoard's export of a scalar: Wall time, Step, Value): no setting of the runs varies."""
+    steps = [f for f in factors if STEP.match(f)]
+    if steps and all(f in steps or reads_as_time(f) for f in factors):
+        raise DataError(f"{where} holds the steps of one run ({steps[0]} numbers them) and no setting of it: a law "
+                        "needs runs that differ in how they were set; give each run's settings as columns (gpus, "
+                        "batch) beside its steps, or name the factors with --factors")
 
 
 def _ignored(frame, ignored: list[str]) -> str:
@@ -265,6 +276,7 @@ def from_columns(
     notes = _clock(columns, target)
     if inferred:
         factors, numeric, note = settings(target, factors, numeric)
+        _check_settings(factors, where)
         notes += [note] if note else []
     return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
                     sha256, runs(columns, names, factors, target))

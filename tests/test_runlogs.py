@@ -142,3 +142,18 @@ def test_steps_of_runs_interleaved_without_a_run_column_stay_one_run(tmp_path):
     (tmp_path / "log.csv").write_text("\n".join(log) + "\n")
     data = load_table(tmp_path / "log.csv", "time")
     assert data.y.tolist() == [11, 5.5]
+
+
+@pytest.mark.parametrize("header", ["Wall time,Step,Value", "step,time_s,Value"])
+def test_one_runs_steps_with_no_setting_are_refused(tmp_path, header):
+    """TensorBoard exports one run's scalar as Wall time, Step, Value: nothing set before a run
+    varies, so no law of settings can come of it; named factors are taken as given."""
+    from exprsearch.errors import DataError
+
+    rows = [f"{1.7e9 + s if header.startswith('Wall') else s},{s if header.startswith('Wall') else 1.5 * s},"
+            f"{0.5 + 0.01 * (s % 3)}" for s in range(1, 9)]
+    (tmp_path / "tb.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    with pytest.raises(DataError, match="holds the steps of one run .* and no setting of it"):
+        load_table(tmp_path / "tb.csv", "Value")
+    step = header.split(",")[1] if header.startswith("Wall") else "step"
+    assert load_table(tmp_path / "tb.csv", "Value", factors=[step]).n_rows == 8
