@@ -98,7 +98,8 @@ def test_predict_shows_a_per_step_log_by_configuration(law_file, tmp_path):
     assert f"{100 * (1 / 1.1 - 1):+.3g}" in lines[0]  # against the median, 1.1 times the law
     # the error over the runs the law was fitted to, and over every measured step
     assert "mean absolute error 6.97 % over 10 runs, each the median of its steps (6.97 % over the 10 steps)" in text
-    assert len(json.loads(run("predict", law_file, "--data", held, "--json").stdout)["predictions"]) == 11
+    record = json.loads(run("predict", law_file, "--data", held, "--json").stdout)
+    assert len(record["predictions"]) == 11 and record["runs_mape_pct"] == pytest.approx(6.97, abs=0.005)
     held.write_text("p,n,step,time\n16,16000,0,2\n16,16000,1,4\n16,16000,2,3.9\n")  # one run: its median
     single = run("predict", law_file, "--data", held).output
     lines = [line for line in single.splitlines() if line.startswith("│")]

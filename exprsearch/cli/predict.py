@@ -82,17 +82,18 @@ def predict(
     law, frame, warnings = _guard(work)
     checked = frame["error_pct"].dropna() if "error_pct" in frame else None
     mape = float(checked.abs().mean()) if checked is not None and len(checked) else None
+    factors = [f for f in law.factors if f in frame.columns]  # a factor the law does not use may be left out
+    shown, per_run = _by_configuration(frame, law.target, factors)
     if json_:
         records = [{k: None if isinstance(v, float) and v != v else v for k, v in r.items()}  # NaN is no JSON
                    for r in frame.to_dict(orient="records")]
+        runs = {"runs_mape_pct": float(per_run.abs().mean())} if per_run is not None and len(per_run) else {}
         sys.stdout.write(json.dumps({"predictions": records, "warnings": warnings,
-                                     **({"mape_pct": mape} if checked is not None else {})}, indent=2) + "\n")
+                                     **({"mape_pct": mape} if checked is not None else {}), **runs}, indent=2) + "\n")
         return
     for w in warnings:
         _warn(w)
-    rows = len(frame)
-    factors = [f for f in law.factors if f in frame.columns]  # a factor the law does not use may be left out
-    frame, per_run = _by_configuration(frame, law.target, factors)
+    rows, frame = len(frame), shown
     if len(frame) < rows:
         _note(f"the {rows} rows hold {len(frame)} configurations: one line each, beside the median of its measured "
               f"runs{' (each the median of its steps)' if per_run is not None else ''}; --json gives every row")
