@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
+from . import advice
 from .configs import ConfigError, check_factors, setting
 from .law import Law
 from .rank import bic
@@ -179,16 +180,20 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         # as if measured: condition the ensemble on that configuration, and plan the rest
         precision = precision + np.outer(features[:, best], features[:, best]) / noise
         budget = max(budget - (dearest[best] if capped else cost[best]), 0.0)
-    plausible = tuple((_written(t, v, 4), to_readable(t), float(w), float(p))
+    plausible = tuple((advice.written(t, v, 4), to_readable(t), float(w), float(p))
                       for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
-    suggestions, basis = [], _basis(devices, price, law.target if law.rate else None, work)
+    suggestions, basis = [], advice.basis(devices, price, law.target if law.rate else None, work)
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
-        sentence = (_again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else
-                    _sentence(i, g, cost[i], predictions, laws, law.factors, grid, basis, bool(in_data[i])))
+        sentence = (advice.again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else
+                    advice.sentence(i, g, cost[i], predictions, laws, law.factors, grid, basis, bool(in_data[i])))
         suggestions.append(Suggestion({f: float(grid[f][i]) for f in law.factors}, float(cost[i]), g,
                                       bool(in_data[i]), sentence, first + 1 if first < k else None))
-    sentences = _summary(point, low, high, agree, settled, tolerance, len(laws), at)
+    sentences = advice.summary(point, low, high, agree, settled, tolerance, len(laws), at)
+    close = agree < tolerance and (high - low) / 2 / point < tolerance
+    if close and not agreed:  # the figures are within tolerance, but the data cannot vouch for them
+        sentences = (sentences[0], advice.untrusted(result.dataset, spare, len(law.constants), tolerance,
+                                                       MINIMUM_VALUES, MINIMUM_SPARE))
     if agreed and not near_measured:
         where = ", ".join(f"{f}={setting(grid[f][nearest])}" for f in law.factors)
         sentences = (sentences[0], f"Not settled: the laws agree, but the configuration nearest the target ({where}) "
@@ -228,12 +233,6 @@ def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:
             keep.append(f)
     return [(f.candidate.template, f.values) for f in keep]
 
-
-def _written(template: sympy.Expr, values: Mapping[str, float], digits: int = 3) -> str:
-    """A plausible law as people read it: its fitted constants in place, rounded (its template
-    alone, ``c0 + c1*p**k0``, reads in the wrong order and says nothing of the sizes)."""
-    constants = {s: sympy.Float(values[s.name]) for s in template.free_symbols if s.name in values}
-    return to_readable(template.xreplace(constants), digits)
 
 
 def _features(logs: np.ndarray, weights: np.ndarray, within: np.ndarray) -> np.ndarray:
@@ -342,50 +341,3 @@ def _measured(result: Result, grid: dict) -> np.ndarray:
     taken = {tuple(row) for row in data.X}
     rows = np.column_stack([grid[f] for f in data.factors])
     return np.array([tuple(row) in taken for row in rows])
-
-
-def _basis(devices: str | None, price: float, rate: str | None = None, work: float | None = None) -> str:
-    """What a run's cost is made of, in words: ``(2 × p × predicted time)``; for a law of the
-    ``rate``, the time is the work over it (``p × 1e+06 / predicted images_per_sec``)."""
-    time = "predicted time" if rate is None else f"{1 if work is None else work:g} / predicted {rate}"
-    parts = ([f"{price:g}"] if price != 1 else []) + ([devices] if devices else []) + [time]
-    return f"({' × '.join(parts)})" if len(parts) > 1 else "(its predicted time)"
-
-
-def _sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, basis: str,
-              again: bool = False) -> str:
-    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors) + (" once more" if again else "")
-    paid = f"costs about {cost:.3g} {basis}"
-    if len(laws) > 1:
-        here = np.abs(np.log(predictions[:, i])[:, None] - np.log(predictions[:, i])[None, :])
-        there = np.abs(np.log(predictions[:, -1])[:, None] - np.log(predictions[:, -1])[None, :])
-        a, b = np.unravel_index(np.argmax(here * there), here.shape)
-        if here[a, b] > 0:
-            return (f"{where}: separates {_written(*laws[a])} from {_written(*laws[b])}, which differ by "
-                    f"{_apart(here[a, b])} here and {_apart(there[a, b])} at the target; expected to remove {100 * gain:.0f} % of the uncertainty there; {paid}")
-    return (f"{where}: narrows the spread of the law's constants; expected to remove {100 * gain:.0f} % of the "
-            f"uncertainty at the target; {paid}")
-
-
-def _again(i: int, gain: float, cost: float, factors, grid, basis: str, first: int) -> str:
-    """The sentence of a configuration this answer already suggested: what the earlier one said
-    holds, so only the further gain and the cost."""
-    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors)
-    paid = f"costs about {cost:.3g} {basis}"
-    return (f"{where} once more, as in suggestion {first}: expected to remove a further {100 * gain:.0f} % of the "
-            f"uncertainty at the target; {paid}")
-
-
-def _apart(log_ratio: float) -> str:
-    """How far apart two predictions are, from the log of their ratio, in words."""
-    ratio = float(np.exp(log_ratio))
-    return f"{100 * (ratio - 1):.2g} %" if ratio < 2 else f"a factor of {ratio:.3g}"
-
-
-def _summary(point, low, high, agree, settled, tolerance, count, at) -> tuple[str, ...]:
-    target = ", ".join(f"{k}={v:g}" for k, v in at.items())
-    first = (f"At {target} the law predicts {point:.4g} (95 % bootstrap interval {low:.4g}..{high:.4g}); the "
-             f"{count} plausible law(s) differ there by up to {_apart(np.log1p(agree))}.")
-    if settled:
-        return first, f"Settled: both are within {100 * tolerance:g} %; no further measurement is needed."
-    return first, f"Not settled (tolerance {100 * tolerance:g} %): measure next, in this order:"

@@ -126,6 +126,8 @@ def test_a_factor_measured_at_two_values_is_never_settled():
     low, high = advice.interval_at
     assert (high - low) / advice.prediction_at < 0.05  # narrow, and the laws agree, but n has two values
     assert not advice.settled and advice.suggestions[0].config["n"] in (4000, 16000)
+    assert advice.sentences[1].startswith("Not settled: the laws agree and the interval is within 5 %, but n is "
+                                          "measured at 2 value(s), too few to show the shape of a term")
 
 
 def test_the_plan_spends_on_the_cheaper_of_two_equal_runs():
@@ -334,3 +336,14 @@ def test_configurations_where_the_law_predicts_no_time_are_left_out_and_said():
     assert len(with_zero.plausible) == len(plain.plausible) > 1
     assert any("Left out 1 configuration(s)" in s and "(p=0)" in s for s in with_zero.sentences)
     assert all(s.config["p"] > 0 for s in with_zero.suggestions)
+
+
+def test_laws_that_agree_on_too_few_configurations_are_said_why_they_are_not_settled():
+    from exprsearch import advice as words
+    from exprsearch.data import from_columns
+
+    data = from_columns({"p": np.array([1.0, 2.0, 4.0, 8.0]), "time": np.array([3.0, 2.0, 1.5, 1.25])}, "time")
+    said = words.untrusted(data, 1, 3, 0.05, 3, 2)
+    assert said == ("Not settled: the laws agree and the interval is within 5 %, but the data hold 4 "
+                    "configuration(s) for a law of 3 constants, and its bootstrap is trusted from 2 more; measure "
+                    "next, in this order:")

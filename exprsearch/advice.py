@@ -1,0 +1,82 @@
+"""The sentences of ``suggest``: a plausible law written with its constants, what each suggested
+run separates and costs, and whether the prediction at the target is settled, or why not."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import sympy
+
+from .vocabulary import to_readable
+
+
+def written(template: sympy.Expr, values: Mapping[str, float], digits: int = 3) -> str:
+    """A plausible law as people read it: its fitted constants in place, rounded (its template
+    alone, ``c0 + c1*p**k0``, reads in the wrong order and says nothing of the sizes)."""
+    constants = {s: sympy.Float(values[s.name]) for s in template.free_symbols if s.name in values}
+    return to_readable(template.xreplace(constants), digits)
+
+
+def basis(devices: str | None, price: float, rate: str | None = None, work: float | None = None) -> str:
+    """What a run's cost is made of, in words: ``(2 × p × predicted time)``; for a law of the
+    ``rate``, the time is the work over it (``p × 1e+06 / predicted images_per_sec``)."""
+    time = "predicted time" if rate is None else f"{1 if work is None else work:g} / predicted {rate}"
+    parts = ([f"{price:g}"] if price != 1 else []) + ([devices] if devices else []) + [time]
+    return f"({' × '.join(parts)})" if len(parts) > 1 else "(its predicted time)"
+
+
+def sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, basis: str,
+              again: bool = False) -> str:
+    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors) + (" once more" if again else "")
+    paid = f"costs about {cost:.3g} {basis}"
+    if len(laws) > 1:
+        here = np.abs(np.log(predictions[:, i])[:, None] - np.log(predictions[:, i])[None, :])
+        there = np.abs(np.log(predictions[:, -1])[:, None] - np.log(predictions[:, -1])[None, :])
+        a, b = np.unravel_index(np.argmax(here * there), here.shape)
+        if here[a, b] > 0:
+            return (f"{where}: separates {written(*laws[a])} from {written(*laws[b])}, which differ by "
+                    f"{apart(here[a, b])} here and {apart(there[a, b])} at the target; expected to remove {100 * gain:.0f} % of the uncertainty there; {paid}")
+    return (f"{where}: narrows the spread of the law's constants; expected to remove {100 * gain:.0f} % of the "
+            f"uncertainty at the target; {paid}")
+
+
+def again(i: int, gain: float, cost: float, factors, grid, basis: str, first: int) -> str:
+    """The sentence of a configuration this answer already suggested: what the earlier one said
+    holds, so only the further gain and the cost."""
+    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors)
+    paid = f"costs about {cost:.3g} {basis}"
+    return (f"{where} once more, as in suggestion {first}: expected to remove a further {100 * gain:.0f} % of the "
+            f"uncertainty at the target; {paid}")
+
+
+def apart(log_ratio: float) -> str:
+    """How far apart two predictions are, from the log of their ratio, in words."""
+    ratio = float(np.exp(log_ratio))
+    return f"{100 * (ratio - 1):.2g} %" if ratio < 2 else f"a factor of {ratio:.3g}"
+
+
+def untrusted(data, spare: int, constants: int, tolerance: float, least_values: int, least_spare: int) -> str:
+    """Why laws that agree within ``tolerance`` on a narrow interval are not settled: a factor
+    measured at fewer than ``least_values`` values, or fewer than ``least_spare`` configurations
+    beside the law's constants."""
+    few = {f: len(np.unique(data.column(f))) for f in data.factors}
+    few = {f: n for f, n in few.items() if n < least_values}
+    if few:
+        why = (f"{', '.join(f'{f} is measured at {n} value(s)' for f, n in few.items())}, too few to show the "
+               f"shape of a term (at least {least_values} each), so the laws may agree only because the data "
+               "cannot tell them apart")
+    else:
+        why = (f"the data hold {spare + constants} configuration(s) for a law of {constants} constants, and its "
+               f"bootstrap is trusted from {least_spare} more")
+    return (f"Not settled: the laws agree and the interval is within {100 * tolerance:g} %, but {why}; measure "
+            "next, in this order:")
+
+
+def summary(point, low, high, agree, settled, tolerance, count, at) -> tuple[str, ...]:
+    target = ", ".join(f"{k}={v:g}" for k, v in at.items())
+    first = (f"At {target} the law predicts {point:.4g} (95 % bootstrap interval {low:.4g}..{high:.4g}); the "
+             f"{count} plausible law(s) differ there by up to {apart(np.log1p(agree))}.")
+    if settled:
+        return first, f"Settled: both are within {100 * tolerance:g} %; no further measurement is needed."
+    return first, f"Not settled (tolerance {100 * tolerance:g} %): measure next, in this order:"
