@@ -208,10 +208,16 @@ def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
             # its stray rows are dropped below, and said so; a column of numbers pandas kept as
             # objects (an integer beyond 64 bits, a sheet's mixed cells) has none
             factors.append(c)
-    factors = [c for c in columns if c in factors]
-    ignored = [c for c in columns if c != target and c not in factors and c not in empty]
+    # a metric logged on rows of its own (Lightning's val_loss beside step rows) is empty wherever
+    # the target is given: it sets nothing of the runs the target measures
+    measured = pd.to_numeric(frame[target], errors="coerce").notna().to_numpy()
+    apart = [c for c in factors if measured.any() and frame[c].isna().to_numpy()[measured].all()]
+    factors = [c for c in columns if c in factors and c not in apart]
+    ignored = [c for c in columns if c != target and c not in factors and c not in empty and c not in apart]
     notes = [_ignored(frame, ignored)] if ignored else []
     notes += [f"left out {', '.join(column_named(c) for c in empty)}: empty on every row"] if empty else []
+    notes += [f"left out {', '.join(column_named(c) for c in apart)}: empty on every row that gives {target} (logged "
+              "on rows of its own)"] if apart else []
     values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     factors, values, note = settings(target, factors, values)
     _check_factors(factors, target, columns, where)

@@ -99,9 +99,11 @@ def job_steps(frame) -> tuple[str, np.ndarray] | None:
 def runs(table, names: list[str], factors: list[str], target: str) -> Runs | None:
     """The runs of a per-step log (``table``: a DataFrame or a mapping of names to columns) whose
     step column the factors leave out, or None where no column numbers steps."""
-    step = next((n for n in names if n not in factors and STEP.match(n)), None)
-    if step is None:
+    numbering = [n for n in names if n not in factors and STEP.match(n)]
+    if not numbering:
         return None
+    # the finest of them (Lightning logs epoch and step; an epoch holds many steps)
+    step = max(numbering, key=lambda n: (len(np.unique(_numbers(table[n]))), -numbering.index(n)))
     run = next((n for n in names if n not in factors and n != target and RUN.match(n)), None)
     labels = np.zeros(len(table[target]), dtype=np.int64) if run is None else _labels(table[run])
     return Runs(step, _numbers(table[step]), run, labels, target in clocks(table))

@@ -157,3 +157,19 @@ def test_one_runs_steps_with_no_setting_are_refused(tmp_path, header):
         load_table(tmp_path / "tb.csv", "Value")
     step = header.split(",")[1] if header.startswith("Wall") else "step"
     assert load_table(tmp_path / "tb.csv", "Value", factors=[step]).n_rows == 8
+
+
+def test_a_lightning_log_of_steps_and_validation_rows_is_read_as_runs(tmp_path):
+    """Lightning's CSVLogger writes epoch and step on every row, a step's metrics on its rows and
+    validation metrics on rows of their own: val_loss is no setting, the rows of validation hold
+    no step time (dropped with --drop-missing), and the step, the finer numbering, numbers them."""
+    rows = []
+    for gpus in (1, 2, 4):
+        for s in range(60):
+            rows.append(f"{gpus},{s // 20},{s},{1 + 8 / gpus + 0.01 * (s % 3)},")
+            if s % 20 == 19:
+                rows.append(f"{gpus},{s // 20},{s},,0.5")
+    (tmp_path / "metrics.csv").write_text("gpus,epoch,step,step_time,val_loss\n" + "\n".join(rows) + "\n")
+    data = load_table(tmp_path / "metrics.csv", "step_time", drop_missing=True)
+    assert data.factors == ("gpus",) and data.n_rows == 3 and data.steps == "step"
+    assert "left out column 'val_loss': empty on every row that gives step_time (logged on rows of its own)" in data.notes
