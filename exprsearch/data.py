@@ -341,6 +341,12 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[
                 f"{rows_named(rows, numbering)}; fill or remove them, pass --drop-missing to drop those rows{aside}"
             )
         notes.append(f"dropped {len(rows)} row(s) with missing values: {rows_named(rows, numbering)}")
+        if len(numeric) - len(rows) < 2:
+            names = [*factors, target]
+            worst = [names[j] for j in np.argsort(-bad.sum(axis=0), kind="stable")[:2] if bad[:, j].any()]
+            raise ShortData(f"{where} has {len(numeric) - len(rows)} row(s) left after dropping those with missing "
+                            f"values; most are missing in column(s) {', '.join(worst)}: leave a factor out with "
+                            "--factors, or fill the values")
         numeric = np.delete(numeric, rows, axis=0)
         positions = np.delete(positions, rows)
     y = numeric[:, -1].copy()

@@ -242,3 +242,13 @@ def test_a_column_of_days_shared_by_runs_is_not_offered_for_by(tmp_path):
     (tmp_path / "runs.csv").write_text("Created,p,time\n" + "\n".join(rows) + "\n")
     (note,) = [n for n in load_table(tmp_path / "runs.csv", "time").notes if n.startswith("ignored")]
     assert note == "ignored non-numeric column(s) Created"
+
+
+def test_dropping_every_row_with_a_missing_value_names_the_columns_to_blame(tmp_path):
+    from exprsearch.errors import ShortData
+
+    (tmp_path / "t.csv").write_text("p,cost,time\n1,,3\n2,,2\n4,,1.5\n8,1,\n")
+    with pytest.raises(ShortData, match=r"has 0 row\(s\) left after dropping those with missing values; most are "
+                                        r"missing in column\(s\) cost, time: leave a factor out with --factors"):
+        load_table(tmp_path / "t.csv", "time", factors=["p", "cost"], drop_missing=True)
+    assert load_table(tmp_path / "t.csv", "time", drop_missing=True).factors == ("p",)  # cost: logged apart
