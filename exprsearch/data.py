@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cells import check_dates, check_written, dated, flags, mostly_numbers, stray_values, strays
+from .cells import check_dates, check_written
+from .columns import check_factor_columns, check_settings, columns_named, inferred, require_column
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
-from .roles import RUN, STEP, column_named, derived_notes, reads_as_time, settings
+from .roles import derived_notes, settings
 from .rowsets import row_groups
 from .runlogs import Runs, as_runs, clocks, job_steps, runs, unfinished
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
-from .vocabulary import law_name, suggest
+from .vocabulary import law_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,8 +112,8 @@ def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Pa
     lines = file_lines(frame.index)
     numbering = lines if lines is not None else 0
     found = {}
-    for f, column in zip(factors, _columns_named(list(factors), columns)):  # 'batch size' for batch_size
-        _require_column(column, columns, f"'{path}'", "factor")
+    for f, column in zip(factors, columns_named(list(factors), columns)):  # 'batch size' for batch_size
+        require_column(column, columns, f"'{path}'", "factor")
         found[f] = lazy_pandas().to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
         bad = np.flatnonzero(~np.isfinite(found[f]))
         if bad.size:
@@ -142,7 +143,7 @@ def from_frame(
     where = f"'{path}'" if path else "the table"
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
-    _require_column(target, columns, where, "target")
+    require_column(target, columns, where, "target")
     steps = job_steps(frame)
     if steps:
         column, rows = steps
@@ -152,13 +153,13 @@ def from_frame(
                         "its job's time with the step's own resources; export one row per job (sacct -X), or remove "
                         "the step rows")
     check_dates(frame, [target], where, "the target: give the time each run took")
-    factors = _columns_named(factors, columns)
+    factors = columns_named(factors, columns)
     check_written(frame, [target, *(factors or [])], where, numbering)
     if factors is None:
-        factors, numeric, notes = _inferred(frame, target, drop_missing, where, numbering)
+        factors, numeric, notes = inferred(frame, target, drop_missing, where, numbering)
     else:
         notes = []
-        _check_factors(factors, target, columns, where)
+        check_factor_columns(factors, target, columns, where)
         check_dates(frame, factors, where, "a factor: leave it out of --factors")
         numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     notes += _clock(frame, target)
@@ -179,79 +180,6 @@ def from_frame(
                     sha256, runs(frame, columns, factors, target))
 
 
-def _inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
-              numbering: int | np.ndarray) -> tuple[list[str], np.ndarray, list[str]]:
-    """The factors of a table whose columns were not named (its numeric columns but the target,
-    less labels and measurements of the runs), their values and the target's as numbers, and the
-    notes saying what was left out."""
-    pd = lazy_pandas()
-    columns = list(frame.columns)
-    # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors;
-    # so are dates and times (when a run was logged), which are no setting of it
-    labels = {c for c in columns if flags(frame[c]) or pd.api.types.is_datetime64_any_dtype(frame[c])}
-    # a column with no value at all (a comma at the end of every line) says nothing of any run
-    empty = [c for c in columns if c != target and frame[c].isna().all()]
-    labels |= set(empty)
-    factors = [c for c in columns if c != target and c not in labels and pd.api.types.is_numeric_dtype(frame[c])]
-    for c in columns:
-        if c in labels:
-            continue
-        if c != target and c not in factors and mostly_numbers(frame[c].astype(str).str.replace(
-                r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not mostly_numbers(frame[c]):
-            first = int(np.flatnonzero(frame[c].notna().to_numpy())[0])
-            raise DataError(f"{where} column '{c}' holds numbers written with thousands separators "
-                            f"({frame[c].iloc[first]!r} at {rows_named(np.array([first]), numbering)}): write them "
-                            "without separators, or leave the column out with --factors")
-        if c != target and c not in factors and mostly_numbers(frame[c]):
-            if not drop_missing and len(strays(frame[c])):
-                raise DataError(stray_values(frame[c], c, where, numbering))
-            # its stray rows are dropped below, and said so; a column of numbers pandas kept as
-            # objects (an integer beyond 64 bits, a sheet's mixed cells) has none
-            factors.append(c)
-    # a metric logged on rows of its own (Lightning's val_loss beside step rows) is empty wherever
-    # the target is given: it sets nothing of the runs the target measures
-    measured = pd.to_numeric(frame[target], errors="coerce").notna().to_numpy()
-    apart = [c for c in factors if measured.any() and frame[c].isna().to_numpy()[measured].all()]
-    factors = [c for c in columns if c in factors and c not in apart]
-    ignored = [c for c in columns if c != target and c not in factors and c not in empty and c not in apart]
-    notes = [_ignored(frame, ignored)] if ignored else []
-    notes += [f"left out {', '.join(column_named(c) for c in empty)}: empty on every row"] if empty else []
-    notes += [f"left out {', '.join(column_named(c) for c in apart)}: empty on every row that gives {target} (logged "
-              "on rows of its own)"] if apart else []
-    values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    factors, values, note = settings(target, factors, values)
-    _check_factors(factors, target, columns, where)
-    _check_settings(factors, where)
-    return factors, values, notes + ([note] if note else [])
-
-
-def _check_settings(factors: list[str], where: str) -> None:
-    """Refuse a log of one run's steps, whose only factors (as inferred) are its step and times
-    (TensorBoard's export of a scalar: Wall time, Step, Value): no setting of the runs varies."""
-    steps = [f for f in factors if STEP.match(f)]
-    if steps and all(f in steps or reads_as_time(f) for f in factors):
-        raise DataError(f"{where} holds the steps of one run ({steps[0]} numbers them) and no setting of it: a law "
-                        "needs runs that differ in how they were set; give each run's settings as columns (gpus, "
-                        "batch) beside its steps, or name the factors with --factors")
-
-
-def _ignored(frame, ignored: list[str]) -> str:
-    """The note naming the columns left out of the factors, and, where their values differ from
-    row to row, that one law is fitted across them (they may name separate series)."""
-    note = f"ignored non-numeric column(s) {', '.join(ignored)}"
-    dates = lazy_pandas().api.types.is_datetime64_any_dtype
-    # which run a row is (a run's name) names no series
-    counts = {c: int(frame[c].nunique()) for c in ignored if not dates(frame[c]) and not RUN.match(c)}
-    # a value on every row of its own (a run's id, name or start) labels runs, not series of them
-    several = [c for c, n in counts.items() if 1 < n < len(frame)]
-    when = set(dated(frame, several))  # nor does when a run was logged, a day shared by several
-    several = [f"{c} ({counts[c]})" for c in several if c not in when]
-    if several:
-        note += (f"; one law is fitted across the values of {', '.join(several)}: where they name separate "
-                 "series (a framework, a model), pass --by with those columns to fit one law per series")
-    return note
-
-
 def from_columns(
     columns: Mapping[str, np.ndarray],
     target: str,
@@ -268,10 +196,10 @@ def from_columns(
     does a table whose columns are all numbers (factors default to every column but the target)."""
     where = f"'{path}'" if path else "the table"
     names = [str(c) for c in columns]
-    _require_column(target, names, where, "target")
+    require_column(target, names, where, "target")
     inferred = factors is None
-    factors = [c for c in names if c != target] if factors is None else _columns_named(factors, names)
-    _check_factors(factors, target, names, where)
+    factors = [c for c in names if c != target] if factors is None else columns_named(factors, names)
+    check_factor_columns(factors, target, names, where)
     try:
         arrays = [np.asarray(columns[c], dtype=float) for c in [*factors, target]]
         if any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) > 1:
@@ -282,7 +210,7 @@ def from_columns(
     notes = _clock(columns, target)
     if inferred:
         factors, numeric, note = settings(target, factors, numeric)
-        _check_settings(factors, where)
+        check_settings(factors, where)
         notes += [note] if note else []
     return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
                     sha256, runs(columns, names, factors, target))
@@ -294,29 +222,6 @@ def _clock(table, target: str) -> list[str]:
         return []
     return [f"{target} grows with the step at nearly every row: it counts the time since each run began, not a "
             "step's or a run's time, and a law of it describes how long the runs had run"]
-
-
-def _check_factors(factors: list[str], target: str, columns: list[str], where: str) -> None:
-    for f in factors:
-        _require_column(f, columns, where, "factor")
-    if target in factors:
-        raise DataError(f"'{target}' is the target; it cannot also be a factor")
-    if not factors:
-        raise DataError(f"{where} has no numeric factor column besides '{target}'; add one")
-    named: dict[str, str] = {}
-    for f in factors:
-        if law_name(f) in named:
-            raise DataError(f"{where} columns '{named[law_name(f)]}' and '{f}' would both be the factor "
-                            f"{law_name(f)} in a law; rename one, or leave one out with --factors")
-        named[law_name(f)] = f
-
-
-def _columns_named(factors: list[str] | None, columns: list[str]) -> list[str] | None:
-    """The columns of factors given by name: a column's own name, or the name it has in a law."""
-    if factors is None:
-        return None
-    in_laws = {law_name(c): c for c in columns}
-    return [f if f in columns or f not in in_laws else in_laws[f] for f in factors]
 
 
 def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[bool, bool], notes: list[str],
@@ -376,14 +281,6 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
     return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes), places=placed(positions, numbering),
                    drop_missing=drop_missing, drop_stray=drop_stray, steps=steps.step if per_run else None)
-
-
-def _require_column(name: str, columns: list[str], where: str, what: str) -> None:
-    if name not in columns:
-        raise DataError(
-            f"{what} column '{name}' is not in {where}{suggest(name, columns)}; "
-            f"its columns are {', '.join(columns)}"
-        )
 
 
 def __getattr__(name: str):

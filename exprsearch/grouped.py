@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import Dataset, _inferred, _require_column, from_frame
+from .columns import inferred, require_column
+from .data import Dataset, from_frame
 from .errors import DataError
 from .tables import file_lines, read_table, rows_named
 
@@ -43,18 +44,18 @@ def load_grouped(
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else list(by)
     for key in keys:
-        _require_column(key, columns, f"'{path}'", "--by")
+        require_column(key, columns, f"'{path}'", "--by")
         if key == target:
             raise DataError(f"--by {key}: that is the target; group by another column")
     for f in factors or ():  # the user's choice, so one answer for the file rather than one per group
-        _require_column(f, columns, f"'{path}'", "factor")
+        require_column(f, columns, f"'{path}'", "factor")
         if f in keys:
             raise DataError(f"--factors {f}: that column names the groups (--by); leave it out of one of them")
-    _require_column(target, columns, f"'{path}'", "target")
+    require_column(target, columns, f"'{path}'", "target")
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     # the roles of the columns are the file's, decided once: a small group says little about them
     rest = frame.drop(columns=keys).set_axis([c for c in columns if c not in keys], axis=1)
-    chosen, _, notes = (factors, None, []) if factors else _inferred(rest, target, drop_missing, f"'{path}'",
+    chosen, _, notes = (factors, None, []) if factors else inferred(rest, target, drop_missing, f"'{path}'",
                                                                     file_lines(frame.index))
     unnamed = np.flatnonzero(frame[keys].isna().any(axis=1).to_numpy())  # groupby would drop them unsaid
     if unnamed.size:

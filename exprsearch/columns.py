@@ -1,0 +1,122 @@
+"""Which columns of a table are its factors: those named, checked against the table, or, where
+none are named, its numeric columns less labels, measurements of the runs, a log's numbering and
+metrics logged on rows of their own, each left out with a note saying why."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .cells import dated, flags, mostly_numbers, stray_values, strays
+from .errors import DataError
+from .roles import RUN, STEP, column_named, reads_as_time, settings
+from .tables import lazy_pandas, rows_named
+from .vocabulary import law_name, suggest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
+              numbering: int | np.ndarray) -> tuple[list[str], np.ndarray, list[str]]:
+    """The factors of a table whose columns were not named (its numeric columns but the target,
+    less labels and measurements of the runs), their values and the target's as numbers, and the
+    notes saying what was left out."""
+    pd = lazy_pandas()
+    columns = list(frame.columns)
+    # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors;
+    # so are dates and times (when a run was logged), which are no setting of it
+    labels = {c for c in columns if flags(frame[c]) or pd.api.types.is_datetime64_any_dtype(frame[c])}
+    # a column with no value at all (a comma at the end of every line) says nothing of any run
+    empty = [c for c in columns if c != target and frame[c].isna().all()]
+    labels |= set(empty)
+    factors = [c for c in columns if c != target and c not in labels and pd.api.types.is_numeric_dtype(frame[c])]
+    for c in columns:
+        if c in labels:
+            continue
+        if c != target and c not in factors and mostly_numbers(frame[c].astype(str).str.replace(
+                r"(?<=\d)[,_' ](?=\d{3})", "", regex=True).where(frame[c].notna())) and not mostly_numbers(frame[c]):
+            first = int(np.flatnonzero(frame[c].notna().to_numpy())[0])
+            raise DataError(f"{where} column '{c}' holds numbers written with thousands separators "
+                            f"({frame[c].iloc[first]!r} at {rows_named(np.array([first]), numbering)}): write them "
+                            "without separators, or leave the column out with --factors")
+        if c != target and c not in factors and mostly_numbers(frame[c]):
+            if not drop_missing and len(strays(frame[c])):
+                raise DataError(stray_values(frame[c], c, where, numbering))
+            # its stray rows are dropped below, and said so; a column of numbers pandas kept as
+            # objects (an integer beyond 64 bits, a sheet's mixed cells) has none
+            factors.append(c)
+    # a metric logged on rows of its own (Lightning's val_loss beside step rows) is empty wherever
+    # the target is given: it sets nothing of the runs the target measures
+    measured = pd.to_numeric(frame[target], errors="coerce").notna().to_numpy()
+    apart = [c for c in factors if measured.any() and frame[c].isna().to_numpy()[measured].all()]
+    factors = [c for c in columns if c in factors and c not in apart]
+    ignored = [c for c in columns if c != target and c not in factors and c not in empty and c not in apart]
+    notes = [_ignored(frame, ignored)] if ignored else []
+    notes += [f"left out {', '.join(column_named(c) for c in empty)}: empty on every row"] if empty else []
+    notes += [f"left out {', '.join(column_named(c) for c in apart)}: empty on every row that gives {target} (logged "
+              "on rows of its own)"] if apart else []
+    values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    factors, values, note = settings(target, factors, values)
+    check_factor_columns(factors, target, columns, where)
+    check_settings(factors, where)
+    return factors, values, notes + ([note] if note else [])
+
+
+def check_settings(factors: list[str], where: str) -> None:
+    """Refuse a log of one run's steps, whose only factors (as inferred) are its step and times
+    (TensorBoard's export of a scalar: Wall time, Step, Value): no setting of the runs varies."""
+    steps = [f for f in factors if STEP.match(f)]
+    if steps and all(f in steps or reads_as_time(f) for f in factors):
+        raise DataError(f"{where} holds the steps of one run ({steps[0]} numbers them) and no setting of it: a law "
+                        "needs runs that differ in how they were set; give each run's settings as columns (gpus, "
+                        "batch) beside its steps, or name the factors with --factors")
+
+
+def _ignored(frame, ignored: list[str]) -> str:
+    """The note naming the columns left out of the factors, and, where their values differ from
+    row to row, that one law is fitted across them (they may name separate series)."""
+    note = f"ignored non-numeric column(s) {', '.join(ignored)}"
+    dates = lazy_pandas().api.types.is_datetime64_any_dtype
+    # which run a row is (a run's name) names no series
+    counts = {c: int(frame[c].nunique()) for c in ignored if not dates(frame[c]) and not RUN.match(c)}
+    # a value on every row of its own (a run's id, name or start) labels runs, not series of them
+    several = [c for c, n in counts.items() if 1 < n < len(frame)]
+    when = set(dated(frame, several))  # nor does when a run was logged, a day shared by several
+    several = [f"{c} ({counts[c]})" for c in several if c not in when]
+    if several:
+        note += (f"; one law is fitted across the values of {', '.join(several)}: where they name separate "
+                 "series (a framework, a model), pass --by with those columns to fit one law per series")
+    return note
+
+
+def check_factor_columns(factors: list[str], target: str, columns: list[str], where: str) -> None:
+    for f in factors:
+        require_column(f, columns, where, "factor")
+    if target in factors:
+        raise DataError(f"'{target}' is the target; it cannot also be a factor")
+    if not factors:
+        raise DataError(f"{where} has no numeric factor column besides '{target}'; add one")
+    named: dict[str, str] = {}
+    for f in factors:
+        if law_name(f) in named:
+            raise DataError(f"{where} columns '{named[law_name(f)]}' and '{f}' would both be the factor "
+                            f"{law_name(f)} in a law; rename one, or leave one out with --factors")
+        named[law_name(f)] = f
+
+
+def columns_named(factors: list[str] | None, columns: list[str]) -> list[str] | None:
+    """The columns of factors given by name: a column's own name, or the name it has in a law."""
+    if factors is None:
+        return None
+    in_laws = {law_name(c): c for c in columns}
+    return [f if f in columns or f not in in_laws else in_laws[f] for f in factors]
+
+
+def require_column(name: str, columns: list[str], where: str, what: str) -> None:
+    if name not in columns:
+        raise DataError(
+            f"{what} column '{name}' is not in {where}{suggest(name, columns)}; "
+            f"its columns are {', '.join(columns)}"
+        )
