@@ -109,6 +109,13 @@ def runs(table, names: list[str], factors: list[str], target: str) -> Runs | Non
     return Runs(step, _numbers(table[step]), run, labels, target in clocks(table))
 
 
+def stepped(rows: int, runs: int) -> bool:
+    """Whether ``rows`` that make ``runs`` runs are a log of steps: three steps a run at least, on
+    average. Runs of a step or two are rows of a table of runs (W&B's summary, whose _step is each
+    run's last, a run that stopped early beside one that finished)."""
+    return rows >= 3 * runs
+
+
 def as_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, steps: Runs | None, target: str,
             where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:
     """A per-step log's rows as its runs (:func:`by_run`), with the note saying so; the rows as
@@ -118,7 +125,7 @@ def as_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, steps: Runs | N
     if steps is None:
         return X, y, positions, None
     X_run, y_run, first = by_run(X, y, positions, steps)
-    if len(y_run) == len(y):
+    if not stepped(len(y), len(y_run)):
         return X, y, positions, None
     if len(y_run) < 2:
         raise ShortData(f"{where} holds the {len(y)} steps of a single run ({steps.step} numbers them); a law needs "

@@ -84,22 +84,25 @@ def test_predict_shows_a_per_step_log_by_configuration(law_file, tmp_path):
     configuration, beside the median of its runs, each the median of its steps as the law was
     fitted; --json keeps every row. 100,000 rows had printed 100,000 lines in 50 s."""
     law = {16: 2 + 0.01 * 16000 / 16 + 0.15 * 16, 32: 2 + 0.01 * 16000 / 32 + 0.15 * 32}
-    steps = [(p, law[p] * f) for p in (16, 32) for f in (1.0, 1.1, 1.2, 1.1, 1.0)] + [(32, None)]
+    ratios = {0: (1.0, 1.1, 1.2), 1: (1.1, 1.0, 1.1)}  # two runs of three steps, each run's median 1.1
+    steps = [(p, r, s, law[p] * f) for p in (16, 32) for r in (0, 1) for s, f in enumerate(ratios[r])]
     held = tmp_path / "steps.csv"
-    held.write_text("p,n,run,step,time\n" + "".join(f"{p},16000,{i % 5},{i // 5},{'' if t is None else t}\n"
-                                                    for i, (p, t) in enumerate(steps)))
+    held.write_text("p,n,run,step,time\n" + "".join(f"{p},16000,{r},{s},{t}\n" for p, r, s, t in steps)
+                    + "32,16000,1,3,\n")
     shown = run("predict", law_file, "--data", held)
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.output.split())
-    assert ("the 11 rows hold 2 configurations: one line each, beside the median of its measured runs (each the "
+    assert ("the 13 rows hold 2 configurations: one line each, beside the median of its measured runs (each the "
             "median of its steps)") in text
     lines = [line for line in shown.output.splitlines() if line.startswith("│")]
-    assert len(lines) == 2 and all(" 5 " in line for line in lines)  # five measured runs each
+    assert len(lines) == 2 and all(" 2 " in line for line in lines)  # two measured runs each
     assert f"{100 * (1 / 1.1 - 1):+.3g}" in lines[0]  # against the median, 1.1 times the law
     # the error over the runs the law was fitted to, and over every measured step
-    assert "mean absolute error 6.97 % over 10 runs, each the median of its steps (6.97 % over the 10 steps)" in text
+    each = [100 * abs(1 / f - 1) for r in (0, 1) for f in ratios[r]]
+    assert (f"mean absolute error {100 * (1 - 1 / 1.1):.3g} % over 4 runs, each the median of its steps "
+            f"({sum(each) / len(each):.3g} % over the 12 steps)") in text
     record = json.loads(run("predict", law_file, "--data", held, "--json").stdout)
-    assert len(record["predictions"]) == 11 and record["runs_mape_pct"] == pytest.approx(6.97, abs=0.005)
+    assert len(record["predictions"]) == 13 and record["runs_mape_pct"] == pytest.approx(100 * (1 - 1 / 1.1))
     held.write_text("p,n,step,time\n16,16000,0,2\n16,16000,1,4\n16,16000,2,3.9\n")  # one run: its median
     single = run("predict", law_file, "--data", held).output
     lines = [line for line in single.splitlines() if line.startswith("│")]

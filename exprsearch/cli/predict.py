@@ -122,7 +122,7 @@ def _by_configuration(frame, target: str, factors: list[str]):
     prediction, the median of the measured runs, their count and the error; and, where the rows
     are a log's steps, each run's error in %, else None. A log's runs are each the median of their
     steps first, as the law was fitted to them (runlogs.runs)."""
-    from ..runlogs import run_of, runs
+    from ..runlogs import run_of, runs, stepped
 
     if "measured" not in frame or not frame.duplicated(factors).any():
         return frame, None
@@ -131,7 +131,7 @@ def _by_configuration(frame, target: str, factors: list[str]):
     steps = runs(frame, [str(c) for c in frame.columns], factors, "measured")
     run = None if steps is None else run_of(frame[factors].to_numpy(dtype=float), np.arange(len(frame)), steps)
     per_run = None
-    if run is not None and run.max() + 1 < len(frame):
+    if run is not None and stepped(len(frame), run.max() + 1):
         frame = frame.assign(_run=run).groupby([*factors, "_run"], sort=False).agg(
             measured=("measured", "median"), predicted=(target, "first")).reset_index()
         per_run = (100 * (frame["predicted"] / frame["measured"] - 1)).dropna()
