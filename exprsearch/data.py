@@ -267,7 +267,9 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[
     if single and len(single) < len(factors):
         notes.append(f"left out factor(s) with a single value: {', '.join(factors[j] for j in single)}")
     kept = [j for j in range(len(factors)) if j not in single or len(single) == len(factors)]
+    rows_read = len(y)
     X, y, positions, per_run = as_runs(numeric[:, kept].copy(), y, positions, steps, target, where)
+    collapsed = len(y) < rows_read  # rows were steps of runs, each now one row
     notes += [per_run] if per_run else []
     stray, rows = stray_runs(X, y, positions, numbering, drop_stray)
     if stray:
@@ -280,7 +282,7 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[
     if renamed:
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
     return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes), places=placed(positions, numbering),
-                   drop_missing=drop_missing, drop_stray=drop_stray, steps=steps.step if per_run else None)
+                   drop_missing=drop_missing, drop_stray=drop_stray, steps=steps.step if collapsed else None)
 
 
 def __getattr__(name: str):

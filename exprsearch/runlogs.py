@@ -126,7 +126,11 @@ def as_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, steps: Runs | N
         return X, y, positions, None
     X_run, y_run, first = by_run(X, y, positions, steps)
     if not stepped(len(y), len(y_run)):
-        return X, y, positions, None
+        if len(y_run) == len(y):
+            return X, y, positions, None
+        return X, y, positions, (f"{steps.step} numbers steps, but the runs it marks out would hold one or two rows "
+                                 "each: every row is taken as a run (a table of runs, or a log whose rows are out of "
+                                 "order; put each run's steps in order, or number its runs in a column such as run)")
     if len(y_run) < 2:
         raise ShortData(f"{where} holds the {len(y)} steps of a single run ({steps.step} numbers them); a law needs "
                         "several runs")

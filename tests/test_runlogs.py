@@ -103,7 +103,10 @@ def test_runs_logged_one_after_another_begin_where_the_step_starts_again(tmp_pat
     assert runs.n_rows == 6 and runs.steps is None and not any("steps of" in n for n in runs.notes)
     summary = ["gpus,_step,time"] + [f"{g},{s},{t / g}" for g in (1, 2, 4) for s, t in ((500, 10), (999, 11))]
     (tmp_path / "runs.csv").write_text("\n".join(summary) + "\n")  # a run that stopped at step 500
-    assert load_table(tmp_path / "runs.csv", "time").n_rows == 6  # runs of one or two rows are no log of steps
+    kept = load_table(tmp_path / "runs.csv", "time")  # runs of one or two rows are no log of steps
+    assert kept.n_rows == 6 and kept.steps is None
+    assert any(n.startswith("_step numbers steps, but the runs it marks out would hold one or two rows each: every "
+                            "row is taken as a run") for n in kept.notes)
 
 
 def test_a_step_column_named_as_a_factor_is_a_setting(tmp_path):
