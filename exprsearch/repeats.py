@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .rowsets import row_groups
+from .rowsets import medians, row_groups
 from .tables import lazy_pandas, rows_named
 
 if TYPE_CHECKING:
@@ -25,9 +25,7 @@ def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: i
     hold one at 1.28x). With ``drop`` the note says they were dropped (``--drop-stray``)."""
     _, config = row_groups(X)
     counts = np.bincount(config)
-    ordered = y[np.lexsort((y, config))]  # by configuration, then time: each one's median in place
-    start = np.cumsum(counts) - counts
-    median = ((ordered[start + (counts - 1) // 2] + ordered[start + counts // 2]) / 2)[config]
+    median = medians(config, y)[config]
     off = y / median - 1
     repeats = np.abs(off[(counts[config] >= 3) & (off != 0)])
     spread = 1.4826 * float(np.median(repeats)) if repeats.size else 0.0

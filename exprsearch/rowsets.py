@@ -1,4 +1,5 @@
-"""The distinct rows of a matrix: the configurations of a table and which rows repeat each."""
+"""The distinct rows of a matrix: the configurations of a table and which rows repeat each, and
+the median of the values of each group of rows."""
 
 from __future__ import annotations
 
@@ -17,3 +18,12 @@ def row_groups(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         key = key.reshape(-1)
     _, first, group = np.unique(key, return_index=True, return_inverse=True)
     return first, group.reshape(-1)
+
+
+def medians(group: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The median of ``values`` in each group (``group``: a number from 0 per row, every number
+    taken), from one sort of all rows by group and value."""
+    count = np.bincount(group)
+    ordered = values[np.lexsort((values, group))]  # by group, then value: each group's median in place
+    start = np.cumsum(count) - count
+    return (ordered[start + (count - 1) // 2] + ordered[start + count // 2]) / 2

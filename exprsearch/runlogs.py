@@ -12,7 +12,7 @@ import numpy as np
 
 from .errors import ShortData
 from .roles import NAMESPACE, RUN, STEP, reads_as_time
-from .rowsets import row_groups
+from .rowsets import medians, row_groups
 
 
 @dataclass(frozen=True)
@@ -179,15 +179,12 @@ def by_run(X: np.ndarray, y: np.ndarray, positions: np.ndarray, runs: Runs) -> t
     """One row per run (:func:`run_of`), in the order the runs begin: its settings, the median of
     its steps' ``y`` (a clock's last value) and its first step's position."""
     run = run_of(X, positions, runs)
-    count = np.bincount(run)
-    first = np.full(len(count), len(y))
+    first = np.full(run.max() + 1, len(y))
     np.minimum.at(first, run, np.arange(len(y)))
-    ranked = np.lexsort((y, run))  # each run's steps together, its values ascending
-    start = np.cumsum(count) - count
-    ordered = y[ranked]
     if runs.clock:
-        value = ordered[start + count - 1]
+        value = np.full(len(first), -np.inf)
+        np.maximum.at(value, run, y)
     else:
-        value = (ordered[start + (count - 1) // 2] + ordered[start + count // 2]) / 2
+        value = medians(run, y)
     begun = np.argsort(first, kind="stable")
     return X[first[begun]], value[begun], positions[first[begun]]

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from exprsearch.rowsets import row_groups
+from exprsearch.rowsets import medians, row_groups
 
 VALUES = st.sampled_from([0.0, -0.0, 1.0, 2.0, 2.5, -3.0, 1e300, 1e-300, 16.0])
 
@@ -23,3 +23,12 @@ def test_the_groups_and_their_order_are_numpys(matrix):
     _, expected_first, expected_group = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
     assert first.tolist() == expected_first.tolist()
     assert group.tolist() == expected_group.reshape(-1).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.floats(-1e6, 1e6)), min_size=1, max_size=40))
+def test_each_groups_median_is_numpys(rows):
+    group = np.unique([g for g, _ in rows], return_inverse=True)[1].reshape(-1)  # every number from 0 taken
+    values = np.array([v for _, v in rows])
+    expected = [np.median(values[group == g]) for g in range(group.max() + 1)]
+    assert medians(group, values).tolist() == expected
