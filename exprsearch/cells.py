@@ -1,7 +1,7 @@
 """How a table's cells are written where a law needs numbers: dates, clock-time durations that
 read two ways (10:40) and numbers with a unit are refused with what to write instead, since read
 as numbers they would be nanoseconds since 1970, or missing on every line; durations written as
-[d-]hh:mm:ss are read in seconds; and which columns hold numbers at all (flags, a few stray words
+[d-]hh:mm:ss or with a unit of time are read in seconds; and which columns hold numbers at all (flags, a few stray words
 among numbers)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .dialect import NUMBER
 from .errors import DataError
 from .tables import lazy_pandas, rows_named
 
@@ -47,7 +48,7 @@ def dated(frame: pd.DataFrame, columns: list[str] | None = None) -> list[str]:
     return found
 
 
-_WITH_UNIT = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ%][a-zA-Zµ%/]*)\s*$")
+_WITH_UNIT = re.compile(rf"^\s*({NUMBER})\s*([a-zA-Zµ%][a-zA-Zµ%/]*)\s*$")
 _COMMA = re.compile(r"^\s*[+-]?\d+,\d+\s*$")  # 10,5 or 1,000 in a file of commas: a quoted field or a text cell
 _DURATION = re.compile(r"^\s*(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")  # [d-]hh:mm:ss, mm:ss
 
@@ -91,40 +92,41 @@ def clock_seconds(column: pd.Series) -> pd.Series | None:
     """A column of text durations that are all written as [days-]hours:minutes:seconds (Slurm's
     Elapsed: 1-02:03:04, 01:10:00.5), in seconds (empty cells stay missing); else None. Two parts
     (10:30) may be minutes or hours, so such a column is left to :func:`check_written`."""
-    if column.dtype.kind != "O":
-        return None
-    present = column.dropna().astype(str)
-    if not len(present) or not _ELAPSED.fullmatch(present.iloc[0]) or not present.str.fullmatch(_ELAPSED.pattern).all():
-        return None  # the first value alone sets most columns aside (names, labels) without a scan
-    parts = present.str.extract(_ELAPSED.pattern).astype(float).fillna(0.0).to_numpy()
-    seconds = np.full(len(column), np.nan)
-    seconds[column.notna().to_numpy()] = parts @ np.array([86400.0, 3600.0, 60.0, 1.0])
-    return lazy_pandas().Series(seconds, index=column.index, name=column.name)
+    return _seconds(column, _ELAPSED,
+                    lambda parts: parts.astype(float).fillna(0.0).to_numpy() @ np.array([86400.0, 3600.0, 60.0, 1.0]))
 
 
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0,
                "seconds": 1.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "h": 3600.0,
                "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0, "d": 86400.0, "day": 86400.0,
                "days": 86400.0}
-_TIMED = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(" +
-                    "|".join(sorted(_TIME_UNITS, key=len, reverse=True)) + r")\s*$", re.IGNORECASE)
+_TIMED = re.compile(rf"^\s*({NUMBER})\s*(" + "|".join(sorted(_TIME_UNITS, key=len, reverse=True)) + r")\s*$",
+                    re.IGNORECASE)
 
 
 def unit_seconds(column: pd.Series) -> pd.Series | None:
     """A column of text durations that are all a number and a unit of time (MLflow's Duration:
     1.2min, 37.5s; 350 ms, 2 h), in seconds (empty cells stay missing); else None. A unit that
     could be another (m: minutes or metres) is left to :func:`check_written`."""
+    # a case-blind µ matches the Greek μ that keyboards type, which lower() leaves Greek
+    scale = {**_TIME_UNITS, **{u.replace("µ", "μ"): v for u, v in _TIME_UNITS.items() if "µ" in u}}
+    return _seconds(column, _TIMED, lambda parts: parts[0].astype(float).to_numpy() *
+                    parts[1].str.lower().map(scale).to_numpy(dtype=float))
+
+
+def _seconds(column: pd.Series, pattern: re.Pattern, to_seconds) -> pd.Series | None:
+    """``column`` in seconds where every value it holds is written as ``pattern`` (``to_seconds``:
+    its matched groups → seconds), empty cells missing; else None."""
     if column.dtype.kind != "O":
         return None
     present = column.dropna().astype(str)
-    if not len(present) or not _TIMED.fullmatch(present.iloc[0]):
+    if not len(present) or not pattern.fullmatch(present.iloc[0]):
         return None  # the first value alone sets most columns aside (names, labels) without a scan
-    parts = present.str.extract(_TIMED.pattern, flags=re.IGNORECASE)
-    if parts.isna().any().any():
+    parts = present.str.extract(pattern.pattern, flags=pattern.flags & re.IGNORECASE)
+    if parts.isna().all(axis=1).any():  # a value written otherwise
         return None
-    scale = parts[1].str.lower().map(lambda unit: _TIME_UNITS.get(unit, _TIME_UNITS.get(unit.replace("μ", "µ"))))
     seconds = np.full(len(column), np.nan)
-    seconds[column.notna().to_numpy()] = parts[0].astype(float).to_numpy() * scale.to_numpy(dtype=float)
+    seconds[column.notna().to_numpy()] = to_seconds(parts)
     return lazy_pandas().Series(seconds, index=column.index, name=column.name)
 
 
