@@ -162,7 +162,8 @@ def from_frame(
         check_factor_columns(factors, target, columns, where)
         check_dates(frame, factors, where, "a factor: leave it out of --factors")
         numeric = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    notes += _clock(frame, target)
+    clock = target in clocks(frame)
+    notes += _clock(target) if clock else []
     stopped = unfinished(frame)
     if stopped:
         column, states, rows = stopped
@@ -177,7 +178,7 @@ def from_frame(
         notes.append(f"column(s) {', '.join(spans)} hold durations, read in seconds")
     notes += [frame.attrs["read_as"]] if frame.attrs.get("read_as") else []  # a file's own dialect (dialect.py)
     return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, numbering, where, name, path,
-                    sha256, runs(frame, columns, factors, target))
+                    sha256, runs(frame, columns, factors, target, clock))
 
 
 def from_columns(
@@ -207,19 +208,18 @@ def from_columns(
         numeric = np.column_stack(arrays)
     except (TypeError, ValueError) as exc:  # a column of text, or columns of different lengths
         raise DataError(f"{where} cannot be read as numeric columns of one length ({exc}); pass numbers") from None
-    notes = _clock(columns, target)
+    clock = target in clocks(columns)
+    notes = _clock(target) if clock else []
     if inferred:
         factors, numeric, note = settings(target, factors, numeric)
         check_settings(factors, where)
         notes += [note] if note else []
     return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
-                    sha256, runs(columns, names, factors, target))
+                    sha256, runs(columns, names, factors, target, clock))
 
 
-def _clock(table, target: str) -> list[str]:
-    """A note where the target of a per-step log counts the time since each run began (runlogs.clocks)."""
-    if target not in clocks(table):
-        return []
+def _clock(target: str) -> list[str]:
+    """The note for a target of a per-step log that counts the time since each run began (runlogs.clocks)."""
     return [f"{target} grows with the step at nearly every row: it counts the time since each run began, not a "
             "step's or a run's time, and a law of it describes how long the runs had run"]
 

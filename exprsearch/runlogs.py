@@ -96,17 +96,19 @@ def job_steps(frame) -> tuple[str, np.ndarray] | None:
     return None
 
 
-def runs(table, names: list[str], factors: list[str], target: str) -> Runs | None:
+def runs(table, names: list[str], factors: list[str], target: str, clock: bool = False) -> Runs | None:
     """The runs of a per-step log (``table``: a DataFrame or a mapping of names to columns) whose
-    step column the factors leave out, or None where no column numbers steps."""
+    step column the factors leave out, or None where no column numbers steps; ``clock``: whether
+    the target is one of the table's :func:`clocks`."""
     numbering = [n for n in names if n not in factors and STEP.match(n)]
     if not numbering:
         return None
     # the finest of them (Lightning logs epoch and step; an epoch holds many steps)
-    step = max(numbering, key=lambda n: (len(np.unique(_numbers(table[n]))), -numbering.index(n)))
+    numbers = {n: _numbers(table[n]) for n in numbering}
+    step = max(numbering, key=lambda n: (len(np.unique(numbers[n])), -numbering.index(n)))
     run = next((n for n in names if n not in factors and n != target and RUN.match(n)), None)
     labels = np.zeros(len(table[target]), dtype=np.int64) if run is None else _labels(table[run])
-    return Runs(step, _numbers(table[step]), run, labels, target in clocks(table))
+    return Runs(step, numbers[step], run, labels, clock)
 
 
 def stepped(rows: int, runs: int) -> bool:
