@@ -57,8 +57,7 @@ def holdouts(
     laws = [i for i, f in enumerate(fits) if f.candidate.nonlinear]
     for t, top in enumerate(tops):
         kept = np.flatnonzero(~top)
-        pooled = None if compiler is None or settings.loss != "squared" else \
-            pool([c[kept] for c in compiler.columns], y[kept])
+        pooled = None if compiler is None else pool([c[kept] for c in compiler.columns], y[kept], settings.loss)
         if pooled is None:
             polished = lockstep.polish([compiled[i] for i in laws], y, settings, [fits[i] for i in laws],
                                        [kept] * len(laws))

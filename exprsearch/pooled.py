@@ -41,9 +41,12 @@ def sums(columns: Sequence[np.ndarray], y: np.ndarray) -> tuple[np.ndarray, np.n
     return first, np.bincount(inverse, weights=1.0 / y), np.bincount(inverse, weights=1.0 / y**2), np.bincount(inverse)
 
 
-def pool(columns: Sequence[np.ndarray], y: np.ndarray) -> Pooled | None:
+def pool(columns: Sequence[np.ndarray], y: np.ndarray, loss: str = "squared") -> Pooled | None:
     """The configurations of ``columns`` (factor columns, one value per row) with their rows of
-    ``y`` pooled, or None where no configuration is measured twice (nothing to gain)."""
+    ``y`` pooled, or None where no configuration is measured twice (nothing to gain) or the
+    ``loss`` is robust (its weights are each row's own)."""
+    if loss != "squared":
+        return None
     n = len(y)
     first, inverse_sum, inverse_square, count = sums(columns, y)
     if len(first) == n:

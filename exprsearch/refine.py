@@ -250,7 +250,7 @@ def fit_all(
         progress(len(usable) - len(todo), len(usable))
     work = [(usable[i], fits[i]) for i in todo]
     # refined on one row per configuration, pooled exactly: a per-step log's repeats cost no refits
-    pooled = pool(compiler.columns, y) if settings.loss == "squared" else None
+    pooled = pool(compiler.columns, y, settings.loss)
     if pooled is not None:
         compiler, y = compiler.subset(pooled.rows), pooled.y
     done = refine(work, compiler, y, settings, progress, jobs, deadline, len(usable) - len(todo), len(usable),

@@ -92,3 +92,10 @@ def test_pooled_rows_refuse_a_robust_loss():
     with pytest.raises(ValueError, match="squared loss"):
         fit(compiler.subset(pooled.rows).compile(candidate("c + c*n/p")), pooled.y, FitSettings(loss="huber"),
             pooled=pooled)
+
+
+def test_a_robust_loss_is_not_pooled():
+    """Huber's weights are each row's own, so its rows stay as they are."""
+    x = np.repeat([1.0, 2.0, 4.0], 3)
+    y = 2 + 8 / x
+    assert pool([x], y) is not None and pool([x], y, "huber") is None
