@@ -12,8 +12,10 @@ configuration weighted by its repetitions), before any law is fitted exactly:
   column per value of a coarse grid); the exact least-squares gain of adding each term to each
   model of the beam is computed at once, the best ``beam`` models of each size are kept, and
   every sum of up to ``high`` of the terms that took part is handed on to be fitted exactly (the
-  exhaustive search over survivors of SISSO). The exhaustive enumeration in
-  :mod:`exprsearch.expand` stays the reference for spaces that fit the budget.
+  exhaustive search over survivors of SISSO). A second beam grows from the best pairs of all
+  fixed-shape terms, each pair solved exactly, for laws whose terms fit poorly one at a time.
+  The exhaustive enumeration in :mod:`exprsearch.expand` stays the reference for spaces that fit
+  the budget.
 """
 
 from __future__ import annotations
@@ -30,7 +32,17 @@ from .grammar import Limits
 from .identify import ShapeRule, factor_parts
 from .lines import line_scores, lines, ranked, shows
 from .rowsets import row_groups
-from .subsets import best_per_item, exchanged_terms, gains, near_front, orthonormal
+from .subsets import (
+    best_pairs,
+    best_per_item,
+    column_ids,
+    distinct_models,
+    exchanged_terms,
+    first_columns,
+    gains,
+    near_front,
+    orthonormal,
+)
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
 MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an even spread of them)
@@ -158,41 +170,59 @@ class DataScreen:
         seeds = self._seeds(items, owner, nonlinear)
         seed_items = np.array(sorted(seeds), dtype=np.intp)
         owners = owner.tolist()  # plain ints: the beam's bookkeeping looks them up one by one
-        same = _column_ids(design)
+        same = column_ids(design)
+        plain = first_columns(same, design, residual, nonlinear[owner] == 0)
         costs = nonlinear.tolist()
         best_column: dict[int, tuple] = {}  # item → (sse of the best model using it, its column, the model)
         models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
+        late: list[tuple[float, tuple[int, ...]]] = []  # parents grown from best_pairs (below)
         levels: list[list[tuple[int, ...]]] = []
+        extra: list[tuple[int, ...]] = []  # models of that lineage: fitted, their terms no survivors
         exchanged: list[tuple[int, ...]] = []  # the best models improved by exchanging terms
         for level in range(most):
             # a model's items → (its sse, the exponents it fits, its columns, its items in order)
             found: dict[frozenset, tuple[float, int, tuple[int, ...], tuple[int, ...]]] = {}
-            for sse, columns in models:
-                used = {owners[c] for c in columns}
-                gain, sign = gains(design, residual, columns)
-                spent = sum(costs[i] for i in used)
-                allowed = (sign >= 0) & (nonlinear[owner] + spent <= room) & ~np.isin(owner, list(used))
-                score = np.where(allowed, gain, -1.0)
-                best = best_per_item(owner, score)
-                best = best[score[best] >= 0]  # items with no allowed column are out
-                best = best[np.argsort(-score[best], kind="stable")]
-                picked = best[: 4 * s.beam].tolist()
-                if level == 0:  # the terms made of each factor's best shapes (see _seeds)
-                    chosen = set(picked)
-                    picked += [c for c in best[np.isin(owner[best], seed_items)].tolist() if c not in chosen]
-                for c, g in zip(picked, gain[picked].tolist()):
-                    key = frozenset(used | {owners[c]})  # owners[c] is not used yet (see allowed)
-                    new = (sse - g, spent + costs[owners[c]], (*columns, c))
-                    if key not in found or new[:2] < found[key][:2]:
-                        found[key] = (*new, tuple(sorted(key)))
+            found_late: dict[frozenset, tuple[float, int, tuple[int, ...], tuple[int, ...]]] = {}
+            for parents, into in ((models, found), (late, found_late)):
+                for sse, columns in parents:
+                    used = {owners[c] for c in columns}
+                    gain, sign = gains(design, residual, columns)
+                    spent = sum(costs[i] for i in used)
+                    allowed = (sign >= 0) & (nonlinear[owner] + spent <= room) & ~np.isin(owner, list(used))
+                    score = np.where(allowed, gain, -1.0)
+                    best = best_per_item(owner, score)
+                    best = best[score[best] >= 0]  # items with no allowed column are out
+                    best = best[np.argsort(-score[best], kind="stable")]
+                    picked = best[: 4 * s.beam].tolist()
+                    if level == 0:  # the terms made of each factor's best shapes (see _seeds)
+                        chosen = set(picked)
+                        picked += [c for c in best[np.isin(owner[best], seed_items)].tolist() if c not in chosen]
+                    for c, g in zip(picked, gain[picked].tolist()):
+                        key = frozenset(used | {owners[c]})  # owners[c] is not used yet (see allowed)
+                        new = (sse - g, spent + costs[owners[c]], (*columns, c))
+                        if key not in into or new[:2] < into[key][:2]:
+                            into[key] = (*new, tuple(sorted(key)))
             ranked = sorted(found.values(), key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))
             kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if seeds.issuperset(m[3])] if level == 0 else [])
             # Beside the beam, the best sums of the seeds alone grow too: greedy selection loses an
             # additive law whose pairs each fit worse than some product does (s/p + 1/b against
             # s/p + log2(p)/b, where log2(p) + 1/b + s/p is the law). They are parents only: not
             # fitted themselves, and their terms do not take the survivors' places.
-            seeded = _distinct([m for m in ranked[s.beam:] if seeds.issuperset(m[3])], same)[: s.beam] if level else []
+            seeded = distinct_models([m for m in ranked[s.beam:] if seeds.issuperset(m[3])], same)[: s.beam] if level else []
             models = [(sse, columns) for sse, _, columns, _ in kept + seeded]
+            # A beam of its own grows from the best pairs of fixed-shape terms, each pair solved
+            # exactly (best_pairs): two terms that fit poorly alone can fit well together (1/(n·p)
+            # and n·log2 n of the law 1/(n·p) + 1/p + n·log2 n rank 80th and lower alone). Its
+            # models take neither the beam's places nor the survivors'; those that fit better
+            # than the beam's best of their size are fitted exactly.
+            known = {frozenset(m[3]) for m in kept + seeded}
+            if level == 1:
+                found_late = {frozenset(owners[c] for c in pair): (sse, 0, pair, tuple(sorted(owners[c] for c in pair)))
+                              for sse, pair in best_pairs(design, residual, owner, nonlinear, room, plain, 2 * s.beam, 3)}
+            grown = sorted((m for key, m in found_late.items() if key not in known),
+                           key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))[: 2 * s.beam if level == 1 else s.beam]
+            late = [(sse, columns) for sse, _, columns, _ in grown] if level else []
+            extra += [m[3] for m in grown if level and kept and m[0] < kept[0][0]]
             levels.append([model for *_, model in kept])
             # Then the best model of this size exchanges its terms one at a time for the best
             # other while that lowers the error (sequential replacement): a term the beam took
@@ -207,6 +237,9 @@ class DataScreen:
                     i = owners[c]
                     if i not in best_column or sse < best_column[i][0]:
                         best_column[i] = (sse, c, columns)
+            for sse, columns in late:  # a start only for terms the beam never held
+                for c in columns:
+                    best_column.setdefault(owners[c], (sse, c, columns))
             if not models:
                 break
         # survivors: the terms of the best models of the largest size first, then of smaller ones,
@@ -217,7 +250,7 @@ class DataScreen:
                 if i not in survivors:
                     survivors.append(i)
         survivors = sorted(survivors[: s.survivors]) + always
-        combos = {m for level in levels for m in level} | set(exchanged)
+        combos = {m for level in levels for m in level} | set(exchanged) | set(extra)
         for size in range(max(low, 1), most + 1):
             for combo in itertools.combinations(survivors, size):
                 if sum(costs[i] for i in combo) <= room:
@@ -231,9 +264,10 @@ class DataScreen:
         guesses = {items[i][0]: (thetas[c] if nonlinear[i] == 1 else
                                  self._refined(items[i][0], thetas[c], design[:, [m for m in model if m != c]], residual))
                    for i, (_, c, model) in best_column.items() if nonlinear[i] and i in wanted}
+        paired = f", and from the best pairs of {len(plain):,} fixed-shape terms" if most > 1 else ""
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
-               f"{len(seeds)} terms of each factor's best shapes) and formed every sum of up to {most} of the "
-               f"{len(survivors)} terms that took part ({len(every):,} sums)")
+               f"{len(seeds)} terms of each factor's best shapes{paired}) and formed every sum of up to {most} of "
+               f"the {len(survivors)} terms that took part ({len(every):,} sums)")
         fitted = "; fitted all of them"
         if s.margin is not None:
             linear = {i: c for c, i in enumerate(owners) if not costs[i]}
@@ -340,24 +374,3 @@ class DataScreen:
             else:
                 columns.append(value)
         return (np.column_stack(columns) if columns else np.zeros((len(self.configs), 0))), target
-
-
-def _column_ids(design: np.ndarray) -> list[int]:
-    """An id per column of ``design``, shared by columns equal to 9 decimals (unit columns): a
-    fitted exponent at a grid value that is a fixed shape (``n**k`` at 2 and ``n**2``) is a copy."""
-    rounded = np.ascontiguousarray(np.round(design.T, 9) + 0.0)  # + 0.0: -0.0 and 0.0 alike
-    rows = rounded.view(np.dtype((np.void, rounded.dtype.itemsize * rounded.shape[1]))).ravel()
-    return np.unique(rows, return_inverse=True)[1].ravel().tolist()
-
-
-def _distinct(models: list[tuple], same: list[int]) -> list[tuple]:
-    """``models`` (ranked) without the later copies of one set of columns: ten places of the
-    seeded sums held {n², b·p^k} three ways (``n**k`` at 2, ``n**2·p**k`` at 0), and the sum the
-    law grows from, {n², 1/p}, was eighteenth."""
-    seen, kept = set(), []
-    for model in models:
-        key = frozenset(same[c] for c in model[2])
-        if key not in seen:
-            seen.add(key)
-            kept.append(model)
-    return kept

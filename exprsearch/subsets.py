@@ -1,10 +1,13 @@
 """Least-squares arithmetic for choosing sums of term columns (:mod:`exprsearch.screen`): the
-gain of adding a column to a model, exchanging a model's terms, the sums that could reach the
-Pareto front, and orthonormal bases. Columns are relative, weighted and of unit length."""
+gain of adding a column to a model, the best pairs of all, exchanging a model's terms, the sums
+that could reach the Pareto front, copies of one column, and orthonormal bases. Columns are
+relative, weighted and of unit length."""
 
 from __future__ import annotations
 
 import numpy as np
+
+PAIR_COLUMNS = 4000  # columns whose every pair best_pairs solves, at most (those best alone)
 
 
 def gains(design: np.ndarray, residual: np.ndarray, columns: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +100,56 @@ def exchanged_terms(design: np.ndarray, residual: np.ndarray, model: tuple[float
     return sse, columns
 
 
+def best_pairs(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonlinear: np.ndarray, room: int,
+               columns: np.ndarray, count: int, share: int = 2, chunk: int = 512) -> list[tuple[float, tuple[int, int]]]:
+    """The ``count`` pairs of ``columns`` (indices into ``design``; of two items, ``owner``
+    naming each column's) that fit ``residual`` best together with non-negative coefficients and
+    within ``room`` fitted exponents: their squared error and columns, best first, one pair per
+    pair of items and no item in more than ``share`` of them (else the best pairs are one good
+    term beside every shape of another factor). Every pair is solved in closed form (unit
+    columns), a block at a time, so that two terms that each fit poorly alone but well together
+    are found, where forward selection passes the first of them over."""
+    total = float(residual @ residual)
+    x = np.ascontiguousarray(design[:, columns].T)  # a row per column: 4× faster products
+    a = x @ residual
+    own, cost = owner[columns], nonlinear[owner[columns]]
+    shared_owner, any_cost = len(np.unique(own)) < len(own), bool(cost.any())
+    found: dict[tuple[int, int], tuple[float, int, int]] = {}
+    for start in range(0, len(columns), chunk):
+        end = min(start + chunk, len(columns))
+        r = x[:end] @ x[start:end].T  # every pair (i, j) with i < j < end and j >= start
+        left, right = a[:end, None], a[None, start:end]
+        det = 1.0 - r * r
+        u, v = left - r * right, right - r * left  # the two coefficients, times det
+        with np.errstate(all="ignore"):
+            gain = v * v
+            gain /= det
+            gain += left * left
+        bad = (det <= 1e-8) | (u < 0) | (v < 0)  # det ~ 0: (nearly) one column twice
+        bad[start:end][np.tril_indices(end - start)] = True  # i >= j
+        if shared_owner:
+            bad |= own[:end, None] == own[None, start:end]
+        if any_cost:
+            bad |= cost[:end, None] + cost[None, start:end] > room
+        gain[bad] = -np.inf
+        flat = gain.ravel()
+        top = np.argpartition(-flat, 8 * count)[: 8 * count] if flat.size > 8 * count else np.arange(flat.size)
+        for k in top[np.isfinite(flat[top])].tolist():
+            i, j = divmod(k, end - start)
+            i, j = int(columns[i]), int(columns[start + j])
+            key = (min(owner[i], owner[j]), max(owner[i], owner[j]))
+            if key not in found or flat[k] > found[key][0]:
+                found[key] = (float(flat[k]), i, j)
+    best, times = [], {}
+    for g, i, j in sorted(found.values(), key=lambda g: (-g[0], g[1], g[2])):
+        if times.get(owner[i], 0) < share and times.get(owner[j], 0) < share:
+            best.append((total - g, (i, j)))
+            times[owner[i]], times[owner[j]] = times.get(owner[i], 0) + 1, times.get(owner[j], 0) + 1
+            if len(best) == count:
+                break
+    return best
+
+
 def residual_sse(design: np.ndarray, residual: np.ndarray, columns: tuple[int, ...]) -> float:
     """The squared residual of the least-squares fit of ``residual`` by ``columns``."""
     if columns:
@@ -120,3 +173,36 @@ def orthonormal(columns: np.ndarray) -> np.ndarray:
     q, r = np.linalg.qr(columns)
     keep = np.abs(np.diag(r)) > 1e-10 * max(float(np.abs(np.diag(r)).max()), 1e-300)
     return q[:, keep]
+
+
+def column_ids(design: np.ndarray) -> list[int]:
+    """An id per column of ``design``, shared by columns equal to 9 decimals (unit columns): a
+    fitted exponent at a grid value that is a fixed shape (``n**k`` at 2 and ``n**2``) is a copy."""
+    rounded = np.ascontiguousarray(np.round(design.T, 9) + 0.0)  # + 0.0: -0.0 and 0.0 alike
+    rows = rounded.view(np.dtype((np.void, rounded.dtype.itemsize * rounded.shape[1]))).ravel()
+    return np.unique(rows, return_inverse=True)[1].ravel().tolist()
+
+
+def first_columns(same: list[int], design: np.ndarray, residual: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The ``wanted`` columns, one of each distinct content (the first), and at most
+    :data:`PAIR_COLUMNS` of them, those that fit ``residual`` best alone: the exact scan of pairs."""
+    ids = np.asarray(same)
+    first = np.sort(np.unique(ids, return_index=True)[1]) if len(ids) else np.zeros(0, dtype=np.intp)
+    first = first[wanted[first]]
+    if len(first) > PAIR_COLUMNS:
+        fit = np.abs(design[:, first].T @ residual)
+        first = np.sort(first[np.argsort(-fit, kind="stable")[:PAIR_COLUMNS]])
+    return first
+
+
+def distinct_models(models: list[tuple], same: list[int]) -> list[tuple]:
+    """``models`` (ranked) without the later copies of one set of columns: ten places of the
+    seeded sums held {n², b·p^k} three ways (``n**k`` at 2, ``n**2·p**k`` at 0), and the sum the
+    law grows from, {n², 1/p}, was eighteenth."""
+    seen, kept = set(), []
+    for model in models:
+        key = frozenset(same[c] for c in model[2])
+        if key not in seen:
+            seen.add(key)
+            kept.append(model)
+    return kept

@@ -1,0 +1,65 @@
+"""Least-squares arithmetic of the screening: the exact scan of pairs against brute force."""
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exprsearch.subsets import best_pairs
+
+
+def _brute_force(design, residual, owner):
+    """Every pair of columns of two items fitted by least squares, those whose coefficients are
+    both non-negative, best first."""
+    fits = []
+    for i, j in itertools.combinations(range(design.shape[1]), 2):
+        if owner[i] == owner[j]:
+            continue
+        coefficients, *_ = np.linalg.lstsq(design[:, [i, j]], residual, rcond=None)
+        if (coefficients >= 0).all():
+            rest = residual - design[:, [i, j]] @ coefficients
+            fits.append((float(rest @ rest), (i, j)))
+    return sorted(fits)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), rows=st.integers(4, 30), columns=st.integers(2, 40))
+def test_the_best_pair_is_the_one_brute_force_finds(seed, rows, columns):
+    rng = np.random.default_rng(seed)
+    design = rng.standard_normal((rows, columns))
+    design /= np.linalg.norm(design, axis=0)
+    residual = rng.standard_normal(rows)
+    owner = np.arange(columns)
+    found = best_pairs(design, residual, owner, np.zeros(columns, dtype=int), 0, np.arange(columns), 1)
+    expected = _brute_force(design, residual, owner)
+    if not expected:
+        assert found == []
+        return
+    assert found, "brute force found a pair with non-negative coefficients"
+    # closed form against lstsq: equal to rounding, so a tie may name the other pair
+    sse, (i, j) = found[0]
+    exact = next(e for e, pair in expected if pair == (i, j))
+    assert exact <= expected[0][0] + 1e-6 * float(residual @ residual)
+    assert abs(sse - exact) <= 1e-6 * float(residual @ residual)
+
+
+def test_a_pair_that_fits_only_together_is_found_and_no_term_crowds_the_others_out():
+    """a and b each fit the target worse than the decoys, which each carry a share of both; the
+    pair fits exactly. No item takes part in more than ``share`` of the pairs returned, and the
+    column -(a + b), which fits exactly only with a negative coefficient, fits nothing here."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(30), rng.standard_normal(30)
+    target = a + b
+    decoys = [target + 0.4 * rng.standard_normal(30) for _ in range(6)]
+    design = np.column_stack([a, b, *decoys, -target])
+    design /= np.linalg.norm(design, axis=0)
+    alone = np.abs(design.T @ target)
+    assert alone[0] < alone[2:8].min() and alone[1] < alone[2:8].min()
+    owner = np.arange(design.shape[1])
+    pairs = best_pairs(design, target, owner, np.zeros(len(owner), dtype=int), 0, owner, 8, share=2)
+    assert pairs[0][1] == (0, 1) and pairs[0][0] < 1e-6
+    used = [i for _, pair in pairs for i in pair]
+    assert len(pairs) > 4 and max(used.count(i) for i in set(used)) <= 2
+    assert [sse for sse, _ in pairs] == sorted(sse for sse, _ in pairs)
+    assert all(sse > 1e-3 for sse, pair in pairs if 8 in pair)
