@@ -129,7 +129,7 @@ def best_pairs(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonl
         bad[start:end][np.tril_indices(end - start)] = True  # i >= j
         if shared_owner:
             bad |= own[:end, None] == own[None, start:end]
-        if any_cost:
+        if any_cost or room < 0:
             bad |= cost[:end, None] + cost[None, start:end] > room
         gain[bad] = -np.inf
         flat = gain.ravel()

@@ -63,3 +63,17 @@ def test_a_pair_that_fits_only_together_is_found_and_no_term_crowds_the_others_o
     assert len(pairs) > 4 and max(used.count(i) for i in set(used)) <= 2
     assert [sse for sse, _ in pairs] == sorted(sse for sse, _ in pairs)
     assert all(sse > 1e-3 for sse, pair in pairs if 8 in pair)
+
+
+def test_pairs_respect_the_room_for_fitted_exponents():
+    """With no room left for a fitted exponent, no pair is offered, as forward selection offers
+    no term; with room for one, never a pair of two terms that each fit an exponent."""
+    rng = np.random.default_rng(3)
+    design = rng.standard_normal((12, 6))
+    design /= np.linalg.norm(design, axis=0)
+    residual = design[:, 0] + design[:, 1]
+    owner, columns = np.arange(6), np.arange(6)
+    assert best_pairs(design, residual, owner, np.zeros(6, dtype=int), -1, columns, 5) == []
+    nonlinear = np.array([1, 1, 0, 0, 0, 0])
+    pairs = best_pairs(design, residual, owner, nonlinear, 1, columns, 15)
+    assert pairs and all(nonlinear[list(pair)].sum() <= 1 for _, pair in pairs)
