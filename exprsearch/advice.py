@@ -1,5 +1,6 @@
 """The sentences of ``suggest``: a plausible law written with its constants, what each suggested
-run separates and costs, and whether the prediction at the target is settled, or why not."""
+run separates and costs, and whether the prediction at the target is settled, or why not; and,
+for ``suggest`` and ``optimize``, what a cost is where the target is the time of one step."""
 
 from __future__ import annotations
 
@@ -18,10 +19,21 @@ def written(template: sympy.Expr, values: Mapping[str, float], digits: int = 3) 
     return to_readable(template.xreplace(constants), digits)
 
 
+def per_step(target: str, rate: bool, steps: str | None, clock: bool) -> list[str]:
+    """The note that costs are per step, where the data were a per-step log (``steps`` numbering
+    its steps) and the target the time of one step, not a clock or a rate."""
+    if steps is None or clock or rate:
+        return []
+    return [f"{target} is the time of one step (the data's rows were the steps of runs, numbered by {steps}): costs "
+            "and budgets here are those of one step; pass --work with the steps of a run to cost whole runs"]
+
+
 def basis(devices: str | None, price: float, rate: str | None = None, work: float | None = None) -> str:
     """What a run's cost is made of, in words: ``(2 × p × predicted time)``; for a law of the
-    ``rate``, the time is the work over it (``p × 1e+06 / predicted images_per_sec``)."""
-    time = "predicted time" if rate is None else f"{1 if work is None else work:g} / predicted {rate}"
+    ``rate``, the time is the work over it (``p × 1e+06 / predicted images_per_sec``); for a time
+    per step, ``work`` times it (``p × 1000 × predicted time``)."""
+    time = ("predicted time" if work is None else f"{work:g} × predicted time") if rate is None else \
+        f"{1 if work is None else work:g} / predicted {rate}"
     parts = ([f"{price:g}"] if price != 1 else []) + ([devices] if devices else []) + [time]
     return f"({' × '.join(parts)})" if len(parts) > 1 else "(its predicted time)"
 

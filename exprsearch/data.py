@@ -50,6 +50,7 @@ class Dataset:
     drop_missing: bool = False  # read with rows of missing values dropped, as reading it again must
     drop_stray: bool = False  # and with runs far from their repeats dropped
     steps: str | None = None  # the column numbering the steps where the table's rows were steps of its runs
+    clock: bool = False  # and the target a clock, each run taken at its last step (else its steps' median)
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -282,7 +283,8 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[
     if renamed:
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
     return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes), places=placed(positions, numbering),
-                   drop_missing=drop_missing, drop_stray=drop_stray, steps=steps.step if collapsed else None)
+                   drop_missing=drop_missing, drop_stray=drop_stray, steps=steps.step if collapsed else None,
+                   clock=collapsed and steps.clock)
 
 
 def __getattr__(name: str):

@@ -52,10 +52,11 @@ class Law:
         return factor_symbol(factor) in self.template.free_symbols
 
     def durations(self, predicted: np.ndarray, work: float | None = None) -> np.ndarray | None:
-        """The time runs take, from the law's ``predicted`` target: the target itself for a time;
-        ``work`` / the rate for a rate (None without ``work``: a rate alone gives no duration)."""
+        """The time runs take, from the law's ``predicted`` target: for a time, the target itself,
+        or ``work`` times it (a time per step or per sample, for runs of ``work`` steps); for a
+        rate, ``work`` / the rate (None without ``work``: a rate alone gives no duration)."""
         if not self.rate:
-            return predicted
+            return predicted if work is None else work * predicted
         return None if work is None else work / predicted
 
     def predict_interval(self, data: Mapping[str, object], level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

@@ -71,12 +71,13 @@ def optimize(
     pricing: Pricing | None = None, budget: float | None = None, work: float | None = None,
 ) -> Optimum:
     """Minimise time, or cost subject to ``time <= budget`` when ``pricing`` is given. A law of a
-    rate (:attr:`Law.rate`) is maximised; its time, for a budget or prices, is ``work`` / rate."""
+    rate (:attr:`Law.rate`) is maximised; its time, for a budget or prices, is ``work`` / rate. A
+    law of a time per step is a run's time ``work`` times over, where ``work`` is given."""
     if not vary:
         raise ConfigError("give at least one --vary FACTOR=RANGE to search over")
-    if work is not None and not (law.rate and 0 < work < math.inf):
-        raise ConfigError(f"--work {work:g}: give the positive amount one run processes, for a law of a rate"
-                          if law.rate else f"--work is for a law of a rate; {law.target} is a time")
+    if work is not None and not 0 < work < math.inf:
+        raise ConfigError(f"--work {work:g}: give the positive amount one run processes (for a time per step, the "
+                          "steps of a run)")
     if law.rate and work is None and (budget is not None or pricing is not None):
         raise ConfigError(f"{law.target} is a rate: give --work, the amount one run processes (samples, tokens), "
                           f"so that its time, work / {law.target}, can meet a budget or be priced")

@@ -87,8 +87,11 @@ def matching_rows(data: Dataset, fixed: dict[str, float]) -> np.ndarray:
 
 
 def _measured(data: Dataset) -> str:
-    """What a point of ``data`` is: a measurement, or a run of a per-step log (its steps' median)."""
-    return "runs (each the median of its steps)" if data.steps else "measurements"
+    """What a point of ``data`` is: a measurement, or a run of a per-step log (its steps' median,
+    or its last step where the target is a clock)."""
+    if not data.steps:
+        return "measurements"
+    return "runs (each at its last step)" if data.clock else "runs (each the median of its steps)"
 
 
 def measured_vs_predicted(law: Law, data: Dataset, path: Path) -> Path:

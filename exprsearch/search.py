@@ -337,6 +337,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
                  **({"group": dict(dataset.group)} if dataset.group else {}),
                  **({"drop_missing": True} if dataset.drop_missing else {}),
                  **({"drop_stray": True} if dataset.drop_stray else {}),
+                 **({"steps": dataset.steps, **({"clock": True} if dataset.clock else {})} if dataset.steps else {}),
                  **({"notes": list(dataset.notes)} if dataset.notes else {})},
         selection=ranking.rule,
         seed=seed,

@@ -83,7 +83,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     ``budget`` more cost and within it (default: planned for as much as the measurements so far
     cost, without a limit). Search with ``near_front=False``, as ``exprsearch suggest`` does, so
     that the laws off the front that fit nearly as well are among the plausible ones. A run of a
-    law of a rate (:attr:`Law.rate`) takes ``work`` / rate (one unit of work where not given)."""
+    law of a rate (:attr:`Law.rate`) takes ``work`` / rate (one unit of work where not given), a law of
+    a time per step ``work`` × time."""
     law = result.law
     check_factors(list(at), law.factors, "--at")
     missing = [f for f in law.factors if f not in at]

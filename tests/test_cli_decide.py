@@ -340,3 +340,37 @@ def test_fix_takes_a_configuration_as_at_does():
         _fixed(["n=1,000"])
     with pytest.raises(ConfigError, match="gives 'n' twice"):
         _fixed(["n=16000,n=1000"])
+
+
+def test_a_per_step_logs_costs_are_per_step_until_work_gives_the_steps_of_a_run(tmp_path):
+    """The law of a per-step log is the time of one step: optimize and suggest say that their
+    costs and budgets are a step's, and --work (the steps of a run) makes them a run's. A clock,
+    taken at each run's last step, is already a run's time: nothing to say."""
+    import pandas as pd
+
+    from tests.test_roles import _logged
+
+    path = _logged(tmp_path)
+    out = tmp_path / "o"
+    assert run("run", path, "-t", "perf/step_time", "--bootstrap", "0", "--out", out).exit_code == 0
+    assert json.loads((out / "law.json").read_text())["dataset"]["steps"] == "_step"
+    said = "perf/step_time is the time of one step (the data's rows were the steps of runs, numbered by _step)"
+    per_step = run("optimize", out, "--vary", "gpus=1..8", "--fix", "batch=64", "--price", "1", "--devices", "gpus")
+    assert per_step.exit_code == 0 and said in " ".join(per_step.output.split())
+    per_run = run("optimize", out, "--vary", "gpus=1..8", "--fix", "batch=64", "--price", "1", "--devices", "gpus",
+                  "--work", "40", "--json")
+    best = json.loads(per_run.stdout)["best"]
+    assert best["time"] == pytest.approx(40 * best["value"])
+    assert best["cost"] == pytest.approx(json.loads(run("optimize", out, "--vary", "gpus=1..8", "--fix", "batch=64",
+                                                        "--price", "1", "--devices", "gpus", "--json").stdout)
+                                         ["best"]["cost"] * 40)
+    suggested = run("suggest", path, "-t", "perf/step_time", "--vary", "gpus=1..16", "--at", "gpus=16,batch=64",
+                    "--devices", "gpus", "--bootstrap", "20", "--count", "1", "--work", "40")
+    assert suggested.exit_code == 0, suggested.output
+    assert "(gpus × 40 × predicted time)" in " ".join(suggested.output.split()) and said not in suggested.output
+    clock, timed = tmp_path / "c", tmp_path / "clock.csv"
+    pd.read_csv(path).drop(columns=["perf/step_time"]).to_csv(timed, index=False)
+    assert run("run", timed, "-t", "_runtime", "--bootstrap", "0", "--out", clock).exit_code == 0
+    assert json.loads((clock / "law.json").read_text())["dataset"]["clock"] is True
+    ran = run("optimize", clock, "--vary", "gpus=1..8", "--fix", "batch=64", "--price", "1", "--devices", "gpus")
+    assert ran.exit_code == 0 and "time of one step" not in ran.output

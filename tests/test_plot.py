@@ -250,7 +250,8 @@ def test_a_law_fitted_without_stray_runs_is_drawn_without_them(tmp_path, monkeyp
 
 
 def test_a_per_step_logs_points_are_named_as_its_runs(tmp_path):
-    """The points of a law fitted to a per-step log are runs, each the median of its steps."""
+    """The points of a law fitted to a per-step log are runs, each the median of its steps, or its
+    last step where the target is a clock."""
     from exprsearch.data import load_table
 
     log = ["gpus,step,time"] + [f"{g},{s},{10 / g + s % 2}" for g in (1, 2, 4) for s in range(6)]
@@ -258,3 +259,7 @@ def test_a_per_step_logs_points_are_named_as_its_runs(tmp_path):
     (tmp_path / "runs.csv").write_text("gpus,time\n1,10\n2,5\n4,2.5\n")
     assert plot._measured(load_table(tmp_path / "log.csv", "time")) == "runs (each the median of its steps)"
     assert plot._measured(load_table(tmp_path / "runs.csv", "time")) == "measurements"
+    # a clock (the time since the run began) is each run's last step
+    clock = ["gpus,_step,_runtime"] + [f"{g},{s},{(s + 1) * 10 / g}" for g in (1, 2, 4) for s in range(6)]
+    (tmp_path / "clock.csv").write_text("\n".join(clock) + "\n")
+    assert plot._measured(load_table(tmp_path / "clock.csv", "_runtime")) == "runs (each at its last step)"

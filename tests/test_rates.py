@@ -61,8 +61,20 @@ def test_a_rate_meets_a_budget_and_is_priced_through_the_work_of_a_run():
     o = optimize(rate_law(), P, {}, pricing=Pricing(price=3600.0, devices="p"), budget=10.0, work=36000.0)
     assert o.best.config["p"] == 48 and o.best.time == pytest.approx(36000 / (4800 - 0.5 * 48**2))
     assert o.best.cost == pytest.approx(o.best.time * 48)
-    with pytest.raises(ConfigError, match="--work is for a law of a rate"):
-        optimize(rate_law(kind="time"), P, {}, work=1.0)
+    with pytest.raises(ConfigError, match="--work -1: give the positive amount one run processes"):
+        optimize(rate_law(), P, {}, work=-1.0)
+
+
+def test_a_time_per_step_meets_a_budget_and_is_priced_as_work_steps():
+    """A law of the time of one step, given the steps of a run as its work: a run takes work × time,
+    which the budget bounds and the price is paid for."""
+    law = rate_law(kind="time")  # 100 p - 0.5 p² read as seconds per step: 99.5 at p = 1, 198 at p = 2
+    alone = optimize(law, P, {}, pricing=Pricing(price=3600.0, devices="p"), budget=200.0)
+    o = optimize(law, P, {}, pricing=Pricing(price=3600.0, devices="p"), budget=20000.0, work=100.0)
+    assert o.feasible == alone.feasible == 2 and o.best.config == alone.best.config == {"p": 1.0}
+    assert o.best.value == pytest.approx(99.5) and o.best.time == pytest.approx(9950.0)
+    assert o.best.cost == pytest.approx(100 * alone.best.cost)
+    assert optimize(law, P, {}, budget=19000.0, work=100.0).feasible == 1  # 190 s a step: p = 2 is out
 
 
 def test_explain_reads_speedup_as_the_rate_s_growth_and_finds_its_peak():

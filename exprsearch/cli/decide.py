@@ -195,9 +195,9 @@ def optimize_command(
     devices: Annotated[str | None, typer.Option(help="Factor that counts the devices paid for, e.g. p.", rich_help_panel="Cost and budget")] = None,
     price_table: Annotated[Path | None, typer.Option(help="A table (CSV, workbook, …): factor columns and a 'price' column per hour.", rich_help_panel="Cost and budget")] = None,
     price_sheet: Annotated[str | None, typer.Option(help="With --price-table: an Excel workbook's sheet, where more than one holds data.", rich_help_panel="Cost and budget")] = None,
-    budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time, in the target's unit.", rich_help_panel="Cost and budget")] = None,
+    budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time of a run, in the target's unit.", rich_help_panel="Cost and budget")] = None,
     time_unit: Annotated[str, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h (for cost).", rich_help_panel="Cost and budget")] = "s",
-    work_: Annotated[float | None, typer.Option("--work", help="For a law of a rate (samples/s): what one run processes, so that its time is work / rate (for --budget and prices).", rich_help_panel="Cost and budget")] = None,
+    work_: Annotated[float | None, typer.Option("--work", help="What one run processes, for --budget and prices: with a rate (samples/s) a run's time is work / rate; with a time per step (or per sample), work × time.", rich_help_panel="Cost and budget")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.", rich_help_panel="Output")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).", rich_help_panel="Output")] = None,
     force: Annotated[bool, typer.Option(help="With --plot: replace the file if it exists.", rich_help_panel="Output")] = False,
@@ -247,11 +247,15 @@ def optimize_command(
         if plot is not None:
             from ..plot import pareto_set
 
-            pareto_set(list(found.pareto), found.best, f"time (work / {law.target})" if law.rate else law.target,
-                       plot, budget)
+            pareto_set(list(found.pareto), found.best, f"time (work / {law.target})" if law.rate else
+                       f"time ({work_:g} × {law.target})" if work_ is not None else law.target, plot, budget)
         return law, found
 
     law, o = _guard(work)
+    if work_ is None and (budget is not None or price is not None or price_table is not None):
+        from ..advice import per_step
+
+        notes += per_step(law.target, law.rate, law.dataset.get("steps"), bool(law.dataset.get("clock")))
     for note in notes:
         _note(note)
     # the best configuration is where the decision is made: the law's reach there is said with it
@@ -267,7 +271,8 @@ def optimize_command(
     config = ", ".join(f"{k} = {setting(v)}" for k, v in best.config.items())
     cost = "" if best.cost is None else f", cost {best.cost:.4g}"
     what = "cheapest" if o.objective == "cost" else "fastest"
-    timed = f", time {best.time:.4g}" if law.rate and best.time is not None else ""
+    run_time = law.rate or work_ is not None  # a time apart from the target's own value
+    timed = f", time {best.time:.4g}" if run_time and best.time is not None else ""
     out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
               f"{law.target} {best.value:.4g}{timed}{cost}", highlight=False)
     if law.rate:
@@ -280,11 +285,11 @@ def optimize_command(
         _warn(f"in the {what} configuration, {w}; measure near it before relying on it (exprsearch suggest "
               "plans runs)")
     if o.objective == "cost" and len(o.pareto) > 1:
-        table = Table(*best.config, law.target, *(["time"] if law.rate else []), "cost",
+        table = Table(*best.config, law.target, *(["time"] if run_time else []), "cost",
                       title="time vs cost: Pareto set", title_justify="left")
         for c in o.pareto[:30]:
             table.add_row(*[setting(v) for v in c.config.values()], f"{c.value:.4g}",
-                          *([f"{c.time:.4g}"] if law.rate else []), f"{c.cost:.4g}")
+                          *([f"{c.time:.4g}"] if run_time else []), f"{c.cost:.4g}")
         out.print(table)
         if len(o.pareto) > 30:
             out.print(f"… and {len(o.pareto) - 30} more on the Pareto set (all of them with --json)", highlight=False)

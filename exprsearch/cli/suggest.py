@@ -31,13 +31,14 @@ def suggest(
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.", rich_help_panel="Output")] = False,
     target_kind: Annotated[str | None, typer.Option(help="time or rate (a throughput: a run takes work / rate). Default: read from the target's name.", rich_help_panel="Data")] = None,
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
-    work_: Annotated[float | None, typer.Option("--work", help="With a rate: what one run processes, so that its time is work / rate (default 1: costs per unit of work).", rich_help_panel="Plan")] = None,
+    work_: Annotated[float | None, typer.Option("--work", help="What one run processes: with a rate, its time is work / rate (default 1: costs per unit of work); with a time per step (or per sample), work × time.", rich_help_panel="Plan")] = None,
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.", rich_help_panel="Data")] = False,
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
     from .. import export
+    from ..advice import per_step
     from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values, setting
     from ..errors import SettingsError
     from ..fit import FitSettings
@@ -84,9 +85,9 @@ def suggest(
         # every sum the screening forms: the plausible laws include those off the front
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap, near_front=False)
         kind = kind_of(dataset.target, target_kind)
-        if work_ is not None and kind != "rate":
-            raise ConfigError(f"--work is for a target that is a rate; {dataset.target} is a time (or pass "
-                              "--target-kind rate)")
+        if work_ is None:
+            for note in per_step(dataset.target, kind == "rate", dataset.steps, dataset.clock):
+                cli._note(note)
         result = search(dataset, grammar=grammar, settings=settings)
         result = replace(result, law=replace(result.law, target_kind=kind))
         return result, advise(result, space, point, count, devices and law_name(devices), price, tolerance, budget,
