@@ -49,6 +49,9 @@ MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an 
 # shapes of a factor whose line scores (BIC) lie within this of the best are ones the data cannot
 # tell apart ("not worth more than a bare mention", Kass & Raftery 1995): the simplest are kept first
 SHAPE_TIE = 2.0
+# the beam's best fixed-shape sum misses by more than the noise where its squared residual is this
+# many times what repetitions alone leave; only then are the best pairs grown as a beam of their own
+MISFIT = 1.5
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,12 @@ class DataScreen:
         self.configs, self.mean = configs[keep], mean[keep]
         self.weight = np.sqrt(counts[keep].astype(float))
         self.compiler = compiler.subset(first[keep])  # one row per configuration looked at
+        # The squared residual here of a law that misses only by the noise: each configuration's
+        # relative variance between its repetitions, where measured more than once (None if none is)
+        spread = np.bincount(inverse, weights=(y / mean[inverse] - 1) ** 2)[keep]
+        repeated = counts[keep] > 1
+        self.floor = float(np.mean(spread[repeated] / (counts[keep][repeated] - 1)) * len(keep)) \
+            if repeated.sum() >= 2 else None
 
     # -- columns -----------------------------------------------------------------------------
     def _stacked(self, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, list[tuple[float, ...]]]:
@@ -171,38 +180,44 @@ class DataScreen:
         seed_items = np.array(sorted(seeds), dtype=np.intp)
         owners = owner.tolist()  # plain ints: the beam's bookkeeping looks them up one by one
         same = column_ids(design)
-        plain = first_columns(same, design, residual, nonlinear[owner] == 0)
         costs = nonlinear.tolist()
+
+        def grown(parents: list[tuple[float, tuple[int, ...]]], level: int) -> dict:
+            """Each parent with each term it may take added: a model's items → (its sse, the
+            exponents it fits, its columns, its items in order), the best per set of items."""
+            found: dict[frozenset, tuple[float, int, tuple[int, ...], tuple[int, ...]]] = {}
+            for sse, columns in parents:
+                used = {owners[c] for c in columns}
+                gain, sign = gains(design, residual, columns)
+                spent = sum(costs[i] for i in used)
+                allowed = (sign >= 0) & (nonlinear[owner] + spent <= room) & ~np.isin(owner, list(used))
+                score = np.where(allowed, gain, -1.0)
+                best = best_per_item(owner, score)
+                best = best[score[best] >= 0]  # items with no allowed column are out
+                best = best[np.argsort(-score[best], kind="stable")]
+                picked = best[: 4 * s.beam].tolist()
+                if level == 0:  # the terms made of each factor's best shapes (see _seeds)
+                    chosen = set(picked)
+                    picked += [c for c in best[np.isin(owner[best], seed_items)].tolist() if c not in chosen]
+                for c, g in zip(picked, gain[picked].tolist()):
+                    key = frozenset(used | {owners[c]})  # owners[c] is not used yet (see allowed)
+                    new = (sse - g, spent + costs[owners[c]], (*columns, c))
+                    if key not in found or new[:2] < found[key][:2]:
+                        found[key] = (*new, tuple(sorted(key)))
+            return found
+
+        def order(models) -> list:
+            return sorted(models, key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))
+
         best_column: dict[int, tuple] = {}  # item → (sse of the best model using it, its column, the model)
         models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
-        late: list[tuple[float, tuple[int, ...]]] = []  # parents grown from best_pairs (below)
         levels: list[list[tuple[int, ...]]] = []
-        extra: list[tuple[int, ...]] = []  # models of that lineage: fitted, their terms no survivors
+        known: list[set[frozenset]] = []  # per size, the sets of items the beam grew from
+        best_sse: list[float] = []  # per size, the beam's best fit
+        best_plain = np.inf  # the beam's best fit with no fitted exponent
         exchanged: list[tuple[int, ...]] = []  # the best models improved by exchanging terms
         for level in range(most):
-            # a model's items → (its sse, the exponents it fits, its columns, its items in order)
-            found: dict[frozenset, tuple[float, int, tuple[int, ...], tuple[int, ...]]] = {}
-            found_late: dict[frozenset, tuple[float, int, tuple[int, ...], tuple[int, ...]]] = {}
-            for parents, into in ((models, found), (late, found_late)):
-                for sse, columns in parents:
-                    used = {owners[c] for c in columns}
-                    gain, sign = gains(design, residual, columns)
-                    spent = sum(costs[i] for i in used)
-                    allowed = (sign >= 0) & (nonlinear[owner] + spent <= room) & ~np.isin(owner, list(used))
-                    score = np.where(allowed, gain, -1.0)
-                    best = best_per_item(owner, score)
-                    best = best[score[best] >= 0]  # items with no allowed column are out
-                    best = best[np.argsort(-score[best], kind="stable")]
-                    picked = best[: 4 * s.beam].tolist()
-                    if level == 0:  # the terms made of each factor's best shapes (see _seeds)
-                        chosen = set(picked)
-                        picked += [c for c in best[np.isin(owner[best], seed_items)].tolist() if c not in chosen]
-                    for c, g in zip(picked, gain[picked].tolist()):
-                        key = frozenset(used | {owners[c]})  # owners[c] is not used yet (see allowed)
-                        new = (sse - g, spent + costs[owners[c]], (*columns, c))
-                        if key not in into or new[:2] < into[key][:2]:
-                            into[key] = (*new, tuple(sorted(key)))
-            ranked = sorted(found.values(), key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))
+            ranked = order(grown(models, level).values())
             kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if seeds.issuperset(m[3])] if level == 0 else [])
             # Beside the beam, the best sums of the seeds alone grow too: greedy selection loses an
             # additive law whose pairs each fit worse than some product does (s/p + 1/b against
@@ -210,20 +225,10 @@ class DataScreen:
             # fitted themselves, and their terms do not take the survivors' places.
             seeded = distinct_models([m for m in ranked[s.beam:] if seeds.issuperset(m[3])], same)[: s.beam] if level else []
             models = [(sse, columns) for sse, _, columns, _ in kept + seeded]
-            # A beam of its own grows from the best pairs of fixed-shape terms, each pair solved
-            # exactly (best_pairs): two terms that fit poorly alone can fit well together (1/(n·p)
-            # and n·log2 n of the law 1/(n·p) + 1/p + n·log2 n rank 80th and lower alone). Its
-            # models take neither the beam's places nor the survivors'; those that fit better
-            # than the beam's best of their size are fitted exactly.
-            known = {frozenset(m[3]) for m in kept + seeded}
-            if level == 1:
-                found_late = {frozenset(owners[c] for c in pair): (sse, 0, pair, tuple(sorted(owners[c] for c in pair)))
-                              for sse, pair in best_pairs(design, residual, owner, nonlinear, room, plain, 2 * s.beam, 3)}
-            grown = sorted((m for key, m in found_late.items() if key not in known),
-                           key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))[: 2 * s.beam if level == 1 else s.beam]
-            late = [(sse, columns) for sse, _, columns, _ in grown] if level else []
-            extra += [m[3] for m in grown if level and kept and m[0] < kept[0][0]]
             levels.append([model for *_, model in kept])
+            known.append({frozenset(m[3]) for m in kept + seeded})
+            best_sse.append(kept[0][0] if kept else np.inf)
+            best_plain = min([best_plain] + [m[0] for m in kept if not m[1]])
             # Then the best model of this size exchanges its terms one at a time for the best
             # other while that lowers the error (sequential replacement): a term the beam took
             # early may be the wrong one of two that fit alike (p beside 1/n + 1/b, where the
@@ -237,11 +242,30 @@ class DataScreen:
                     i = owners[c]
                     if i not in best_column or sse < best_column[i][0]:
                         best_column[i] = (sse, c, columns)
-            for sse, columns in late:  # a start only for terms the beam never held
-                for c in columns:
-                    best_column.setdefault(owners[c], (sse, c, columns))
             if not models:
                 break
+        # Where the beam's best fixed-shape sum misses by more than the noise, a second beam grows
+        # from the best pairs of fixed-shape terms, each pair solved exactly (best_pairs): two
+        # terms that fit poorly alone can fit well together (1/(n·p) and n·log2 n of the law
+        # 1/(n·p) + 1/p + n·log2 n rank 80th and lower alone). Its models take neither the beam's
+        # places nor the survivors'; those that fit better than the beam's best of their size are
+        # fitted. (A fitted exponent bends to fit within the noise whatever the terms.)
+        extra: list[tuple[int, ...]] = []
+        paired = 0
+        if len(levels) > 1 and (self.floor is None or best_plain > MISFIT * self.floor):
+            plain = first_columns(same, design, residual, nonlinear[owner] == 0)
+            paired = len(plain)
+            found = {frozenset(owners[c] for c in pair): (sse, 0, pair, tuple(sorted(owners[c] for c in pair)))
+                     for sse, pair in best_pairs(design, residual, owner, nonlinear, room, plain, 2 * s.beam, 3)}
+            for level in range(1, len(levels)):
+                fresh = order(m for key, m in found.items() if key not in known[level])[: (2 if level == 1 else 1) * s.beam]
+                extra += [m[3] for m in fresh if m[0] < best_sse[level]]
+                late = [(sse, columns) for sse, _, columns, _ in fresh]
+                for sse, columns in late:  # a start only for terms the beam never held
+                    for c in columns:
+                        best_column.setdefault(owners[c], (sse, c, columns))
+                if level + 1 < len(levels):
+                    found = grown(late, level + 1)
         # survivors: the terms of the best models of the largest size first, then of smaller ones,
         # then of the exchanged models
         survivors: list[int] = []
@@ -264,9 +288,9 @@ class DataScreen:
         guesses = {items[i][0]: (thetas[c] if nonlinear[i] == 1 else
                                  self._refined(items[i][0], thetas[c], design[:, [m for m in model if m != c]], residual))
                    for i, (_, c, model) in best_column.items() if nonlinear[i] and i in wanted}
-        paired = f", and from the best pairs of {len(plain):,} fixed-shape terms" if most > 1 else ""
+        pairs = f", and from the best pairs of {paired:,} fixed-shape terms" if paired else ""
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
-               f"{len(seeds)} terms of each factor's best shapes{paired}) and formed every sum of up to {most} of "
+               f"{len(seeds)} terms of each factor's best shapes{pairs}) and formed every sum of up to {most} of "
                f"the {len(survivors)} terms that took part ({len(every):,} sums)")
         fitted = "; fitted all of them"
         if s.margin is not None:
