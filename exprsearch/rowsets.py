@@ -1,5 +1,5 @@
 """The distinct rows of a matrix: the configurations of a table and which rows repeat each, and
-the median of the values of each group of rows."""
+the median and the relative spread of the values of each group of rows."""
 
 from __future__ import annotations
 
@@ -27,3 +27,13 @@ def medians(group: np.ndarray, values: np.ndarray) -> np.ndarray:
     ordered = values[np.lexsort((values, group))]  # by group, then value: each group's median in place
     start = np.cumsum(count) - count
     return (ordered[start + (count - 1) // 2] + ordered[start + count // 2]) / 2
+
+
+def relative_variances(group: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The sample variance of ``values`` over its group's mean, in each group (``group``: a number
+    from 0 per row, every number taken); NaN for a group of one row."""
+    count = np.bincount(group)
+    mean = np.bincount(group, weights=values) / count
+    spread = np.bincount(group, weights=(values / mean[group] - 1) ** 2)
+    with np.errstate(all="ignore"):
+        return np.where(count > 1, spread / (count - 1), np.nan)

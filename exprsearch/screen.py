@@ -31,7 +31,7 @@ from .compile import Compiler
 from .grammar import Limits
 from .identify import ShapeRule, factor_parts
 from .lines import line_scores, lines, ranked, shows
-from .rowsets import row_groups
+from .rowsets import relative_variances, row_groups
 from .subsets import (
     best_pairs,
     best_per_item,
@@ -82,10 +82,8 @@ class DataScreen:
         self.compiler = compiler.subset(first[keep])  # one row per configuration looked at
         # The squared residual here of a law that misses only by the noise: each configuration's
         # relative variance between its repetitions, where measured more than once (None if none is)
-        spread = np.bincount(inverse, weights=(y / mean[inverse] - 1) ** 2)[keep]
-        repeated = counts[keep] > 1
-        self.floor = float(np.mean(spread[repeated] / (counts[keep][repeated] - 1)) * len(keep)) \
-            if repeated.sum() >= 2 else None
+        spread = relative_variances(inverse, y)[keep]
+        self.floor = float(np.nanmean(spread) * len(keep)) if np.isfinite(spread).sum() >= 2 else None
 
     # -- columns -----------------------------------------------------------------------------
     def _stacked(self, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, list[tuple[float, ...]]]:
