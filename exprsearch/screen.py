@@ -242,7 +242,8 @@ class DataScreen:
                         best_column[i] = (sse, c, columns)
             if not models:
                 break
-        # Where the beam's best fixed-shape sum misses by more than the noise, a second beam grows
+        # Where the beam's best fixed-shape sum misses by more than the noise (which only
+        # repetitions tell: without them the beam's fit stands), a second beam grows
         # from the best pairs of fixed-shape terms, each pair solved exactly (best_pairs): two
         # terms that fit poorly alone can fit well together (1/(n·p) and n·log2 n of the law
         # 1/(n·p) + 1/p + n·log2 n rank 80th and lower alone). Its models take neither the beam's
@@ -250,7 +251,7 @@ class DataScreen:
         # fitted. (A fitted exponent bends to fit within the noise whatever the terms.)
         extra: list[tuple[int, ...]] = []
         paired = 0
-        if len(levels) > 1 and (self.floor is None or best_plain > MISFIT * self.floor):
+        if len(levels) > 1 and self.floor is not None and best_plain > MISFIT * self.floor:
             plain = first_columns(same, design, residual, nonlinear[owner] == 0)
             paired = len(plain)
             found = {frozenset(owners[c] for c in pair): (sse, 0, pair, tuple(sorted(owners[c] for c in pair)))
