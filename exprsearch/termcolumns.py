@@ -1,0 +1,88 @@
+"""The measurements as the screening sees them (:mod:`exprsearch.screen`): one row per
+configuration, its mean time and the square root of its repetitions as its weight, the squared
+residual the noise alone leaves, and the relative weighted column of any term there."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .candidates import Term
+from .compile import Compiler
+from .rowsets import relative_variances, row_groups
+
+GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
+MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an even spread of them)
+
+
+class TermColumns:
+    """Terms as columns over the configurations: a term's value over the configuration's mean
+    time, times the square root of its repetitions (relative errors, each configuration weighted
+    by how often it was measured)."""
+
+    def __init__(self, compiler: Compiler, y: np.ndarray, kinds: dict[str, tuple[float, float]]) -> None:
+        self.kinds = kinds
+        raw = np.column_stack(compiler.columns) if compiler.columns else np.zeros((len(y), 0))
+        first, inverse = row_groups(raw)
+        configs, counts = raw[first], np.bincount(inverse)
+        mean = np.bincount(inverse, weights=y) / counts
+        # Screening only chooses what to fit (the fits use every row): with very many
+        # configurations an evenly spread subset of them, in their sorted order, is enough.
+        keep = np.unique(np.linspace(0, len(configs) - 1, min(len(configs), MAX_CONFIGURATIONS)).astype(int))
+        self.configs, self.mean = configs[keep], mean[keep]
+        self.weight = np.sqrt(counts[keep].astype(float))
+        self.compiler = compiler.subset(first[keep])  # one row per configuration looked at
+        # The squared residual here of a law that misses only by the noise: each configuration's
+        # relative variance between its repetitions, where measured more than once (None if none is)
+        spread = relative_variances(inverse, y)[keep]
+        self.floor = float(np.nanmean(spread) * len(keep)) if np.isfinite(spread).sum() >= 2 else None
+
+    def _stacked(self, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, list[tuple[float, ...]]]:
+        """The relative weighted columns of ``terms`` without their coefficients, side by side
+        ``(configs, C)``; the term (its index in ``terms``) of each column; and the values of its
+        nonlinear constants (a term with some has one column per value of a grid across their
+        bounds). Columns not finite on the data are left out. Terms without exponents (most of a
+        product space, one column each) are weighted in one step rather than one by one."""
+        plain = np.flatnonzero([t.n_nonlinear == 0 for t in terms])
+        relative, finite = np.zeros((len(self.configs), 0)), np.zeros(0, dtype=bool)
+        if len(plain):
+            raw = np.column_stack([self.compiler.value(terms[j].key) for j in plain])
+            with np.errstate(all="ignore"):
+                relative = raw / self.mean[:, None] * self.weight[:, None]
+            finite = np.isfinite(relative).all(axis=0)
+        if len(plain) == len(terms):
+            return relative[:, finite], plain[finite], [()] * int(finite.sum())
+        blocks, owner, thetas = [], [], []
+        at = dict(zip(plain.tolist(), range(len(plain))))
+        for j, term in enumerate(terms):
+            if j in at:
+                if finite[at[j]]:
+                    blocks.append(relative[:, at[j]:at[j] + 1])
+                    owner.append(j)
+                    thetas.append(())
+                continue
+            columns, values = self._grid_columns(term)
+            blocks.append(columns)
+            owner += [j] * columns.shape[1]
+            thetas += list(map(tuple, values))
+        return np.hstack(blocks), np.array(owner, dtype=np.intp), thetas
+
+    def _grid_columns(self, term: Term) -> tuple[np.ndarray, np.ndarray]:
+        """The columns of a term with nonlinear constants, one per value of the grid, and the values."""
+        q = term.n_nonlinear
+        kinds = [k for i, k in enumerate(term.kinds) if i != term.coefficient]
+        axes = [np.linspace(*self.kinds[k], GRID.get(q, 4)) for k in kinds]
+        if not all(np.isfinite(a).all() for a in axes):
+            return np.zeros((len(self.configs), 0)), np.zeros((0, q))
+        thetas = np.array(list(itertools.product(*axes)))
+        key = (term.key, q, tuple(self.kinds[k] for k in kinds))
+        if key not in self.compiler.grids:  # the same on every series measured on this grid
+            function = self.compiler.function(term.key, q)
+            with np.errstate(all="ignore"):
+                raw = function(self.compiler.columns, [thetas[:, i, None] for i in range(q)])
+            self.compiler.grids[key] = np.broadcast_to(raw, (len(thetas), self.compiler.n_rows)).T
+        with np.errstate(all="ignore"):
+            relative = self.compiler.grids[key] / self.mean[:, None] * self.weight[:, None]
+        keep = np.isfinite(relative).all(axis=0)
+        return relative[:, keep], thetas[keep]
