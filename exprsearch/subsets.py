@@ -5,6 +5,8 @@ relative, weighted and of unit length."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 PAIR_COLUMNS = 4000  # columns whose every pair best_pairs solves, at most (those best alone)
@@ -140,11 +142,11 @@ def best_pairs(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonl
             key = (min(owner[i], owner[j]), max(owner[i], owner[j]))
             if key not in found or flat[k] > found[key][0]:
                 found[key] = (float(flat[k]), i, j)
-    best, times = [], {}
+    best, times = [], Counter()
     for g, i, j in sorted(found.values(), key=lambda g: (-g[0], g[1], g[2])):
-        if times.get(owner[i], 0) < share and times.get(owner[j], 0) < share:
+        if times[owner[i]] < share and times[owner[j]] < share:
             best.append((total - g, (i, j)))
-            times[owner[i]], times[owner[j]] = times.get(owner[i], 0) + 1, times.get(owner[j], 0) + 1
+            times.update((owner[i], owner[j]))
             if len(best) == count:
                 break
     return best
