@@ -32,6 +32,7 @@ from .grammar import Limits
 from .identify import ShapeRule, factor_parts
 from .lines import line_scores, lines, ranked, shows
 from .subsets import (
+    PAIR_COLUMNS,
     best_pairs,
     best_per_item,
     column_ids,
@@ -187,8 +188,7 @@ class DataScreen(TermColumns):
         extra: list[tuple[int, ...]] = []
         paired = 0
         if len(levels) > 1 and self.floor is not None and best_plain > MISFIT * self.floor:
-            plain = first_columns(same, design, residual, nonlinear[owner] == 0)
-            paired = len(plain)
+            plain, paired = first_columns(same, design, residual, nonlinear[owner] == 0)
             found = {frozenset(owners[c] for c in pair): (sse, 0, pair, tuple(sorted(owners[c] for c in pair)))
                      for sse, pair in best_pairs(design, residual, owner, nonlinear, room, plain, 2 * s.beam, 3)}
             for level in range(1, len(levels)):
@@ -222,7 +222,9 @@ class DataScreen(TermColumns):
         guesses = {items[i][0]: (thetas[c] if nonlinear[i] == 1 else
                                  self._refined(items[i][0], thetas[c], design[:, [m for m in model if m != c]], residual))
                    for i, (_, c, model) in best_column.items() if nonlinear[i] and i in wanted}
-        pairs = f", and from the best pairs of {paired:,} fixed-shape terms" if paired else ""
+        scanned = (f"the {PAIR_COLUMNS:,} of {paired:,} fixed-shape terms that fit best alone" if paired > PAIR_COLUMNS
+                   else f"{paired:,} fixed-shape terms")
+        pairs = f", and from the best pairs of {scanned}" if paired else ""
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
                f"{len(seeds)} terms of each factor's best shapes{pairs}) and formed every sum of up to {most} of "
                f"the {len(survivors)} terms that took part ({len(every):,} sums)")

@@ -185,16 +185,19 @@ def column_ids(design: np.ndarray) -> list[int]:
     return np.unique(rows, return_inverse=True)[1].ravel().tolist()
 
 
-def first_columns(same: list[int], design: np.ndarray, residual: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+def first_columns(same: list[int], design: np.ndarray, residual: np.ndarray,
+                  wanted: np.ndarray) -> tuple[np.ndarray, int]:
     """The ``wanted`` columns, one of each distinct content (the first), and at most
-    :data:`PAIR_COLUMNS` of them, those that fit ``residual`` best alone: the exact scan of pairs."""
+    :data:`PAIR_COLUMNS` of them, those that fit ``residual`` best alone: the exact scan of pairs;
+    and how many there were before that cap."""
     ids = np.asarray(same)
     first = np.sort(np.unique(ids, return_index=True)[1]) if len(ids) else np.zeros(0, dtype=np.intp)
     first = first[wanted[first]]
-    if len(first) > PAIR_COLUMNS:
+    found = len(first)
+    if found > PAIR_COLUMNS:
         fit = np.abs(design[:, first].T @ residual)
         first = np.sort(first[np.argsort(-fit, kind="stable")[:PAIR_COLUMNS]])
-    return first
+    return first, found
 
 
 def distinct_models(models: list[tuple], same: list[int]) -> list[tuple]:

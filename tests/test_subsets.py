@@ -77,3 +77,16 @@ def test_pairs_respect_the_room_for_fitted_exponents():
     nonlinear = np.array([1, 1, 0, 0, 0, 0])
     pairs = best_pairs(design, residual, owner, nonlinear, 1, columns, 15)
     assert pairs and all(nonlinear[list(pair)].sum() <= 1 for _, pair in pairs)
+
+
+def test_the_scan_of_pairs_keeps_the_columns_that_fit_best_alone_and_says_how_many_there_were(monkeypatch):
+    """Beyond PAIR_COLUMNS, the columns that fit the residual best alone are scanned, and the count
+    before the cap is returned so that the screening can say what it left out."""
+    from exprsearch import subsets
+
+    monkeypatch.setattr(subsets, "PAIR_COLUMNS", 3)
+    design = np.eye(6)[:, [0, 1, 2, 3, 4, 5, 5]]  # the last column a copy of the one before
+    residual = np.array([0.1, 5.0, 0.2, 4.0, 3.0, 0.3])
+    wanted = np.array([True, True, True, True, False, True, True])
+    kept, found = subsets.first_columns(subsets.column_ids(design), design, residual, wanted)
+    assert found == 5 and kept.tolist() == [1, 3, 5]
