@@ -7,7 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import shared
+from .rank import f_survival
 from .rowsets import row_groups
+
+SHOWN = 0.01  # a factor whose levels differ by more than the repetitions' noise at this level shows
 
 
 def lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -83,7 +86,8 @@ def line_scores(columns: np.ndarray, owner: np.ndarray, count: int, intercept: n
     return scores
 
 
-def shows(levels: np.ndarray, line: np.ndarray, mean: np.ndarray, count: np.ndarray, margin: float) -> bool:
+def shows(levels: np.ndarray, line: np.ndarray, mean: np.ndarray, count: np.ndarray, margin: float,
+          noise: tuple[float, int] | None = None) -> bool:
     """Whether a factor shows in the data: the configurations' mean times (``mean``, of ``count``
     runs each) differ between the factor's ``levels`` within its lines by more than they differ
     at one level (an analysis of variance of the log times, judged by BIC with ``margin``). Where
@@ -92,7 +96,14 @@ def shows(levels: np.ndarray, line: np.ndarray, mean: np.ndarray, count: np.ndar
     values = np.log(mean)
     _, level = row_groups(np.column_stack([line, levels]))
     if level.max() + 1 == len(values):
-        return True
+        if noise is None or noise[1] < 2 or noise[0] <= 0:
+            return True
+        # each level of a line is one configuration, its mean of ``count`` repetitions: the
+        # levels' spread about their line's mean against what the repetitions' noise would leave
+        center = np.bincount(line, weights=count * values) / np.bincount(line, weights=count)
+        spread = float(np.sum(count * (values - center[line]) ** 2))
+        dof = len(values) - (line.max() + 1)
+        return dof < 1 or f_survival(dof, noise[1], spread / dof / noise[0]) < SHOWN
 
     def misfit(groups: np.ndarray) -> float:
         center = np.bincount(groups, weights=count * values) / np.bincount(groups, weights=count)

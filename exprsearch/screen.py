@@ -33,6 +33,7 @@ from .identify import ShapeRule, factor_parts
 from .lines import line_scores, lines, ranked, shows
 from .subsets import (
     PAIR_COLUMNS,
+    anchored_triples,
     best_pairs,
     best_per_item,
     column_ids,
@@ -51,6 +52,7 @@ SHAPE_TIE = 2.0
 # the beam's best fixed-shape sum misses by more than the noise where its squared residual is this
 # many times what repetitions alone leave; only then are the best pairs grown as a beam of their own
 MISFIT = 1.5
+ANCHORS = 10  # the beam's best single terms beside which the best pairs are scanned
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class DataScreen(TermColumns):
         tied = sorted((i for i in order if np.isfinite(best) and scores[i] - best <= SHAPE_TIE), key=keys.__getitem__)
         order = tied + [i for i in order if i not in tied]
         line, _ = lines(self.configs, own)
-        return order, shows(self.configs[:, own], line, self.mean, self.weight**2, SHAPE_TIE)
+        return order, shows(self.configs[:, own], line, self.mean, self.weight**2, SHAPE_TIE, self.noise)
 
     def _shape_scores(self, terms: list[Term], own: list[int]) -> list[float]:
         """Each term's :func:`~exprsearch.lines.line_scores` along the grid's lines where the
@@ -148,11 +150,13 @@ class DataScreen(TermColumns):
         levels: list[list[tuple[int, ...]]] = []
         known: list[set[frozenset]] = []  # per size, the sets of items the beam grew from
         best_sse: list[float] = []  # per size, the beam's best fit
-        best_plain = np.inf  # the beam's best fit with no fitted exponent
+        best_plain: list[float] = []  # per size, the beam's best fit with no fitted exponent, of at most that size
         exchanged: list[tuple[int, ...]] = []  # the best models improved by exchanging terms
+        first_models: list = []  # the beam's best single terms
         for level in range(most):
             ranked = order(grown(models, level).values())
             kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if seeds.issuperset(m[3])] if level == 0 else [])
+            first_models = first_models or kept
             # Beside the beam, the best sums of the seeds alone grow too: greedy selection loses an
             # additive law whose pairs each fit worse than some product does (s/p + 1/b against
             # s/p + log2(p)/b, where log2(p) + 1/b + s/p is the law). They are parents only: not
@@ -162,7 +166,7 @@ class DataScreen(TermColumns):
             levels.append([model for *_, model in kept])
             known.append({frozenset(m[3]) for m in kept + seeded})
             best_sse.append(kept[0][0] if kept else np.inf)
-            best_plain = min([best_plain] + [m[0] for m in kept if not m[1]])
+            best_plain.append(min(best_plain[-1:] + [m[0] for m in kept if not m[1]]))
             # Then the best model of this size exchanges its terms one at a time for the best
             # other while that lowers the error (sequential replacement): a term the beam took
             # early may be the wrong one of two that fit alike (p beside 1/n + 1/b, where the
@@ -178,16 +182,18 @@ class DataScreen(TermColumns):
                         best_column[i] = (sse, c, columns)
             if not models:
                 break
-        # Where the beam's best fixed-shape sum misses by more than the noise (which only
-        # repetitions tell: without them the beam's fit stands), a second beam grows
+        # Where the beam's best fixed-shape sum of at most two terms misses by more than the noise
+        # (which only repetitions tell: without them the beam's fit stands), a second beam grows
         # from the best pairs of fixed-shape terms, each pair solved exactly (best_pairs): two
         # terms that fit poorly alone can fit well together (1/(n·p) and n·log2 n of the law
         # 1/(n·p) + 1/p + n·log2 n rank 80th and lower alone). Its models take neither the beam's
         # places nor the survivors'; those that fit better than the beam's best of their size are
-        # fitted. (A fitted exponent bends to fit within the noise whatever the terms.)
+        # fitted. (A fitted exponent bends to fit within the noise whatever the terms.) Judged at
+        # two terms, not at the beam's largest size: a pair can be the law where only larger sums
+        # of the beam fit (n·log2 n + √p/n, where the beam held n³ + p/n + log2(p)/n).
         extra: list[tuple[int, ...]] = []
-        paired = 0
-        if len(levels) > 1 and self.floor is not None and best_plain > MISFIT * self.floor:
+        paired, anchors = 0, []
+        if len(levels) > 1 and self.floor is not None and best_plain[1] > MISFIT * self.floor:
             plain, paired = first_columns(same, design, residual, nonlinear[owner] == 0)
             found = {frozenset(owners[c] for c in pair): (sse, 0, pair, tuple(sorted(owners[c] for c in pair)))
                      for sse, pair in best_pairs(design, residual, owner, nonlinear, room, plain, 2 * s.beam, 3)}
@@ -200,6 +206,17 @@ class DataScreen(TermColumns):
                         best_column.setdefault(owners[c], (sse, c, columns))
                 if level + 1 < len(levels):
                     found = grown(late, level + 1)
+        # Where the best fixed-shape sums of three still miss by more than the noise, the pairs
+        # that fit best beside each of the beam's best single terms complete triples of which no
+        # two terms fit well together (1/p + b·log2 b + √p·log2 b). (Where the sums of three miss,
+        # so do those of two: the pairs above were scanned.)
+        if len(levels) > 2 and self.floor is not None and best_plain[2] > MISFIT * self.floor:
+            anchors = [columns[0] for _, cost, columns, _ in first_models if not cost][:ANCHORS]
+            for sse, triple in anchored_triples(design, residual, owner, nonlinear, room, plain, anchors, 2)[:2 * s.beam]:
+                if sse < best_sse[2]:
+                    extra.append(tuple(sorted(owners[c] for c in triple)))
+                    for c in triple:
+                        best_column.setdefault(owners[c], (sse, c, triple))
         # survivors: the terms of the best models of the largest size first, then of smaller ones,
         # then of the exchanged models
         survivors: list[int] = []
@@ -225,6 +242,8 @@ class DataScreen(TermColumns):
         scanned = (f"the {PAIR_COLUMNS:,} of {paired:,} fixed-shape terms that fit best alone" if paired > PAIR_COLUMNS
                    else f"{paired:,} fixed-shape terms")
         pairs = f", and from the best pairs of {scanned}" if paired else ""
+        if anchors:
+            pairs += f", alone and beside each of its {len(anchors)} best single terms"
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
                f"{len(seeds)} terms of each factor's best shapes{pairs}) and formed every sum of up to {most} of "
                f"the {len(survivors)} terms that took part ({len(every):,} sums)")

@@ -152,6 +152,35 @@ def best_pairs(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonl
     return best
 
 
+def anchored_triples(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonlinear: np.ndarray, room: int,
+                     columns: np.ndarray, anchors: list[int], count: int) -> list[tuple[float, tuple[int, int, int]]]:
+    """For each column of ``anchors``, the ``count`` pairs of ``columns`` that fit ``residual`` best
+    beside it (:func:`best_pairs` on what the anchor leaves), each triple with non-negative
+    coefficients: their squared error and columns, best first. Three terms of which no two fit
+    well together are found from any one of them that the beam holds."""
+    found: dict[frozenset, tuple[float, tuple[int, int, int]]] = {}
+    for a in anchors:
+        anchor = design[:, a]
+        rest = columns[owner[columns] != owner[a]]
+        part = design[:, rest] - np.outer(anchor, anchor @ design[:, rest])
+        norms = np.sqrt(np.einsum("nc,nc->c", part, part))
+        live = norms > 1e-6
+        rest, part = rest[live], part[:, live] / norms[live]
+        left = residual - anchor * float(anchor @ residual)
+        for _, (i, j) in best_pairs(part, left, owner[rest], nonlinear, room - int(nonlinear[owner[a]]),
+                                    np.arange(len(rest)), count, 2):
+            triple = (a, int(rest[i]), int(rest[j]))
+            x = design[:, list(triple)]
+            z, *_ = np.linalg.lstsq(x, residual, rcond=None)
+            if (z < 0).any():
+                continue
+            sse = float(np.sum((residual - x @ z) ** 2))
+            key = frozenset(int(owner[c]) for c in triple)
+            if key not in found or sse < found[key][0]:
+                found[key] = (sse, triple)
+    return sorted(found.values())
+
+
 def residual_sse(design: np.ndarray, residual: np.ndarray, columns: tuple[int, ...]) -> float:
     """The squared residual of the least-squares fit of ``residual`` by ``columns``."""
     if columns:

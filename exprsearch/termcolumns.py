@@ -37,6 +37,10 @@ class TermColumns:
         # relative variance between its repetitions, where measured more than once (None if none is)
         spread = relative_variances(inverse, y)[keep]
         self.floor = float(np.nanmean(spread) * len(keep)) if np.isfinite(spread).sum() >= 2 else None
+        # the relative variance of one measurement pooled over the repetitions, and its degrees of freedom
+        extra = counts[keep] - 1
+        dof = int(extra.sum())
+        self.noise = (float(np.nansum(spread * extra) / dof), dof) if dof >= 2 else None
 
     def _stacked(self, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, list[tuple[float, ...]]]:
         """The relative weighted columns of ``terms`` without their coefficients, side by side

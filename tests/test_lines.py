@@ -70,3 +70,20 @@ def test_a_factor_whose_levels_are_one_configuration_each_counts_as_shown():
     p = np.array([1.0, 2, 4, 8] * 3)
     line = np.repeat(np.arange(3), 4)
     assert shows(p[:, None], line, np.ones(12), np.full(12, 3.0), 2.0)
+
+
+def test_with_repetitions_a_grid_tells_a_factor_that_does_nothing():
+    """On a grid each level of a line is one configuration, but where the configurations are
+    repeated their noise says how much the levels' means may differ by chance: a factor whose
+    levels differ by no more does not show, one whose levels differ by a few percent does."""
+    from exprsearch.lines import shows
+
+    rng = np.random.default_rng(5)
+    p, x = (a.ravel() for a in np.meshgrid([1.0, 2, 4, 8, 16], [16.0, 32, 64], indexing="ij"))
+    count, sd = np.full(15, 5.0), 0.02  # five runs of each configuration, 2 % noise
+    by_x, by_p = np.unique(p, return_inverse=True)[1], np.unique(x, return_inverse=True)[1]
+    mean = (1 + 8 / p) * (1 + sd / np.sqrt(count) * rng.standard_normal(15))  # x does nothing
+    assert not shows(x[:, None], by_x, mean, count, 2.0, (sd**2, 60))
+    assert shows(p[:, None], by_p, mean, count, 2.0, (sd**2, 60))
+    assert shows(x[:, None], by_x, mean * (1 + 0.03 * np.log2(x / 16)), count, 2.0, (sd**2, 60))
+    assert shows(x[:, None], by_x, mean, count, 2.0)  # without the noise nothing tells

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exprsearch.subsets import best_pairs
+from exprsearch.subsets import anchored_triples, best_pairs
 
 
 def _brute_force(design, residual, owner):
@@ -90,3 +90,50 @@ def test_the_scan_of_pairs_keeps_the_columns_that_fit_best_alone_and_says_how_ma
     wanted = np.array([True, True, True, True, False, True, True])
     kept, found = subsets.first_columns(subsets.column_ids(design), design, residual, wanted)
     assert found == 5 and kept.tolist() == [1, 3, 5]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), rows=st.integers(5, 30), columns=st.integers(3, 25))
+def test_the_best_triple_beside_an_anchor_is_the_one_brute_force_finds(seed, rows, columns):
+    """The pair that fits best beside the anchor (non-negative coefficients on the pair) is
+    returned with the anchor and its exact squared error where the anchor's coefficient is
+    non-negative too, and nothing is returned where it is negative."""
+    rng = np.random.default_rng(seed)
+    design = rng.standard_normal((rows, columns))
+    design /= np.linalg.norm(design, axis=0)
+    residual = rng.standard_normal(rows)
+    owner, anchor = np.arange(columns), 0
+    found = anchored_triples(design, residual, owner, np.zeros(columns, dtype=int), 0, owner, [anchor], 1)
+    fits = []
+    for i, j in itertools.combinations(range(1, columns), 2):
+        x = design[:, [anchor, i, j]]
+        z, *_ = np.linalg.lstsq(x, residual, rcond=None)
+        if (z[1:] >= 0).all() and np.linalg.matrix_rank(x) == 3:
+            rest = residual - x @ z
+            fits.append((float(rest @ rest), z[0] >= 0, (anchor, i, j)))
+    if not fits:
+        assert found == []
+        return
+    sse, anchor_positive, triple = min(fits)
+    if not anchor_positive:
+        assert found == []
+        return
+    total = float(residual @ residual)
+    assert len(found) == 1 and abs(found[0][0] - sse) <= 1e-6 * total
+    assert found[0][0] <= min(f[0] for f in fits) + 1e-6 * total
+
+
+def test_three_terms_of_which_no_two_fit_together_are_found_beside_any_one_of_them():
+    """a + b + c, where every pair of them fits worse than pairs of decoys that each carry a
+    share of all three: beside a, the scan finds b and c."""
+    rng = np.random.default_rng(2)
+    a, b, c = rng.standard_normal((3, 40))
+    target = a + b + c
+    decoys = [target + 0.5 * rng.standard_normal(40) for _ in range(8)]
+    design = np.column_stack([a, b, c, *decoys])
+    design /= np.linalg.norm(design, axis=0)
+    owner = np.arange(design.shape[1])
+    pairs = best_pairs(design, target, owner, np.zeros(len(owner), dtype=int), 0, owner, 10)
+    assert not any(set(pair) <= {0, 1, 2} for _, pair in pairs[:5])
+    triples = anchored_triples(design, target, owner, np.zeros(len(owner), dtype=int), 0, owner, [0], 2)
+    assert triples[0][1] == (0, 1, 2) and triples[0][0] < 1e-9
