@@ -32,6 +32,7 @@ from .grammar import Limits
 from .identify import ShapeRule, factor_parts
 from .lines import line_scores, lines, ranked, shows
 from .subsets import (
+    ANCHORED_COLUMNS,
     PAIR_COLUMNS,
     anchored_triples,
     best_pairs,
@@ -243,7 +244,9 @@ class DataScreen(TermColumns):
                    else f"{paired:,} fixed-shape terms")
         pairs = f", and from the best pairs of {scanned}" if paired else ""
         if anchors:
-            pairs += f", alone and beside each of its {len(anchors)} best single terms"
+            beside = (f" (the {ANCHORED_COLUMNS:,} of them that fit best beside each)"
+                      if min(paired, PAIR_COLUMNS) > ANCHORED_COLUMNS else "")
+            pairs += f", alone and beside each of its {len(anchors)} best single terms{beside}"
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
                f"{len(seeds)} terms of each factor's best shapes{pairs}) and formed every sum of up to {most} of "
                f"the {len(survivors)} terms that took part ({len(every):,} sums)")

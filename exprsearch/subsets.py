@@ -10,6 +10,7 @@ from collections import Counter
 import numpy as np
 
 PAIR_COLUMNS = 4000  # columns whose every pair best_pairs solves, at most (those best alone)
+ANCHORED_COLUMNS = 500  # columns whose pairs anchored_triples solves beside each anchor (those best beside it)
 
 
 def gains(design: np.ndarray, residual: np.ndarray, columns: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -153,11 +154,14 @@ def best_pairs(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonl
 
 
 def anchored_triples(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonlinear: np.ndarray, room: int,
-                     columns: np.ndarray, anchors: list[int], count: int) -> list[tuple[float, tuple[int, int, int]]]:
+                     columns: np.ndarray, anchors: list[int], count: int,
+                     limit: int = ANCHORED_COLUMNS) -> list[tuple[float, tuple[int, int, int]]]:
     """For each column of ``anchors``, the ``count`` pairs of ``columns`` that fit ``residual`` best
-    beside it (:func:`best_pairs` on what the anchor leaves), each triple with non-negative
-    coefficients: their squared error and columns, best first. Three terms of which no two fit
-    well together are found from any one of them that the beam holds."""
+    beside it (:func:`best_pairs` on what the anchor leaves; of the ``limit`` columns that fit it
+    best alone there), each triple with non-negative coefficients: their squared error and
+    columns, best first. Three terms of which no two fit well together are found from any one of
+    them that the beam holds (the partners of the random laws' triples ranked 308th or better
+    beside their anchor)."""
     found: dict[frozenset, tuple[float, tuple[int, int, int]]] = {}
     for a in anchors:
         anchor = design[:, a]
@@ -167,6 +171,9 @@ def anchored_triples(design: np.ndarray, residual: np.ndarray, owner: np.ndarray
         live = norms > 1e-6
         rest, part = rest[live], part[:, live] / norms[live]
         left = residual - anchor * float(anchor @ residual)
+        if len(rest) > limit:
+            keep = np.sort(np.argsort(-np.abs(part.T @ left), kind="stable")[:limit])
+            rest, part = rest[keep], part[:, keep]
         for _, (i, j) in best_pairs(part, left, owner[rest], nonlinear, room - int(nonlinear[owner[a]]),
                                     np.arange(len(rest)), count, 2):
             triple = (a, int(rest[i]), int(rest[j]))

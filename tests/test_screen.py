@@ -227,8 +227,10 @@ def test_three_terms_of_which_no_two_fit_together_are_found():
     law = measurements(lambda p, n, b: 1 + 0.0002017 * np.sqrt(p) * n + 0.330768 * p * np.log2(p)
                        + 0.0478529 * b * np.log2(b) / p,
                        {"p": (1, 2, 4, 8, 16), "n": (1e3, 4e3, 16e3), "b": (16, 32, 64)}, seed=24)
-    found = search(law, "time", resamples=0).law
-    assert str(found.template) == "b*c3*log2(b)/p + c0 + c1*p*log2(p) + c2*n*sqrt(p)"
+    result = search(law, "time", resamples=0)
+    assert str(result.law.template) == "b*c3*log2(b)/p + c0 + c1*p*log2(p) + c2*n*sqrt(p)"
+    assert any("beside each of its 10 best single terms (the 500 of them that fit best beside each)" in s
+               for s in result.candidates.screened), result.candidates.screened
 
 
 def test_a_factor_the_repetitions_show_does_nothing_leaves_its_room_in_products_to_the_others():

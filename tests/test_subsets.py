@@ -137,3 +137,18 @@ def test_three_terms_of_which_no_two_fit_together_are_found_beside_any_one_of_th
     assert not any(set(pair) <= {0, 1, 2} for _, pair in pairs[:5])
     triples = anchored_triples(design, target, owner, np.zeros(len(owner), dtype=int), 0, owner, [0], 2)
     assert triples[0][1] == (0, 1, 2) and triples[0][0] < 1e-9
+
+
+def test_beside_each_anchor_only_the_columns_that_fit_best_there_are_paired():
+    """With room for two columns beside the anchor, the pair is sought among the two that fit
+    best there: b and c, which fit worse beside a than the decoys, are not found."""
+    rng = np.random.default_rng(2)
+    a, b, c = rng.standard_normal((3, 40))
+    target = a + b + c
+    decoys = [b + c + 0.6 * rng.standard_normal(40) for _ in range(4)]
+    design = np.column_stack([a, b, c, *decoys])
+    design /= np.linalg.norm(design, axis=0)
+    owner, none = np.arange(design.shape[1]), np.zeros(design.shape[1], dtype=int)
+    assert anchored_triples(design, target, owner, none, 0, owner, [0], 1)[0][1] == (0, 1, 2)
+    kept = anchored_triples(design, target, owner, none, 0, owner, [0], 1, limit=2)
+    assert kept and not {1, 2} <= set(kept[0][1])
