@@ -115,6 +115,35 @@ class ShapeRule:
             self._reasons[key] = self._reason(terms)
         return self._reasons[key]
 
+    def unpinned(self, terms: Sequence[Term]) -> dict[str, tuple[sympy.Expr, ...]]:
+        """The factors whose shapes in the law made of ``terms`` are as many as the factor's values
+        can tell apart, each with those shapes: on k values a constant and any k − 1 shapes fit
+        every curve, so where the terms holding a factor's shapes share the rest of their product
+        and the law holds that rest alone too (the constant, for shapes of the factor alone),
+        other shapes fit the measurements exactly as well, and the law's course outside them is
+        the search's choice, not a measurement."""
+        found: dict[str, tuple[sympy.Expr, ...]] = {}
+        for index, name in enumerate(self.compiler.factors):
+            groups: dict[tuple[sympy.Expr, ...], list[sympy.Expr]] = {}
+            alone: set[tuple[sympy.Expr, ...]] = set()
+            for term in terms:
+                parts = self.parts(term)
+                rest = parts[:index] + parts[index + 1:]
+                if term.coefficient is None or any(_fitted(p) for p in rest):
+                    continue  # a fixed offset, or a rest whose exponents each term fits its own
+                if parts[index] == 1:
+                    alone.add(rest)
+                elif self._mixes(name, parts[index]):
+                    break  # an interaction of factors, told apart across the others' values
+                else:
+                    groups.setdefault(rest, []).append(parts[index])
+            else:
+                for rest, shapes in groups.items():
+                    used = sum(1 + _fitted(shape) for shape in shapes)
+                    if rest in alone and used == len(self.levels[name]) - 1:
+                        found[name] = tuple(shapes)
+        return found
+
     def _reason(self, terms: Sequence[Term]) -> str | None:
         for name, levels in self.levels.items():
             # shapes of this factor alone; a part that mixes factors ((m + s - 1)/s) is an
@@ -163,6 +192,11 @@ def identifiable(candidates: Sequence[Candidate], configurations: np.ndarray,
             "configurations or use a grammar with fewer terms"
         )
     return usable, skipped
+
+
+def _fitted(part: sympy.Expr) -> int:
+    """How many exponents are fitted in ``part`` (n**k: one)."""
+    return sum(1 for s in part.free_symbols if s.name.startswith("_theta"))
 
 
 def _size(expr: sympy.Expr) -> int:

@@ -13,7 +13,9 @@ configuration weighted by its repetitions), before any law is fitted exactly:
   model of the beam is computed at once, the best ``beam`` models of each size are kept, and
   every sum of up to ``high`` of the terms that took part is handed on to be fitted exactly (the
   exhaustive search over survivors of SISSO). A second beam grows from the best pairs of all
-  fixed-shape terms, each pair solved exactly, for laws whose terms fit poorly one at a time.
+  fixed-shape terms, each pair solved exactly, for laws whose terms fit poorly one at a time,
+  and the best pairs beside each of the beam's best terms complete triples no two of whose
+  terms fit well together.
   The exhaustive enumeration in :mod:`exprsearch.expand` stays the reference for spaces that fit
   the budget.
 """

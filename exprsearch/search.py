@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import sympy
 from threadpoolctl import threadpool_limits
 
 from . import __version__
@@ -21,6 +22,7 @@ from . import rank as _rank
 from .assess import cross_validate, holdouts, predictions, t_values
 from .candidates import CandidateSet
 from .compile import Compiler
+from .configs import setting
 from .errors import SearchError, SettingsError, number, whole
 from .executor import check_scheduler
 from .fit import Fit, FitSettings, verify
@@ -29,6 +31,7 @@ from .law import Law
 from .refine import Fitted, Progress, fit_all
 from .screen import DataScreen, ScreenSettings
 from .uncertainty import Bootstrap, bootstrap
+from .vocabulary import to_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -147,13 +150,15 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
     ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
-    law = _law(ranking, dataset, bound, settings.fit.seed, spread, found, _searched(found, fitted, skipped))
+    unpinned = _unpinned(ranking.law.fit.candidate.terms, shapes)
+    searched = {**_searched(found, fitted, skipped), **({"unpinned": unpinned} if unpinned else {})}
+    law = _law(ranking, dataset, bound, settings.fit.seed, spread, found, searched)
     rejected = Counter(skipped) + Counter(found.rejected)
     rejected.update(_reason_kind(f.reason) for f in fits if not f.ok)
     absent = tuple(f"grammar factor '{name}' is not in the data: taken as {value:g} throughout"
                    for name, value in bound.fixed.items())
     notes = (dataset.notes + absent + _domain_notes(dataset) + _space_notes(found)
-             + _time_notes(fitted, settings.time_limit))
+             + _time_notes(fitted, settings.time_limit) + _unpinned_notes(unpinned, law))
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined,
                   _rank.alternatives(fits, dataset.n_rows), fitted.searched)
 
@@ -174,6 +179,27 @@ def _space_notes(found: CandidateSet) -> tuple[str, ...]:
         what = "candidate" if count == 1 else "candidates"
         notes.append(f"not searched: {count:,} {what}: {reason}; raise the grammar's [limits] to search them")
     return tuple(notes)
+
+
+def _unpinned(terms, shapes: ShapeRule) -> dict[str, dict]:
+    """:meth:`ShapeRule.unpinned` for law.json: each factor's count of values and its shapes as
+    text (``1/n**2``, each fitted exponent written ``k``)."""
+    k, c = sympy.Symbol("k"), sympy.Symbol("c")
+    written = {}
+    for name, parts in shapes.unpinned(terms).items():
+        texts = [to_text(c * part.subs({s: k for s in part.free_symbols if s.name.startswith("_theta")}))
+                 for part in parts]
+        written[name] = {"values": len(shapes.levels[name]),
+                         "shapes": ["1/" + t[2:] if t.startswith("c/") else t.removeprefix("c*") for t in texts]}
+    return written
+
+
+def _unpinned_notes(unpinned: dict[str, dict], law: Law) -> tuple[str, ...]:
+    return tuple(f"the law's shapes of '{name}' ({', '.join(u['shapes'])}) are as many as its {u['values']} measured "
+                 "values can tell apart: other shapes fit the measurements exactly as well, so the law's course "
+                 f"outside {name} = {setting(law.domain[name][0])}..{setting(law.domain[name][1])} is the search's "
+                 f"choice, not a measurement; measure {name} at one more value to test it"
+                 for name, u in unpinned.items())
 
 
 def _jobs(jobs: int) -> int:

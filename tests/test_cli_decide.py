@@ -374,3 +374,24 @@ def test_a_per_step_logs_costs_are_per_step_until_work_gives_the_steps_of_a_run(
     assert json.loads((clock / "law.json").read_text())["dataset"]["clock"] is True
     ran = run("optimize", clock, "--vary", "gpus=1..8", "--fix", "batch=64", "--price", "1", "--devices", "gpus")
     assert ran.exit_code == 0 and "time of one step" not in ran.output
+
+
+def test_beyond_a_factor_whose_shapes_the_values_do_not_pin_predict_and_explain_warn(tmp_path):
+    """Where law.json says the law's shapes of n are as many as its measured values tell apart,
+    any value outside them is warned of, not only one twice the largest."""
+    from dataclasses import replace
+
+    from tests.test_explain import law
+
+    path = tmp_path / "law.json"
+    path.write_text(replace(law(), search={"unpinned": {"n": {"values": 3, "shapes": ["n", "1/n**2"]}}}).to_json())
+    near = " ".join(run("predict", path, "--at", "p=8,n=80000").output.split())
+    assert ("n = 80000 is outside the measured n (1000..64000), where the law's shapes of n (n, 1/n**2) are as "
+            "many as its 3 measured values can tell apart") in near
+    inside = run("predict", path, "--at", "p=8,n=32000")
+    assert inside.exit_code == 0 and "warning" not in inside.output
+    followed = " ".join(run("explain", path, "--fix", "p=8").output.split())
+    assert "warning: n = 128000 is outside the measured n (1000..64000)" in followed
+    plain = tmp_path / "plain.json"
+    plain.write_text(law().to_json())
+    assert "warning" not in run("predict", plain, "--at", "p=8,n=80000").output  # 1.25×: no warning

@@ -100,3 +100,35 @@ def test_a_factor_at_two_values_one_negative_has_no_direction_where_a_shape_is_c
     frame = pd.DataFrame(rows, columns=["x", "p", "time"])
     result = search(frame, "time", resamples=0)
     assert result.law.metrics["mape_pct"] < 1
+
+
+def test_shapes_as_many_as_the_values_tell_apart_are_unpinned_where_other_shapes_fit_alike():
+    """On three values of n, a constant and any two shapes of n fit every curve, so n + n² could
+    as well be 1/n + log2 n: the law's course in n outside them is not measured. Not so where the
+    shapes' terms differ in the rest of their product or the law lacks that rest alone."""
+    rule, found = rule_for([1000, 2000, 4000])
+    assert rule.unpinned(found["c0 + c1*n + c2*n**2"].terms) == {"n": (n := sympy.Symbol("n", positive=True), n**2)}
+    assert set(rule.unpinned(found["c0 + c1*n**k0"].terms)) == {"n"}  # a shape and its exponent
+    assert rule.unpinned(found["c0 + c1*n"].terms) == {}  # one shape: the third value tests it
+    assert rule.unpinned(found["c0 + c1*n + c2*n**2*p"].terms) == {}  # n and n²·p: not one family
+    assert rule.unpinned(found["c0 + c1*n*p + c2*n**2*p"].terms) == {}  # p alone is not in the law
+    assert rule.unpinned(found["c0 + c1*n + c2*p"].terms) == {}
+    rule, found = rule_for([1000, 8000])
+    assert set(rule.unpinned(found["c0 + c1*n/p"].terms)) == set()  # n/p: the rest, 1/p, is not alone
+    assert set(rule.unpinned(found["c0 + c1*n"].terms)) == {"n"}  # two values: any rising shape
+
+
+def test_a_search_says_when_the_law_s_shapes_of_a_factor_are_not_measured(tmp_path):
+    """The note and law.json's search.unpinned, which predict and explain read to warn beyond
+    the measured range."""
+    from tests.conftest import measurements
+
+    law = measurements(lambda p, n: 1 + 5000 / n + 0.04 * np.sqrt(n) + 8 / p,
+                       {"p": (1, 2, 4, 8, 16), "n": (1e3, 4e3, 16e3)}, seed=2)
+    result = search(law, "time", resamples=0)
+    unpinned = result.law.search.get("unpinned", {})
+    assert set(unpinned) == {"n"} and unpinned["n"]["values"] == 3 and len(unpinned["n"]["shapes"]) == 2
+    assert any(note.startswith("the law's shapes of 'n'") and "n = 1000..16000" in note for note in result.notes)
+    wider = measurements(lambda p, n: 1 + 5000 / n + 0.04 * np.sqrt(n) + 8 / p,
+                         {"p": (1, 2, 4, 8, 16), "n": (1e3, 2e3, 4e3, 8e3, 16e3)}, seed=2)
+    assert "unpinned" not in search(wider, "time", resamples=0).law.search

@@ -89,6 +89,13 @@ def _far_outside(law, name: str, values) -> str | None:
     low, high = law.domain.get(name, [None, None])
     if low is None:
         return None
+    unpinned = law.search.get("unpinned", {}).get(name)
+    outside = [v for v in values if v < low or v > high]
+    if unpinned and outside:
+        return (f"{name} = {setting(outside[0])} is outside the measured {name} ({setting(low)}..{setting(high)}), where "
+                f"the law's shapes of {name} ({', '.join(unpinned['shapes'])}) are as many as its "
+                f"{unpinned['values']} measured values can tell apart: other shapes fit them as well, so the law's "
+                "course there is the search's choice, not a measurement")
     worst = max(values, key=lambda v: max(v / high if high > 0 else 0, low / v if v > 0 and low > 0 else 0))
     if high > 0 and worst > 2 * high:
         return (f"{name} = {setting(worst)} is {worst / high:.3g}× the largest measured {name} ({setting(high)}): "
@@ -122,6 +129,8 @@ def explain_command(
     law, e, note = _guard(work)
     if note:
         _note(note)
+    if e.factor in law.search.get("unpinned", {}) and (warning := _far_outside(law, e.factor, e.values.tolist())):
+        _warn(warning)
     # a fixed value far outside the measurements makes every row an extrapolation, as predict warns
     for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := _far_outside(law, f, [v]))]:
         _warn(f"--fix {warning}")
