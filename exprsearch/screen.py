@@ -203,13 +203,14 @@ class DataScreen(TermColumns):
             for level in range(1, len(levels)):
                 fresh = order(m for key, m in found.items() if key not in known[level])[: (2 if level == 1 else 1) * s.beam]
                 extra += [m[3] for m in fresh if m[0] < best_sse[level]]
+                best_plain[level] = min([best_plain[level], best_plain[level - 1]] + [m[0] for m in fresh if not m[1]])
                 late = [(sse, columns) for sse, _, columns, _ in fresh]
                 for sse, columns in late:  # a start only for terms the beam never held
                     for c in columns:
                         best_column.setdefault(owners[c], (sse, c, columns))
                 if level + 1 < len(levels):
                     found = grown(late, level + 1)
-        # Where the best fixed-shape sums of three still miss by more than the noise, the pairs
+        # Where the best fixed-shape sums of three (of either beam) still miss by more than the noise, the pairs
         # that fit best beside each of the beam's best single terms complete triples of which no
         # two terms fit well together (1/p + b·log2 b + √p·log2 b). (Where the sums of three miss,
         # so do those of two: the pairs above were scanned.)
