@@ -19,7 +19,7 @@ import sympy
 
 from . import shared
 from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, product, theta
-from .counting import alike, allocated, disjoint_choices, kept_note, product_count, sum_count
+from .counting import alike, allocated, cut_products, disjoint_choices, kept_note, product_count, sum_count
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Reference
 from .memo import Memo
 from .snap import Snapper
@@ -228,9 +228,10 @@ class Expander:
 
         Expansions are grouped by the factors they depend on; when the products number more than
         ``max_products``, each group is cut to the expansions the strategy ranks first (or, without
-        one, the simplest), as few as needed, for the products of several factors: every shape of
-        a factor alone is kept (a factor's own term costs one product per shape, and a small
-        effect beside a large one does not show in its lines).
+        one, the simplest), as few as needed, for the products of several factors (of three or
+        more only, where those of two take at most half the budget: :func:`cut_products`): every
+        shape of a factor alone is kept (a factor's own term costs one product per shape, and a
+        small effect beside a large one does not show in its lines).
         """
         groups: dict[frozenset, list[Expansion]] = {}
         for item in items:
@@ -240,28 +241,32 @@ class Expander:
         keys = sorted(groups, key=lambda k: sorted(s.name for s in k))
         choices = disjoint_choices(keys, ref.low, ref.high)
         members = whole = [groups[k] for k in keys]
-        budget = self.grammar.limits.max_products
-        full = product_count(choices, [len(m) for m in members])
-        keep = max(len(m) for m in members) if members else 0
-        while keep > 1 and product_count(choices, [min(len(m), keep) for m in members]) > budget:
+        lengths = [len(m) for m in members]
+        full = product_count(choices, lengths)
+        keep = max(lengths, default=0)
+        while keep > 1 and product_count(choices, [min(n, keep) for n in lengths]) > self.grammar.limits.max_products:
             keep -= 1
-        if keep < max((len(m) for m in members), default=0):
+        cut = [c for c in choices if len(c) > 1]  # the products whose groups are cut
+        if keep < max(lengths, default=0):
             if self.strategy is not None:
                 for factors, group in zip(keys, members):
                     self.snapper.know(next(iter(factors)), group)
+                cut, counted, keep, budget = cut_products(choices, lengths, self.grammar.limits.max_products)
+                alone = ("every expansion alone and, in products of several factors" if any(len(c) == 2 for c in cut)
+                         else "every expansion alone and in products of two factors, and, in products of "
+                         + ("three" if max(map(len, cut)) == 3 else "three or more"))
                 ranked = self.strategy.atoms(members)
-                sizes = allocated(choices, [len(m) for m in members], [shows for _, shows in ranked], keep, budget)
+                sizes = allocated(counted, lengths, [shows for _, shows in ranked], keep, budget)
                 members = [[m[i] for i in sorted(order[:size])] for m, (order, _), size in zip(members, ranked, sizes)]
                 self.screened.append(f"<{ref.rule}>*{{{ref.low},{ref.high}}}: {full:,} products in the space; kept "
-                                     "every expansion alone and, in products of several factors, "
-                                     f"{kept_note(keys, sizes, [shows for _, shows in ranked])} "
-                                     f"({_made(choices, whole, members):,} products)")
+                                     f"{alone}, {kept_note(keys, sizes, [shows for _, shows in ranked])} "
+                                     f"({_made(choices, cut, whole, members):,} products)")
             else:
                 members = [sorted(m, key=self.size)[:keep] for m in members]
-                self.unmade += full - _made(choices, whole, members)
+                self.unmade += full - _made(choices, cut, whole, members)
         products: dict[Expansion, None] = {}
         for choice in choices:
-            for combo in itertools.product(*((whole if len(choice) == 1 else members)[g] for g in choice)):
+            for combo in itertools.product(*((members if choice in cut else whole)[g] for g in choice)):
                 made = self._multiplied(combo) or self.decompose(
                     self._canonical(sympy.Mul(*(self.expression(e) for e in combo))))
                 products.setdefault(made, None)
@@ -386,8 +391,8 @@ def _combinations(count: int, size: int) -> np.ndarray:
     return np.fromiter(flat, dtype=np.int64).reshape(-1, size)
 
 
-def _made(choices: list[tuple[int, ...]], whole: list[list], members: list[list]) -> int:
-    """The products :meth:`Expander._products` makes: every member of a group alone, the cut
-    ``members`` in products of several."""
-    return (product_count([c for c in choices if len(c) == 1], [len(m) for m in whole])
-            + product_count([c for c in choices if len(c) > 1], [len(m) for m in members]))
+def _made(choices: list[tuple[int, ...]], cut: list[tuple[int, ...]], whole: list[list], members: list[list]) -> int:
+    """The products :meth:`Expander._products` makes: every member of each group in the
+    ``choices`` not ``cut``, the cut ``members`` in those that are."""
+    return (product_count([c for c in choices if c not in cut], [len(m) for m in whole])
+            + product_count(cut, [len(m) for m in members]))

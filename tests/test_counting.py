@@ -43,3 +43,18 @@ def test_the_budget_a_quiet_factor_frees_goes_to_those_that_show():
     assert uniform == [3, 3, 3, 3] and counting.product_count(choices, uniform) <= 70  # as the cut always was
     sizes = counting.allocated(choices, [10] * 4, [True, True, False, False], 3, 70)
     assert sizes == [5, 5, 1, 1] and counting.product_count(choices, sizes) <= 70
+
+
+def test_products_of_two_factors_stay_whole_where_they_take_at_most_half_the_budget():
+    """Three factors of 14 shapes: the 588 products of two fit in half of 1,500, so only the 2,744
+    products of three are cut, to the 870 the budget leaves them (9 shapes each); where the pairs
+    alone pass half the budget, every product of several factors is cut alike, as before."""
+    choices = counting.disjoint_choices([frozenset("p"), frozenset("n"), frozenset("b")], 1, 3)
+    cut, counted, keep, budget = counting.cut_products(choices, [14, 14, 14], 1500)
+    assert cut == counted == [c for c in choices if len(c) == 3]
+    assert budget == 1500 - 42 - 588 and keep == 9 and counting.product_count(cut, [9, 9, 9]) <= budget
+    cut, counted, keep, budget = counting.cut_products(choices, [14, 14, 14], 1000)
+    assert cut == [c for c in choices if len(c) > 1] and counted == choices and budget == 1000
+    assert counting.product_count(choices, [keep] * 3) <= 1000 < counting.product_count(choices, [keep + 1] * 3)
+    pairs_only = counting.disjoint_choices([frozenset("p"), frozenset("n"), frozenset("b")], 1, 2)
+    assert counting.cut_products(pairs_only, [14, 14, 14], 500)[0] == [c for c in pairs_only if len(c) == 2]
