@@ -347,3 +347,20 @@ def test_laws_that_agree_on_too_few_configurations_are_said_why_they_are_not_set
     assert said == ("Not settled: the laws agree and the interval is within 5 %, but the data hold 4 "
                     "configuration(s) for a law of 3 constants, and its bootstrap is trusted from 2 more; measure "
                     "next, in this order:")
+
+
+def test_where_the_law_s_shapes_of_a_measured_factor_are_not_pinned_suggest_says_new_values_must_test_them(tmp_path):
+    """n at three values and a law with two shapes of it: repeats among those values cannot tell
+    its course beyond them, so suggest names the --vary that offers new values of n."""
+    from tests.conftest import measurements
+
+    path = tmp_path / "m.csv"
+    measurements(lambda p, n: 1 + 5000 / n + 0.04 * np.sqrt(n) + 8 / p,
+                 {"p": (1, 2, 4, 8, 16), "n": (1e3, 4e3, 16e3)}, seed=2).to_csv(path, index=False)
+    result = run("suggest", path, "-t", "time", "--at", "p=16,n=64000", "--json")
+    assert result.exit_code == 0, result.output
+    note = " ".join(result.stderr.split())
+    assert "note: the law's shapes of n (" in note and "are as many as its 3 measured values can tell apart" in note
+    assert "--vary n=1000..64000:x2 offers new values of n" in note
+    varied = run("suggest", path, "-t", "time", "--at", "p=16,n=64000", "--vary", "n=1000..64000:x2", "--json")
+    assert varied.exit_code == 0 and "shapes of n" not in varied.stderr

@@ -90,6 +90,12 @@ def suggest(
                 cli._note(note)
         result = search(dataset, grammar=grammar, settings=settings)
         result = replace(result, law=replace(result.law, target_kind=kind))
+        for name, unpinned in result.law.search.get("unpinned", {}).items():
+            if name in measured:  # only a value not measured yet can test the law's shapes there
+                cli._note(f"the law's shapes of {name} ({', '.join(unpinned['shapes'])}) are as many as its "
+                          f"{unpinned['values']} measured values can tell apart, so runs at those values cannot "
+                          f"test its course beyond them; --vary {name}={setting(dataset.column(name).min())}.."
+                          f"{setting(4 * dataset.column(name).max())}:x2 offers new values of {name}")
         return result, advise(result, space, point, count, devices and law_name(devices), price, tolerance, budget,
                               work_)
 
