@@ -91,8 +91,10 @@ def shows(levels: np.ndarray, line: np.ndarray, mean: np.ndarray, count: np.ndar
     """Whether a factor shows in the data: the configurations' mean times (``mean``, of ``count``
     runs each) differ between the factor's ``levels`` within its lines by more than they differ
     at one level (an analysis of variance of the log times, judged by BIC with ``margin``). Where
-    every level of a line is one configuration nothing tells them apart, and the factor counts as
-    shown: only a table that repeats levels (a random design) can say a factor does nothing."""
+    every level of a line is one configuration (a grid), the levels' spread is held against
+    ``noise``, the relative variance of one run and its degrees of freedom from repetitions (an
+    F-test at :data:`SHOWN`); without it nothing tells the levels apart, and the factor counts as
+    shown."""
     values = np.log(mean)
     _, level = row_groups(np.column_stack([line, levels]))
     if level.max() + 1 == len(values):

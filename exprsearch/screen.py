@@ -210,10 +210,10 @@ class DataScreen(TermColumns):
                         best_column.setdefault(owners[c], (sse, c, columns))
                 if level + 1 < len(levels):
                     found = grown(late, level + 1)
-        # Where the best fixed-shape sums of three (of either beam) still miss by more than the noise, the pairs
-        # that fit best beside each of the beam's best single terms complete triples of which no
-        # two terms fit well together (1/p + b·log2 b + √p·log2 b). (Where the sums of three miss,
-        # so do those of two: the pairs above were scanned.)
+        # Where the best fixed-shape sums of three (of either beam) still miss by more than the
+        # noise, the pairs that fit best beside each of the beam's best single terms complete
+        # triples of which no two terms fit well together (1/p + b·log2 b + √p·log2 b). (Where the
+        # sums of three miss, so do those of two: the pairs above were scanned.)
         if len(levels) > 2 and self.floor is not None and best_plain[2] > MISFIT * self.floor:
             anchors = [columns[0] for _, cost, columns, _ in first_models if not cost][:ANCHORS]
             for sse, triple in anchored_triples(design, residual, owner, nonlinear, room, plain, anchors, 2)[:2 * s.beam]:
