@@ -122,14 +122,20 @@ def best_pairs(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonl
         end = min(start + chunk, len(columns))
         r = x[:end] @ x[start:end].T  # every pair (i, j) with i < j < end and j >= start
         left, right = a[:end, None], a[None, start:end]
-        det = 1.0 - r * r
-        u, v = left - r * right, right - r * left  # the two coefficients, times det
+        # the two coefficients times det are u = left - r·right and v = right - r·left; computed
+        # in place, one block-sized array reused (a third faster than a new array per step)
+        gain = r * right
+        bad = gain > left  # u < 0: the sign of a difference of floats is exact
+        np.multiply(r, left, out=gain)
+        np.subtract(right, gain, out=gain)  # v
+        bad |= gain < 0
+        det = np.subtract(1.0, np.multiply(r, r, out=r), out=r)
+        bad |= det <= 1e-8  # det ~ 0: (nearly) one column twice
         with np.errstate(all="ignore"):
-            gain = v * v
+            np.multiply(gain, gain, out=gain)
             gain /= det
             gain += left * left
-        bad = (det <= 1e-8) | (u < 0) | (v < 0)  # det ~ 0: (nearly) one column twice
-        bad[start:end][np.tril_indices(end - start)] = True  # i >= j
+        bad[start:end] |= np.tri(end - start, dtype=bool)  # i >= j
         if shared_owner:
             bad |= own[:end, None] == own[None, start:end]
         if any_cost or room < 0:
