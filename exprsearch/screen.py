@@ -159,7 +159,8 @@ class DataScreen(TermColumns):
         for level in range(most):
             ranked = order(grown(models, level).values())
             kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if seeds.issuperset(m[3])] if level == 0 else [])
-            first_models = first_models or kept
+            if level == 0:
+                first_models = kept
             # Beside the beam, the best sums of the seeds alone grow too: greedy selection loses an
             # additive law whose pairs each fit worse than some product does (s/p + 1/b against
             # s/p + log2(p)/b, where log2(p) + 1/b + s/p is the law). They are parents only: not
@@ -213,8 +214,8 @@ class DataScreen(TermColumns):
         # Where the best fixed-shape sums of three (of either beam) still miss by more than the
         # noise, the pairs that fit best beside each of the beam's best single terms complete
         # triples of which no two terms fit well together (1/p + b·log2 b + √p·log2 b). (Where the
-        # sums of three miss, so do those of two: the pairs above were scanned.)
-        if len(levels) > 2 and self.floor is not None and best_plain[2] > MISFIT * self.floor:
+        # sums of three miss, so did those of two: the pairs above were scanned, and ``plain`` is set.)
+        if paired and len(levels) > 2 and best_plain[2] > MISFIT * self.floor:
             anchors = [columns[0] for _, cost, columns, _ in first_models if not cost][:ANCHORS]
             for sse, triple in anchored_triples(design, residual, owner, nonlinear, room, plain, anchors, 2)[:2 * s.beam]:
                 if sse < best_sse[2]:
