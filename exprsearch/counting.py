@@ -101,17 +101,18 @@ def allocated(choices: list[tuple[int, ...]], lengths: list[int], shows: list[bo
     return sizes
 
 
-def cut_products(choices: list[tuple[int, ...]], lengths: list[int],
-                 budget: int) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], int, int]:
+def cut_products(choices: list[tuple[int, ...]], lengths: list[int], budget: int,
+                 whole_pairs: bool = True) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], int, int]:
     """Which ``choices`` of groups (of ``lengths`` members) have their groups cut to fit
     ``budget`` products; the choices the budget is counted over, with every group at its cut
-    size; the most members each group keeps; and that budget. Products of two factors are kept
-    whole where they take at most half the budget: the rest goes to products of three, whose many
-    combinations are what overflows it (``1/(b·p)`` and ``n·log2(n)/b`` had been cut with a third
-    of b's shapes). Else every product of several factors is cut alike, and the budget is counted
-    over all choices (a factor alone too, though it keeps every shape)."""
+    size; the most members each group keeps; and that budget. With ``whole_pairs``, products of
+    two factors are kept whole where they take at most half the budget: the rest goes to products
+    of three, whose many combinations are what overflows it (``1/(b·p)`` and ``n·log2(n)/b`` had
+    been cut with a third of b's shapes). Else every product of several factors is cut alike, and
+    the budget is counted over all choices (a factor alone too, though it keeps every shape)."""
     cut, counted = [c for c in choices if len(c) > 1], choices
-    if any(len(c) > 2 for c in choices) and product_count([c for c in choices if len(c) == 2], lengths) <= budget // 2:
+    if whole_pairs and any(len(c) > 2 for c in choices) and \
+            product_count([c for c in choices if len(c) == 2], lengths) <= budget // 2:
         cut = counted = [c for c in choices if len(c) > 2]
         budget -= product_count([c for c in choices if len(c) <= 2], lengths)
     keep = max(lengths, default=0)

@@ -243,15 +243,14 @@ class Expander:
         members = whole = [groups[k] for k in keys]
         lengths = [len(m) for m in members]
         full = product_count(choices, lengths)
-        keep = max(lengths, default=0)
-        while keep > 1 and product_count(choices, [min(n, keep) for n in lengths]) > self.grammar.limits.max_products:
-            keep -= 1
         cut = [c for c in choices if len(c) > 1]  # the products whose groups are cut
-        if keep < max(lengths, default=0):
+        if full > self.grammar.limits.max_products and max(lengths, default=0) > 1:
+            # without the data to rank shapes, every product of several factors is cut alike
+            cut, counted, keep, budget = cut_products(choices, lengths, self.grammar.limits.max_products,
+                                                      whole_pairs=self.strategy is not None)
             if self.strategy is not None:
                 for factors, group in zip(keys, members):
                     self.snapper.know(next(iter(factors)), group)
-                cut, counted, keep, budget = cut_products(choices, lengths, self.grammar.limits.max_products)
                 alone = ("every expansion alone and, in products of several factors" if any(len(c) == 2 for c in cut)
                          else "every expansion alone and in products of two factors, and, in products of "
                          + ("three" if max(map(len, cut)) == 3 else "three or more"))

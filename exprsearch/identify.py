@@ -69,8 +69,7 @@ class ShapeRule:
         key = (term, name)
         if key not in self._shapes:
             part = self.part(term, name)
-            self._shapes[key] = None if part == 1 or self._mixes(name, part) else (
-                part, sum(1 for s in part.free_symbols if s.name.startswith("_theta")))
+            self._shapes[key] = None if part == 1 or self._mixes(name, part) else (part, _fitted(part))
         return self._shapes[key]
 
     def prepare(self, terms: Iterable[Term]) -> None:

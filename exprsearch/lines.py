@@ -97,19 +97,18 @@ def shows(levels: np.ndarray, line: np.ndarray, mean: np.ndarray, count: np.ndar
     shown."""
     values = np.log(mean)
     _, level = row_groups(np.column_stack([line, levels]))
+
+    def misfit(groups: np.ndarray) -> float:
+        center = np.bincount(groups, weights=count * values) / np.bincount(groups, weights=count)
+        return float(np.sum(count * (values - center[groups]) ** 2))
+
     if level.max() + 1 == len(values):
         if noise is None or noise[1] < 2 or noise[0] <= 0:
             return True
         # each level of a line is one configuration, its mean of ``count`` repetitions: the
         # levels' spread about their line's mean against what the repetitions' noise would leave
-        center = np.bincount(line, weights=count * values) / np.bincount(line, weights=count)
-        spread = float(np.sum(count * (values - center[line]) ** 2))
         dof = len(values) - (line.max() + 1)
-        return dof < 1 or f_survival(dof, noise[1], spread / dof / noise[0]) < SHOWN
-
-    def misfit(groups: np.ndarray) -> float:
-        center = np.bincount(groups, weights=count * values) / np.bincount(groups, weights=count)
-        return float(np.sum(count * (values - center[groups]) ** 2))
+        return dof < 1 or f_survival(dof, noise[1], misfit(line) / dof / noise[0]) < SHOWN
 
     n = len(values)
     within, between = misfit(level), misfit(line)
