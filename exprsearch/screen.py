@@ -33,6 +33,7 @@ from .compile import Compiler
 from .grammar import Limits
 from .identify import ShapeRule, factor_parts
 from .lines import line_scores, lines, ranked, shows
+from .simpler import NEAR, Families, simpler_models
 from .subsets import (
     ANCHORED_COLUMNS,
     PAIR_COLUMNS,
@@ -156,6 +157,7 @@ class DataScreen(TermColumns):
         best_plain: list[float] = []  # per size, the beam's best fit with no fitted exponent, of at most that size
         exchanged: list[tuple[int, ...]] = []  # the best models improved by exchanging terms
         first_models: list = []  # the beam's best single terms
+        tops: list[tuple[float, tuple[int, ...]]] = []  # per size, the best model after the exchange
         for level in range(most):
             ranked = order(grown(models, level).values())
             kept = ranked[: s.beam] + ([m for m in ranked[s.beam:] if seeds.issuperset(m[3])] if level == 0 else [])
@@ -179,6 +181,7 @@ class DataScreen(TermColumns):
             if swapped is not None and swapped[1] != models[0][1]:
                 exchanged.append(tuple(sorted({owners[c] for c in swapped[1]})))
                 models.insert(0, swapped)
+            tops += models[:1]
             for sse, columns in models:
                 for c in columns:
                     i = owners[c]
@@ -222,6 +225,12 @@ class DataScreen(TermColumns):
                     extra.append(tuple(sorted(owners[c] for c in triple)))
                     for c in triple:
                         best_column.setdefault(owners[c], (sse, c, triple))
+        # The best model of each size with each group of its terms that share a rest exchanged for
+        # a simpler set of that rest's shapes (simpler_models): sets of shapes that fit a few values alike
+        families = self._families(items, owner, nonlinear)
+        for top in tops:
+            extra += [tuple(sorted(owners[c] for c in columns))
+                      for _, columns in simpler_models(design, residual, top, owner, families, NEAR)]
         # survivors: the terms of the best models of the largest size first, then of smaller ones,
         # then of the exchanged models
         survivors: list[int] = []
@@ -330,11 +339,8 @@ class DataScreen(TermColumns):
         along the lines of the grid where only its factor varies. Greedy selection alone misses an
         additive law whose single terms each explain less than some product does."""
         factors = list(self.compiler.factors)
-        symbols = [sympy.Symbol(f, positive=True) for f in factors]
-        screened = sorted(set(owner.tolist()))
-        parts_of = self.shapes.parts if self.shapes is not None else \
-            (lambda term: tuple(factor_parts(term, symbol) for symbol in symbols))
-        parts = {i: parts_of(items[i][0]) for i in screened}
+        parts = self._parts(items, owner)
+        screened = sorted(parts)
         one = sympy.S.One  # factor_parts gives this singleton for a term without the factor
         alone: dict[int, list[int]] = {}  # factor → the items that depend on it alone
         for i in screened:
@@ -347,6 +353,24 @@ class DataScreen(TermColumns):
             order = ranked(scores, [(bool(nonlinear[i]), i) for i in lone])
             top[f_index] = {parts[lone[j]][f_index] for j in order[:2]}  # a set: sympy's == is slow, its hash is kept
         return {i for i in screened if all(p is one or p in top[k] for k, p in enumerate(parts[i]))}
+
+    def _parts(self, items: list[Expansion], owner: np.ndarray) -> dict[int, tuple[sympy.Expr, ...]]:
+        """Each screened item's part in every factor (``1`` where it has none)."""
+        if self.shapes is not None:
+            return {i: self.shapes.parts(items[i][0]) for i in sorted(set(owner.tolist()))}
+        symbols = [sympy.Symbol(f, positive=True) for f in self.compiler.factors]
+        return {i: tuple(factor_parts(items[i][0], symbol) for symbol in symbols) for i in sorted(set(owner.tolist()))}
+
+    def _families(self, items: list[Expansion], owner: np.ndarray, nonlinear: np.ndarray) -> Families:
+        """The screened items grouped by the rest of their product beside each factor's shape."""
+        symbols = [sympy.Symbol(f, positive=True) for f in self.compiler.factors]
+        parts = self._parts(items, owner)
+        column = {int(i): c for c, i in enumerate(owner.tolist()) if not nonlinear[i]}
+        size = {i: sum(t.complexity for t in items[i]) for i in parts}
+
+        def varies(f: int, part: sympy.Expr) -> bool:  # a shape of factor f alone
+            return all(s == symbols[f] or s.name.startswith("_theta") for s in part.free_symbols)
+        return Families(parts, column, size, varies)
 
     def _fixed(self, fixed: Expansion) -> tuple[np.ndarray, np.ndarray]:
         """Columns of the fixed terms' coefficients, and the target less the fixed offsets."""

@@ -59,13 +59,7 @@ def near_front(combos: list[tuple[int, ...]], columns: dict[int, int], sizes: di
         known = (which >= 0).all(axis=1)
         rows, which = rows[known], which[known]
         size[rows] = size_of[members[known]].sum(axis=1)
-        part = design[:, which]  # (n, sums, length)
-        gram = np.einsum("nsk,nsl->skl", part, part)
-        rhs = np.einsum("nsk,n->sk", part, residual)
-        # unit columns: a tiny ridge keeps a sum of (nearly) collinear columns solvable
-        z = np.linalg.solve(gram + 1e-10 * np.eye(length), rhs[:, :, None])[:, :, 0]
-        cost[rows] = total - np.einsum("sk,sk->s", z, rhs)
-        reachable[rows] = (z >= 0).all(axis=1)
+        cost[rows], reachable[rows] = solved(design, residual, which)
     keep = np.isnan(cost)
     estimated = np.flatnonzero(~keep)
     best = np.inf
@@ -75,6 +69,17 @@ def near_front(combos: list[tuple[int, ...]], columns: dict[int, int], sizes: di
             best = min(best, float(cost[members[reachable[members]]].min()))
         keep[members] = cost[members] <= (1 + margin) * best + 1e-9 * total
     return [c for c, k in zip(combos, keep) if k]
+
+
+def solved(design: np.ndarray, residual: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The squared error of each sum of columns ``which`` (one row of column indices per sum)
+    fitted to ``residual`` by least squares, and whether its coefficients are all non-negative."""
+    part = design[:, which]  # (n, sums, length)
+    gram = np.einsum("nsk,nsl->skl", part, part)
+    rhs = np.einsum("nsk,n->sk", part, residual)
+    # unit columns: a tiny ridge keeps a sum of (nearly) collinear columns solvable
+    z = np.linalg.solve(gram + 1e-10 * np.eye(which.shape[1]), rhs[:, :, None])[:, :, 0]
+    return float(residual @ residual) - np.einsum("sk,sk->s", z, rhs), (z >= 0).all(axis=1)
 
 
 def exchanged_terms(design: np.ndarray, residual: np.ndarray, model: tuple[float, tuple[int, ...]],

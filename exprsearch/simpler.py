@@ -1,0 +1,83 @@
+"""Simpler shapes for a screened model's terms, exchanged a group at a time.
+
+Where a factor is measured at few values, several sets of its shapes fit those values alike: on
+three values of n, ``√b·n³ + √b·log2²n`` and ``√b·√n + √b`` both leave a constant and two shape
+constants along n, and the beam keeps whichever fitted the noise a little better. Exchanging one
+term at a time cannot reach the simpler set when every step through it fits worse, so the terms
+of a model that share the rest of their product (``√b`` here) are exchanged together for every
+simpler set of that rest's shapes of the factor; those that fit nearly as well are handed on to be
+fitted exactly, where the selection's rule of the lowest-order shape among laws the data cannot
+tell apart (docs/method.md) can choose them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import sympy
+
+from .subsets import solved
+
+KEPT = 5  # the simpler models that fit best, handed on per model and group
+NEAR = 0.1  # they fit nearly as well: their squared error is at most this much larger than the model's
+ONE = sympy.S.One  # the part of a term in a factor it does not use (identify.factor_parts)
+
+
+class Families:
+    """The fixed-shape items that share a rest of their product, per factor: ``parts`` gives each
+    item's part in every factor (``1`` where it has none), ``column`` its one column, ``size`` its
+    complexity; ``varies(f, part)`` says whether a part is a shape of factor ``f`` alone."""
+
+    def __init__(self, parts: dict[int, tuple[sympy.Expr, ...]], column: dict[int, int], size: dict[int, int],
+                 varies: Callable[[int, sympy.Expr], bool]) -> None:
+        self.parts, self.size, self.varies = parts, size, varies
+        self.members: dict[tuple[int, tuple[sympy.Expr, ...]], list[int]] = {}
+        for item, item_parts in parts.items():
+            if item not in column:
+                continue
+            for f, part in enumerate(item_parts):
+                rest = item_parts[:f] + item_parts[f + 1:]
+                if part is ONE and all(p is ONE for p in rest):
+                    continue  # the constant, which is no item
+                if part is ONE or varies(f, part):
+                    self.members.setdefault((f, rest), []).append(column[item])
+
+    def groups(self, items: Sequence[int]) -> list[tuple[int, tuple[sympy.Expr, ...], list[int]]]:
+        """The model's items that hold a shape of one factor alone times a common rest: (the
+        factor, the rest, the items), for groups of one or more."""
+        found: dict[tuple[int, tuple[sympy.Expr, ...]], list[int]] = {}
+        for item in items:
+            item_parts = self.parts.get(item)
+            if item_parts is None:
+                continue
+            for f, part in enumerate(item_parts):
+                if part is not ONE and self.varies(f, part):
+                    found.setdefault((f, item_parts[:f] + item_parts[f + 1:]), []).append(item)
+        return [(f, rest, group) for (f, rest), group in found.items() if (f, rest) in self.members]
+
+
+def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float, tuple[int, ...]],
+                   owner: np.ndarray, families: Families, margin: float) -> list[tuple[float, tuple[int, ...]]]:
+    """Models made from ``model`` (its squared error and columns) by exchanging each group of its
+    terms that share a rest for a less complex set of as many of that rest's shapes, that fit
+    within ``margin`` of its error with non-negative coefficients: the :data:`KEPT` best per group."""
+    sse, columns = model
+    items = [int(owner[c]) for c in columns]
+    found: dict[tuple[int, ...], float] = {}
+    for f, rest, group in families.groups(items):
+        others = [c for c, i in zip(columns, items) if i not in group]
+        taken = {int(owner[c]) for c in others}
+        size = sum(families.size[i] for i in group)
+        family = [c for c in families.members[(f, rest)] if int(owner[c]) not in taken]
+        combos = [combo for combo in itertools.combinations(family, len(group))
+                  if sum(families.size[int(owner[c])] for c in combo) < size]
+        if not combos:
+            continue
+        which = np.array([others + list(combo) for combo in combos], dtype=np.intp)
+        cost, fine = solved(design, residual, which)
+        good = np.flatnonzero(fine & (cost <= (1 + margin) * sse))
+        for j in good[np.argsort(cost[good], kind="stable")][:KEPT].tolist():
+            found.setdefault(tuple(which[j].tolist()), float(cost[j]))
+    return [(cost, combo) for combo, cost in found.items()]
