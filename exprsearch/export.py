@@ -108,6 +108,11 @@ def python_module(law: Law) -> str:
     )
 
 
+# what a front's infinite held-out error (shown as a dash) means: docs/method.md, selection step 0
+HELD_OUT_LOST = ("held-out % —: refitted without the held-out values, the law loses a term that varies, which "
+                 "rests on them alone, so they cannot check it")
+
+
 def front_csv(ranking: Ranking) -> str:
     """The Pareto front as CSV, simplest law first, with the chosen one marked."""
     out = io.StringIO()

@@ -7,13 +7,14 @@ import base64
 import csv
 import html
 import io
+import math
 from pathlib import Path
 
 from sympy.printing.mathml import mathml
 
 from .compile import factor_symbol
 from .explain import Explanation
-from .export import latex, rounded_constants
+from .export import HELD_OUT_LOST, latex, rounded_constants
 from .grouped import group_name
 from .law import Law
 from .vocabulary import ExpressionSyntaxError, parse, to_readable
@@ -90,11 +91,17 @@ def _front(rows: list[dict], law: Law) -> str:
         f"<td>{float(r['mape_pct']):.3g}</td><td>{float(r['cv_mape_pct']):.3g}</td>"
         f"<td>{_optional(r.get('holdout_mape_pct'))}</td><td>{float(r['r2']):.4f}</td>"
         f"<td class='law'>{html.escape(_readable(r['law'], law))}</td></tr>" for r in rows)
-    return f"<table>{head}{body}</table>"
+    lost = any(r.get("holdout_mape_pct") and not math.isfinite(float(r["holdout_mape_pct"])) for r in rows)
+    note = f"<p>{html.escape(HELD_OUT_LOST)}.</p>" if lost else ""
+    return f"<table>{head}{body}</table>{note}"
 
 
 def _optional(text: str | None) -> str:
-    return f"{float(text):.3g}" if text else ""
+    """A held-out error as the front table shows it: blank where none was measured, a dash where
+    the refit lost a term that rests on the held-out values alone (an infinite error)."""
+    if not text:
+        return ""
+    return f"{float(text):.3g}" if math.isfinite(float(text)) else "—"
 
 
 def _readable(text: str, law: Law, digits: int = 4) -> str:

@@ -13,6 +13,7 @@ import re
 import warnings
 from collections.abc import Callable, Mapping
 
+import mpmath
 import sympy
 from sympy.codegen.cfunctions import log2
 from sympy.printing.latex import LatexPrinter
@@ -231,10 +232,14 @@ def to_readable(expr: sympy.Expr, digits: int | None = None) -> str:
 
 
 class _TextPrinter(_ReadablePrinter):
-    """The readable printer with floats written as Python's shortest exact repr."""
+    """The readable printer with floats written as Python's shortest exact repr, of the Float's
+    own significant digits where it has fewer than a double (a constant rounded to 6 digits is
+    written 1708.8, not the binary value 1708.80322265625 it holds)."""
 
     def _print_Float(self, expr: sympy.Float) -> str:
-        return repr(float(expr))
+        digits = mpmath.libmp.prec_to_dps(expr._prec)
+        value = float(expr)
+        return repr(float(f"{value:.{digits}g}") if digits < 15 else value)
 
 
 def to_text(expr: sympy.Expr) -> str:

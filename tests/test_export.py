@@ -96,3 +96,48 @@ def test_a_target_named_with_a_backslash_or_quotes_gives_a_module_that_imports(t
             warnings.simplefilter("error")  # an invalid escape is a SyntaxWarning from Python 3.12
             spec.loader.exec_module(module)
         assert module.TARGET == name and module.__doc__.startswith(f"{name} = ")
+
+
+def test_the_fronts_laws_are_written_with_six_significant_digits(amdahl_frame):
+    """front.csv rounds each law's constants to 6 digits; it had written the binary value they
+    hold (1708.80322265625 for 1708.8)."""
+    import csv
+    import io
+    import re
+
+    from exprsearch import search
+
+    rows = list(csv.DictReader(io.StringIO(export.front_csv(search(amdahl_frame, "time", resamples=0).ranking))))
+    numbers = [m for r in rows for m in re.findall(r"\d+\.\d+(?:e-?\d+)?", r["law"])]
+    assert numbers and all(len(re.sub(r"e.*|\.|^0+", "", m).lstrip("0")) <= 6 for m in numbers), numbers
+
+
+def test_a_held_out_error_lost_with_its_term_is_a_dash_with_its_reason(amdahl_frame, capsys):
+    """An infinite held-out error (the refit without the held-out values drops a term that varies)
+    reads as a dash, and the run's table and the report say why."""
+    from dataclasses import replace
+
+    from exprsearch import search
+    from exprsearch.cli.run import _front
+    from exprsearch.report import _front as report_front
+
+    result = search(amdahl_frame, "time", resamples=0)
+    front = list(result.ranking.front)
+    front[-1] = replace(front[-1], holdout_mape=float("inf"))
+    lost = replace(result, ranking=replace(result.ranking, front=tuple(front)))
+    _front(lost)
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "inf" not in shown and "—" in shown and " ".join(export.HELD_OUT_LOST.split()) in shown
+    rows = list(csv_rows(export.front_csv(lost.ranking)))
+    assert rows[-1]["holdout_mape_pct"] == "inf"  # the file keeps the number
+    page = report_front(rows, lost.law)
+    assert "inf" not in page and "rests on them alone" in page
+    _front(result)
+    assert "rests on them alone" not in capsys.readouterr().out
+
+
+def csv_rows(text):
+    import csv
+    import io
+
+    return csv.DictReader(io.StringIO(text))

@@ -82,3 +82,14 @@ def test_a_setting_and_a_column_of_the_same_name_are_told_apart(tmp_path):
     (tmp_path / "t.csv").write_text("params.gpus,gpus,time\n1,1,3\n2,2,2\n4,4,1.5\n")
     with pytest.raises(DataError, match="columns 'params.gpus' and 'gpus' would both be the factor gpus"):
         load_table(tmp_path / "t.csv", "time", factors=["params.gpus", "gpus"])
+
+
+def test_a_rounded_constant_is_written_with_its_own_digits_and_reads_back():
+    """A constant rounded to 6 digits holds a binary value with more (1708.80322265625): the text
+    writes the digits it was rounded to; a full-precision constant keeps its shortest exact repr."""
+    x = sympy.Symbol("x", positive=True)
+    rounded = sympy.Float(1708.803222, 6) + sympy.Float(4424.150390625, 6) / x
+    assert to_text(rounded) == "1708.8 + 4424.15/x"
+    assert parse(to_text(rounded), {"x": x}) == sympy.Float("1708.8") + sympy.Float("4424.15") / x
+    exact = sympy.Float(1 / 3, 17) * x
+    assert to_text(exact) == "0.3333333333333333*x" and float(parse(to_text(exact), {"x": x}).subs(x, 1)) == 1 / 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -297,10 +298,13 @@ def _front(result: Result) -> None:
     laws = []
     for i, s in enumerate(result.ranking.front, start=1):
         mark = "→" if i - 1 == result.ranking.chosen else " "
-        held = "" if s.holdout_mape is None else f"{s.holdout_mape:.3g}"
+        held = "" if s.holdout_mape is None else f"{s.holdout_mape:.3g}" if math.isfinite(s.holdout_mape) else "—"
         table.add_row(f"{mark}{i}", str(s.complexity), str(s.n_constants), f"{s.mape:.3g}", f"{s.cv_mape:.3g}", held,
                       f"{s.r2:.4f}")
         laws.append(f"{mark}{i:>3}  {s.fit.candidate}")
+    if any(s.holdout_mape is not None and not math.isfinite(s.holdout_mape) for s in result.ranking.front):
+        table.caption = export.HELD_OUT_LOST
+        table.caption_justify = "left"
     out.print(table)
     for line in laws:  # whole, one per line: a narrow terminal wraps them, a pipe gets them as they are
         out.print(line, highlight=False, soft_wrap=True, markup=False)
