@@ -4,6 +4,7 @@ them into a message and an exit code."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 
 class ExprsearchError(Exception):
@@ -57,3 +58,14 @@ def number(name: str, value: object, smallest: float, strict: bool = False) -> N
     if not ok:
         raise SettingsError(f"{name} must be a finite number {'above' if strict else 'of at least'} "
                             f"{smallest:g}, got {value!r}")
+
+
+def missing_file(kind: str, path: str | Path) -> str:
+    """Why the ``kind`` file at ``path`` cannot be read: it does not exist, or it is no regular
+    file (a folder, a device such as /dev/null)."""
+    path = Path(path)
+    if path.exists():
+        what = "a folder" if path.is_dir() else "not a regular file"
+        return f"{kind} file '{path}' is {what}; give the path of the file itself"
+    return f"{kind} file '{path}' does not exist; check the path"
+

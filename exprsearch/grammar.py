@@ -20,7 +20,7 @@ from pathlib import Path
 
 import sympy
 
-from .errors import BindingError, GrammarError
+from .errors import BindingError, GrammarError, missing_file
 from .vocabulary import law_name, suggest
 
 ROLES = ("extrinsic", "intrinsic")
@@ -138,7 +138,7 @@ def load(name_or_path: str | Path) -> Grammar:
             )
         return parse_text(builtin.read_text(), source=f"{name_or_path} (built-in)", name=path.stem)
     if not path.is_file():
-        raise GrammarError(f"grammar file '{path}' does not exist; check the path")
+        raise GrammarError(missing_file("grammar", path))
     return parse_text(path.read_text(), source=str(path), name=path.stem)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import sympy
 
 from .compile import factor_symbol, to_function
-from .errors import LawError
+from .errors import LawError, missing_file
 from .roles import reads_as_rate
 from .vocabulary import ExpressionSyntaxError, parse, suggest, to_text
 
@@ -184,7 +184,7 @@ def locate(path: str | Path) -> Path:
                            "or the folder run --out wrote it to")
         return path / "law.json"
     if not path.is_file():
-        raise LawError(f"law file '{path}' does not exist; check the path")
+        raise LawError(missing_file("law", path))
     return path
 
 

@@ -23,7 +23,7 @@ from .dialect import (
     sniff,
     trimmed,
 )
-from .errors import DataError
+from .errors import DataError, missing_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +62,7 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
     command's ``option``."""
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"data file '{path}' does not exist; check the path")
+        raise DataError(missing_file("data", path))
     suffix = path.suffix.lower()
     if suffix in (".gz", ".bz2", ".xz", ".zst") and Path(path.stem).suffix:  # runs.csv.gz
         raise DataError(f"'{path}' is compressed; decompress it first (to '{path.with_suffix('')}') and give that file")

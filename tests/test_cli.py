@@ -576,3 +576,25 @@ def test_a_write_that_fails_is_one_sentence(tmp_path, monkeypatch):
     with pytest.raises(export.OutputError, match=r"could not write '.*law.json' \(No space left on device\); "
                                                  "nothing was replaced"):
         export.write_all({tmp_path / "law.json": "{}"})
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="needs a device file")
+def test_a_path_that_is_no_regular_file_is_named_as_such(tmp_path):
+    """/dev/null exists: it was reported as not existing, which sends the user to check a path
+    that is right."""
+    (tmp_path / "grammars").mkdir()
+    for args, kind in [(("predict", "/dev/null", "--at", "p=1"), "law file '/dev/null' is not a regular file"),
+                       (("run", "/dev/null", "-t", "time"), "data file '/dev/null' is not a regular file"),
+                       (("grammar", "check", tmp_path / "grammars"), "is a folder; give the path of the file itself")]:
+        result = run(*args)
+        assert result.exit_code == 2 and kind in " ".join(result.output.split()), (args, result.output)
+
+
+def test_a_missing_grammar_file_stops_run_before_the_data_are_read(tmp_path):
+    """The grammar's mistake is named first: the data's notes (here a column left out) had come
+    before it, after the table was read."""
+    rows = ["model,p,time"] + [f"resnet,{p},{2 + 40 / p}" for p in (1, 2, 4, 8, 16)]
+    path = write(tmp_path, "t.csv", "\n".join(rows) + "\n")
+    result = run("run", path, "-t", "time", "--grammar", tmp_path / "nope.toml", "--out", tmp_path / "o")
+    assert result.exit_code == 2 and "grammar file" in result.output and "does not exist" in result.output
+    assert "note:" not in result.output and not (tmp_path / "o").exists()

@@ -16,6 +16,7 @@ from rich.table import Column, Table
 from .. import export
 from ..errors import SettingsError
 from ..fit import FitSettings
+from ..grammar import load as load_grammar
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import law_name
@@ -78,6 +79,7 @@ def run(
 
             require_matplotlib()  # fail before the search, not after it
         _check_kind(target_kind)  # before the data are read
+        rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
         datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet)
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
@@ -98,7 +100,7 @@ def run(
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 try:
                     result = search(
-                        dataset, grammar=grammar, mapping=mapping, intrinsic=intrinsic_factors, settings=settings,
+                        dataset, grammar=rules, mapping=mapping, intrinsic=intrinsic_factors, settings=settings,
                         progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                     )
                 except SearchError as exc:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import Dataset, from_columns
-from ..errors import DataError
+from ..errors import DataError, missing_file
 from ..tables import SUFFIXES, WORKBOOKS
 from .profile import Profile
 
@@ -45,9 +45,10 @@ def detect_format(path: str | Path) -> str:
     path = Path(path)
     if is_cube_directory(path):
         return "cube"
+    if path.is_dir():
+        raise DataError(f"data '{path}' holds no CUBE run folders (<run>/<name>.cubex)")
     if not path.is_file():
-        what = "holds no CUBE run folders (<run>/<name>.cubex)" if path.is_dir() else "does not exist; check the path"
-        raise DataError(f"data '{path}' {what}")
+        raise DataError(missing_file("data", path))
     suffix = path.suffix.lower()
     with path.open("rb") as file:
         if is_extrap3(file.read(64)):
