@@ -146,6 +146,10 @@ class DataScreen(TermColumns):
                         found[key] = (*new, tuple(sorted(key)))
             return found
 
+        def told(model: tuple[int, ...]) -> bool:
+            """Whether the shape rule lets the sum of these items be a law (else it cannot close a gate)."""
+            return self.shapes is None or self.shapes.reason((*fixed, *(t for i in model for t in items[i]))) is None
+
         def order(models) -> list:
             return sorted(models, key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))
 
@@ -154,7 +158,7 @@ class DataScreen(TermColumns):
         levels: list[list[tuple[int, ...]]] = []
         known: list[set[frozenset]] = []  # per size, the sets of items the beam grew from
         best_sse: list[float] = []  # per size, the beam's best fit
-        best_plain: list[float] = []  # per size, the beam's best fit with no fitted exponent, of at most that size
+        best_plain: list[float] = []  # per size, the beam's best fit with no fitted exponent that can be a law, of at most that size
         exchanged: list[tuple[int, ...]] = []  # the best models improved by exchanging terms
         first_models: list = []  # the beam's best single terms
         tops: list[tuple[float, tuple[int, ...]]] = []  # per size, the best model after the exchange
@@ -172,7 +176,7 @@ class DataScreen(TermColumns):
             levels.append([model for *_, model in kept])
             known.append({frozenset(m[3]) for m in kept + seeded})
             best_sse.append(kept[0][0] if kept else np.inf)
-            best_plain.append(min(best_plain[-1:] + [m[0] for m in kept if not m[1]]))
+            best_plain.append(min(best_plain[-1:] + [m[0] for m in kept if not m[1] and told(m[3])]))
             # Then the best model of this size exchanges its terms one at a time for the best
             # other while that lowers the error (sequential replacement): a term the beam took
             # early may be the wrong one of two that fit alike (p beside 1/n + 1/b, where the
@@ -190,7 +194,8 @@ class DataScreen(TermColumns):
             if not models:
                 break
         # Where the beam's best fixed-shape sum of at most two terms misses by more than the noise
-        # (which only repetitions tell: without them the beam's fit stands), a second beam grows
+        # (which only repetitions tell: without them the beam's fit stands; a sum with more shapes
+        # of a factor than its values tell apart fits the noise, but cannot be the law), a second beam grows
         # from the best pairs of fixed-shape terms, each pair solved exactly (best_pairs): two
         # terms that fit poorly alone can fit well together (1/(n·p) and n·log2 n of the law
         # 1/(n·p) + 1/p + n·log2 n rank 80th and lower alone). Its models take neither the beam's
@@ -207,7 +212,7 @@ class DataScreen(TermColumns):
             for level in range(1, len(levels)):
                 fresh = order(m for key, m in found.items() if key not in known[level])[: (2 if level == 1 else 1) * s.beam]
                 extra += [m[3] for m in fresh if m[0] < best_sse[level]]
-                best_plain[level] = min([best_plain[level], best_plain[level - 1]] + [m[0] for m in fresh if not m[1]])
+                best_plain[level] = min([best_plain[level], best_plain[level - 1]] + [m[0] for m in fresh if not m[1] and told(m[3])])
                 late = [(sse, columns) for sse, _, columns, _ in fresh]
                 for sse, columns in late:  # a start only for terms the beam never held
                     for c in columns:
