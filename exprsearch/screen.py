@@ -116,7 +116,8 @@ class DataScreen(TermColumns):
         nonlinear = np.array([sum(t.n_nonlinear for t in item) for item in items])
         room = limits.max_nonlinear - sum(t.n_nonlinear for t in fixed)
         most = min(high, limits.max_terms - len(fixed))
-        seeds = self._seeds(items, owner, nonlinear)
+        parts = self._parts(items, owner)
+        seeds = self._seeds(items, parts, nonlinear)
         seed_items = np.array(sorted(seeds), dtype=np.intp)
         owners = owner.tolist()  # plain ints: the beam's bookkeeping looks them up one by one
         same = column_ids(design)
@@ -224,7 +225,12 @@ class DataScreen(TermColumns):
         # triples of which no two terms fit well together (1/p + b·log2 b + √p·log2 b). (Where the
         # sums of three miss, so did those of two: the pairs above were scanned, and ``plain`` is set.)
         if paired and len(levels) > 2 and best_plain[2] > MISFIT * self.floor:
+            # The anchors: the beam's best single terms of fixed shape, then the fixed shapes its best
+            # terms with fitted exponents land on (b**k·n²·p**k at 0 and -1 is n²/p)
+            fixed_column = {same[c]: c for c in plain.tolist()}  # plain: one column of each content
             anchors = [columns[0] for _, cost, columns, _ in first_models if not cost][:ANCHORS]
+            landed = [fixed_column.get(same[columns[0]]) for _, cost, columns, _ in first_models if cost]
+            anchors += [c for c in dict.fromkeys(landed) if c is not None and c not in anchors][:ANCHORS]
             for sse, triple in anchored_triples(design, residual, owner, nonlinear, room, plain, anchors, 2)[:2 * s.beam]:
                 if sse < best_sse[2]:
                     extra.append(tuple(sorted(owners[c] for c in triple)))
@@ -232,7 +238,7 @@ class DataScreen(TermColumns):
                         best_column.setdefault(owners[c], (sse, c, triple))
         # The best model of each size with each group of its terms that share a rest exchanged for
         # a simpler set of that rest's shapes (simpler_models): sets of shapes that fit a few values alike
-        families = self._families(items, owner, nonlinear)
+        families = self._families(items, parts, owner, nonlinear)
         for top in tops:
             extra += [tuple(sorted(owners[c] for c in columns))
                       for _, columns in simpler_models(design, residual, top, owner, families, NEAR)]
@@ -338,13 +344,12 @@ class DataScreen(TermColumns):
         thetas = [t for t, ok in zip(thetas, live) if ok]
         return design[:, live] / norms[live], owner[live], thetas, residual, always, undefined
 
-    def _seeds(self, items: list[Expansion], owner: np.ndarray, nonlinear: np.ndarray) -> set[int]:
+    def _seeds(self, items: list[Expansion], parts: dict[int, tuple[sympy.Expr, ...]], nonlinear: np.ndarray) -> set[int]:
         """Items made only of each factor's two best shapes, as Extra-P's multi-parameter modeler
         combines the best single-parameter functions: a shape is ranked by how well it fits alone
         along the lines of the grid where only its factor varies. Greedy selection alone misses an
         additive law whose single terms each explain less than some product does."""
         factors = list(self.compiler.factors)
-        parts = self._parts(items, owner)
         screened = sorted(parts)
         one = sympy.S.One  # factor_parts gives this singleton for a term without the factor
         alone: dict[int, list[int]] = {}  # factor → the items that depend on it alone
@@ -366,10 +371,10 @@ class DataScreen(TermColumns):
         symbols = [sympy.Symbol(f, positive=True) for f in self.compiler.factors]
         return {i: tuple(factor_parts(items[i][0], symbol) for symbol in symbols) for i in sorted(set(owner.tolist()))}
 
-    def _families(self, items: list[Expansion], owner: np.ndarray, nonlinear: np.ndarray) -> Families:
+    def _families(self, items: list[Expansion], parts: dict[int, tuple[sympy.Expr, ...]], owner: np.ndarray,
+                  nonlinear: np.ndarray) -> Families:
         """The screened items grouped by the rest of their product beside each factor's shape."""
         symbols = [sympy.Symbol(f, positive=True) for f in self.compiler.factors]
-        parts = self._parts(items, owner)
         column = {int(i): c for c, i in enumerate(owner.tolist()) if not nonlinear[i]}
         size = {i: sum(t.complexity for t in items[i]) for i in parts}
 

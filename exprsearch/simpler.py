@@ -28,21 +28,31 @@ ONE = sympy.S.One  # the part of a term in a factor it does not use (identify.fa
 class Families:
     """The fixed-shape items that share a rest of their product, per factor: ``parts`` gives each
     item's part in every factor (``1`` where it has none), ``column`` its one column, ``size`` its
-    complexity; ``varies(f, part)`` says whether a part is a shape of factor ``f`` alone."""
+    complexity; ``varies(f, part)`` says whether a part is a shape of factor ``f`` alone. A
+    family is sorted out only when a model asks for it (a `pmnf` series has thousands of items)."""
 
     def __init__(self, parts: dict[int, tuple[sympy.Expr, ...]], column: dict[int, int], size: dict[int, int],
                  varies: Callable[[int, sympy.Expr], bool]) -> None:
-        self.parts, self.size, self.varies = parts, size, varies
-        self.members: dict[tuple[int, tuple[sympy.Expr, ...]], list[int]] = {}
-        for item, item_parts in parts.items():
-            if item not in column:
-                continue
-            for f, part in enumerate(item_parts):
-                rest = item_parts[:f] + item_parts[f + 1:]
-                if part is ONE and all(p is ONE for p in rest):
-                    continue  # the constant, which is no item
-                if part is ONE or varies(f, part):
-                    self.members.setdefault((f, rest), []).append(column[item])
+        self.parts, self.column, self.size, self.varies = parts, column, size, varies
+        self._index: dict[tuple[int, tuple[sympy.Expr, ...]], list[int]] | None = None
+        self._members: dict[tuple[int, tuple[sympy.Expr, ...]], list[int]] = {}
+
+    def members(self, f: int, rest: tuple[sympy.Expr, ...]) -> list[int]:
+        """The columns of the items whose part beside factor ``f`` is ``rest``, and whose part in
+        ``f`` is a shape of it alone or nothing (the rest alone; the constant is no item)."""
+        key = (f, rest)
+        if key not in self._members:
+            if self._index is None:
+                self._index = {}
+                for item, item_parts in self.parts.items():
+                    if item in self.column:
+                        for g in range(len(item_parts)):
+                            self._index.setdefault((g, item_parts[:g] + item_parts[g + 1:]), []).append(item)
+            alone = all(p is ONE for p in rest)
+            self._members[key] = [self.column[i] for i in self._index.get(key, [])
+                                  if (part := self.parts[i][f]) is not ONE and self.varies(f, part)
+                                  or part is ONE and not alone]
+        return self._members[key]
 
     def groups(self, items: Sequence[int]) -> list[tuple[int, tuple[sympy.Expr, ...], list[int]]]:
         """The model's items that hold a shape of one factor alone times a common rest: (the
@@ -55,7 +65,7 @@ class Families:
             for f, part in enumerate(item_parts):
                 if part is not ONE and self.varies(f, part):
                     found.setdefault((f, item_parts[:f] + item_parts[f + 1:]), []).append(item)
-        return [(f, rest, group) for (f, rest), group in found.items() if (f, rest) in self.members]
+        return [(f, rest, group) for (f, rest), group in found.items()]
 
 
 def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float, tuple[int, ...]],
@@ -70,7 +80,7 @@ def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float,
         others = [c for c, i in zip(columns, items) if i not in group]
         taken = {int(owner[c]) for c in others}
         size = sum(families.size[i] for i in group)
-        family = [c for c in families.members[(f, rest)] if int(owner[c]) not in taken]
+        family = [c for c in families.members(f, rest) if int(owner[c]) not in taken]
         combos = [combo for combo in itertools.combinations(family, len(group))
                   if sum(families.size[int(owner[c])] for c in combo) < size]
         if not combos:

@@ -75,7 +75,7 @@ def test_families_group_a_models_items_by_the_rest_beside_each_factor():
     assert (0, (0, 1)) in groups  # √b·n³ and √b·log2²n share √b beside n
     assert (2, (4,)) in groups  # p alone
     # the constant is no item: n's shapes alone form a family without it
-    assert families.members[(0, (sympy.S.One, sympy.S.One))] == [5]
+    assert families.members(0, (sympy.S.One, sympy.S.One)) == [5]
 
 
 def test_two_shapes_of_n_that_fit_its_three_values_alike_give_way_to_simpler_ones():
