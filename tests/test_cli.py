@@ -598,3 +598,11 @@ def test_a_missing_grammar_file_stops_run_before_the_data_are_read(tmp_path):
     result = run("run", path, "-t", "time", "--grammar", tmp_path / "nope.toml", "--out", tmp_path / "o")
     assert result.exit_code == 2 and "grammar file" in result.output and "does not exist" in result.output
     assert "note:" not in result.output and not (tmp_path / "o").exists()
+
+
+def test_a_missing_grammar_file_stops_suggest_before_its_notes(tmp_path):
+    rows = ["p,n,time"] + [f"{p},{n},{2 + 0.01 * n / p}" for p in (1, 2, 4, 8) for n in (1000, 4000)]
+    path = write(tmp_path, "t.csv", "\n".join(rows) + "\n")
+    result = run("suggest", path, "-t", "time", "--vary", "p=1..16", "--at", "p=64,n=4000",
+                 "--grammar", tmp_path / "nope.toml")
+    assert result.exit_code == 2 and "grammar file" in result.output and "note:" not in result.output, result.output

@@ -42,6 +42,7 @@ def suggest(
     from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values, setting
     from ..errors import SettingsError
     from ..fit import FitSettings
+    from ..grammar import load as load_grammar
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
     from ..suggest import advise
@@ -61,6 +62,7 @@ def suggest(
             if bad:
                 raise SettingsError(sentence)
         _check_kind(target_kind)
+        rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         datasets, _ = _datasets(data, target, factors, None, (drop_missing, drop_stray), sheet=sheet)
         if len(datasets) != 1:
@@ -88,7 +90,7 @@ def suggest(
         if work_ is None:
             for note in per_step(dataset.target, kind == "rate", dataset.steps, dataset.clock):
                 cli._note(note)
-        result = search(dataset, grammar=grammar, settings=settings)
+        result = search(dataset, grammar=rules, settings=settings)
         result = replace(result, law=replace(result.law, target_kind=kind))
         for name, unpinned in result.law.search.get("unpinned", {}).items():
             if name in measured:  # only a value not measured yet can test the law's shapes there
