@@ -68,4 +68,3 @@ def missing_file(kind: str, path: str | Path) -> str:
         what = "a folder" if path.is_dir() else "not a regular file"
         return f"{kind} file '{path}' is {what}; give the path of the file itself"
     return f"{kind} file '{path}' does not exist; check the path"
-
