@@ -3,10 +3,13 @@
 import itertools
 
 import numpy as np
+import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exprsearch.search import search
-from exprsearch.simpler import Families, simpler_models
+from exprsearch.simpler import KEPT, Families, simpler_models
 
 n, b, p = sympy.symbols("n b p", positive=True)
 FACTORS = (n, b, p)
@@ -96,3 +99,37 @@ def test_a_term_gives_way_to_a_simpler_shape_of_its_factor():
     law = measurements(lambda p, n, b: 1 + 0.313252 * np.log2(b) + 47.1394 * np.log2(p) / b + 0.211319 * p * np.log2(p),
                        {"p": (1, 2, 4, 8, 16), "n": (1e3, 4e3, 16e3), "b": (16, 32, 64)}, seed=20)
     assert str(search(law, "time", resamples=0).law.template) == "c0 + c1*log2(b) + c2*p*log2(p) + c3*log2(p)/b"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(4, 0, 1), (0, 1), (4, 6), (5, 4, 3)]))
+def test_the_models_found_are_the_best_simpler_sets_solved_one_by_one(seed, model_columns):
+    """Against brute force: every same-sized set of each group's family, each solved by numpy's
+    least squares, kept where it is less complex, non-negative and within the margin; the KEPT best
+    per group."""
+    columns, _, _ = design()
+    rng = np.random.default_rng(seed)
+    residual = columns @ rng.uniform(0, 1, columns.shape[1]) * rng.uniform(0.5, 1.5, columns.shape[0])
+    owner = np.arange(len(PARTS))
+    families = Families(PARTS, {i: i for i in PARTS}, SIZES, varies)
+    model = list(model_columns)
+    fit, *_ = np.linalg.lstsq(columns[:, model], residual, rcond=None)
+    sse = float(np.sum((residual - columns[:, model] @ fit) ** 2))
+    found = simpler_models(columns, residual, (sse, tuple(model)), owner, families, margin=0.3)
+    expected = {}
+    for f, rest, group in families.groups(model):
+        others = [c for c in model if c not in group]
+        ranked = []
+        for combo in itertools.combinations([c for c in families.members(f, rest) if c not in others], len(group)):
+            if sum(SIZES[c] for c in combo) >= sum(SIZES[c] for c in group):
+                continue
+            chosen = others + list(combo)
+            z, *_ = np.linalg.lstsq(columns[:, chosen], residual, rcond=None)
+            cost = float(np.sum((residual - columns[:, chosen] @ z) ** 2))
+            if (z >= -1e-9).all() and cost <= 1.3 * sse:
+                ranked.append((cost, tuple(chosen)))
+        for cost, chosen in sorted(ranked)[:KEPT]:
+            expected.setdefault(chosen, cost)
+    assert {combo for _, combo in found} == set(expected)
+    for cost, combo in found:
+        assert cost == pytest.approx(expected[combo], rel=1e-6, abs=1e-9 * float(residual @ residual))
