@@ -15,7 +15,8 @@ configuration weighted by its repetitions), before any law is fitted exactly:
   exhaustive search over survivors of SISSO). A second beam grows from the best pairs of all
   fixed-shape terms, each pair solved exactly, for laws whose terms fit poorly one at a time,
   and the best pairs beside each of the beam's best terms complete triples no two of whose
-  terms fit well together.
+  terms fit well together; the best model of each size also offers its terms that share a rest
+  exchanged together for simpler shapes (:mod:`exprsearch.simpler`).
   The exhaustive enumeration in :mod:`exprsearch.expand` stays the reference for spaces that fit
   the budget.
 """
