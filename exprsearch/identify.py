@@ -90,7 +90,7 @@ class ShapeRule:
         second value, -1 if it falls, 0 otherwise."""
         key = (name, part)
         if key not in self._direction:
-            if any(s.name.startswith("_theta") for s in part.free_symbols) or self._mixes(name, part):
+            if _fitted(part) or self._mixes(name, part):
                 # a fitted exponent, or a part that mixes factors ((m + s - 1)/s): no one direction
                 self._direction[key] = 0
             else:
@@ -98,8 +98,7 @@ class ShapeRule:
         return self._direction[key]
 
     def _mixes(self, name: str, part: sympy.Expr) -> bool:
-        """Whether ``part`` depends on another factor besides ``name`` (fitted exponents aside)."""
-        return any(s != self.symbols[name] and not s.name.startswith("_theta") for s in part.free_symbols)
+        return mixes(part, self.symbols[name])
 
     def reason(self, terms: Sequence[Term]) -> str | None:
         """Why the data cannot identify the shape of the law made of ``terms``, or None."""
@@ -191,6 +190,11 @@ def identifiable(candidates: Sequence[Candidate], configurations: np.ndarray,
             "configurations or use a grammar with fewer terms"
         )
     return usable, skipped
+
+
+def mixes(part: sympy.Expr, factor: sympy.Symbol) -> bool:
+    """Whether ``part`` depends on another factor besides ``factor`` (fitted exponents aside)."""
+    return any(s != factor and not s.name.startswith("_theta") for s in part.free_symbols)
 
 
 def _fitted(part: sympy.Expr) -> int:

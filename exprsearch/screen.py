@@ -32,7 +32,7 @@ import sympy
 from .candidates import Choice, Expansion, Term
 from .compile import Compiler
 from .grammar import Limits
-from .identify import ShapeRule, factor_parts
+from .identify import ShapeRule, factor_parts, mixes
 from .lines import line_scores, lines, ranked, shows
 from .simpler import NEAR, Families, simpler_models
 from .subsets import (
@@ -378,10 +378,7 @@ class DataScreen(TermColumns):
         symbols = [sympy.Symbol(f, positive=True) for f in self.compiler.factors]
         column = {int(i): c for c, i in enumerate(owner.tolist()) if not nonlinear[i]}
         size = {i: sum(t.complexity for t in items[i]) for i in parts}
-
-        def varies(f: int, part: sympy.Expr) -> bool:  # a shape of factor f alone
-            return all(s == symbols[f] or s.name.startswith("_theta") for s in part.free_symbols)
-        return Families(parts, column, size, varies)
+        return Families(parts, column, size, lambda f, part: not mixes(part, symbols[f]))  # a shape of f alone
 
     def _fixed(self, fixed: Expansion) -> tuple[np.ndarray, np.ndarray]:
         """Columns of the fixed terms' coefficients, and the target less the fixed offsets."""
