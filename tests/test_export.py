@@ -1,4 +1,6 @@
+import csv
 import importlib.util
+import io
 import sys
 
 import numpy as np
@@ -101,13 +103,11 @@ def test_a_target_named_with_a_backslash_or_quotes_gives_a_module_that_imports(t
 def test_the_fronts_laws_are_written_with_six_significant_digits(amdahl_frame):
     """front.csv rounds each law's constants to 6 digits; it had written the binary value they
     hold (1708.80322265625 for 1708.8)."""
-    import csv
-    import io
     import re
 
     from exprsearch import search
 
-    rows = list(csv.DictReader(io.StringIO(export.front_csv(search(amdahl_frame, "time", resamples=0).ranking))))
+    rows = list(csv_rows(export.front_csv(search(amdahl_frame, "time", resamples=0).ranking)))
     numbers = [m for r in rows for m in re.findall(r"\d+\.\d+(?:e-?\d+)?", r["law"])]
     assert numbers and all(len(re.sub(r"e.*|\.|^0+", "", m).lstrip("0")) <= 6 for m in numbers), numbers
 
@@ -137,7 +137,4 @@ def test_a_held_out_error_lost_with_its_term_is_a_dash_with_its_reason(amdahl_fr
 
 
 def csv_rows(text):
-    import csv
-    import io
-
     return csv.DictReader(io.StringIO(text))
