@@ -178,7 +178,7 @@ class DataScreen(TermColumns):
             levels.append([model for *_, model in kept])
             known.append({frozenset(m[3]) for m in kept + seeded})
             best_sse.append(kept[0][0] if kept else np.inf)
-            best_plain.append(min(best_plain[-1:] + [m[0] for m in kept if not m[1] and told(m[3])]))
+            best_plain.append(min(best_plain[-1:] + [m[0] for m in kept if not m[1] and told(m[3])], default=np.inf))
             # Then the best model of this size exchanges its terms one at a time for the best
             # other while that lowers the error (sequential replacement): a term the beam took
             # early may be the wrong one of two that fit alike (p beside 1/n + 1/b, where the

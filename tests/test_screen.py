@@ -287,3 +287,14 @@ def test_a_fitted_term_that_lands_on_a_fixed_shape_anchors_the_triples():
                        {"p": (1, 2, 4, 8, 16), "n": (1e3, 4e3, 16e3), "b": (16, 32, 64)}, seed=18)
     result = search(law, "time", resamples=0)
     assert str(result.law.template) == "c0 + c1*n*log2(n) + c2*sqrt(p)*log2(b) + c3*n**2/p"
+
+
+def test_one_configuration_measured_again_and_again_says_it_needs_more():
+    """Repeats of a single configuration left the beam no term the shape rule allows, and the
+    screening stopped on an empty min() instead of saying what the data lack (a table grouped by
+    --by gpu, whose mixed groups each hold one setup)."""
+    from exprsearch.errors import SearchError
+
+    data = pd.DataFrame({"workers": [4.0] * 5, "num_ps": [1.0] * 5, "time": [2016.0, 1990.0, 2050.0, 2001.0, 1985.0]})
+    with pytest.raises(SearchError, match="1 distinct configuration"):
+        search(data, "time", resamples=0)
