@@ -143,13 +143,22 @@ def _plain(text: str) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
 
 
+def _whole(text: str, expr: sympy.Float) -> str:
+    """86 for a Float rounded to 2 digits that sympy writes 86. or 86.0: the digits shown are the
+    digits it has (1.0 to 2 digits keeps its point)."""
+    whole, point, fraction = text.partition(".")
+    if point and not fraction.strip("0") and len(whole.lstrip("-")) >= mpmath.libmp.prec_to_dps(expr._prec):
+        return whole
+    return text
+
+
 class _LatexPrinter(LatexPrinter):
     """sympy's LaTeX printer with log2 written as \\log_2, and rounded hundreds as 120, not
     1.2 \\cdot 10^{2}."""
 
     def _print_Float(self, expr: sympy.Float) -> str:
         text = StrPrinter()._print_Float(expr)
-        plain = _plain(text)
+        plain = _whole(_plain(text), expr)
         return plain if plain != text else super()._print_Float(expr)
 
     def _print_Symbol(self, expr: sympy.Symbol, style: str = "plain") -> str:
@@ -220,7 +229,7 @@ class _ReadablePrinter(StrPrinter):
         return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
     def _print_Float(self, expr: sympy.Float) -> str:
-        return _plain(super()._print_Float(expr))
+        return _whole(_plain(super()._print_Float(expr)), expr)
 
 
 def to_readable(expr: sympy.Expr, digits: int | None = None) -> str:

@@ -45,10 +45,22 @@ def test_printers_are_round_trippable():
 @pytest.mark.parametrize("value, digits, shown", [
     (300, 2, "300"), (120, 2, "120"), (1234.5, 3, "1230"), (-350, 2, "-350"),
     (0.00061, 2, "0.00061"), (1.84e-6, 3, "1.84e-6"), (1.2e7, 2, "1.2e+7"), (12.5, 3, "12.5"),
+    (85.85, 2, "86"), (100.7, 3, "101"), (-1.0, 2, "-1.0"),
 ])
 def test_readable_numbers_keep_hundreds_and_thousands_plain(value, digits, shown):
     """A rounded 300 read '3.0e+2' in laws such as '1.2e+2*log2(gpu_count)**2 + 3.0e+2'."""
     assert to_readable(sympy.Float(value, digits)) == shown
+
+
+def test_whole_numbers_inside_a_law_read_as_the_digits_they_have():
+    """A grouped run's table showed 86.0/gpu_count**3.0 + 59.0*log2(gpu_count)**2 + 101.0 beside
+    120*log2(gpu_count)**2 + 300: constants rounded to 2 or 3 digits written with a point that
+    claims one more."""
+    x = sympy.Symbol("x", positive=True)
+    law = sympy.Float(85.85, 2) * x ** sympy.Float(-3.0, 4) + sympy.Float(58.7, 2) * x + sympy.Float(100.7, 3)
+    assert to_readable(law) == "86/x**3.0 + 59*x + 101"
+    assert to_latex(law) == r"\frac{86}{x^{3.0}} + 59 \cdot x + 101"
+    assert to_text(law) == "86.0/x**3.0 + 59.0*x + 101.0"  # the files' text: floats that read back as floats
 
 
 def test_latex_keeps_hundreds_plain_too():
