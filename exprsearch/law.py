@@ -60,15 +60,18 @@ class Law:
         return None if work is None else work / predicted
 
     def predict_interval(self, data: Mapping[str, object], level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Prediction interval: the bootstrap spread of the law, widened by its residual spread."""
+        """Prediction interval: the bootstrap spread of the law, widened by its residual spread.
+        Both are relative (the fit's errors are), so they combine as factors of the prediction:
+        a time or rate whose spread is wide gets a bound near zero, never one below it."""
         center = self.predict(data)
         curves = self.bootstrap_curves(data)
         tail = 100 * (1 - level) / 2
         low, high = np.percentile(curves, [tail, 100 - tail], axis=0)
         noise = NormalDist().inv_cdf(1 - (1 - level) / 2) * self.residual_sd
-        below = np.sqrt(np.clip(1 - low / center, 0, None) ** 2 + noise**2)
-        above = np.sqrt(np.clip(high / center - 1, 0, None) ** 2 + noise**2)
-        return center * (1 - below), center * (1 + above)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            below = np.sqrt(np.log(np.clip(low / center, 1e-300, 1)) ** 2 + noise**2)
+            above = np.sqrt(np.log(np.clip(high / center, 1, None)) ** 2 + noise**2)
+        return center * np.exp(-below), center * np.exp(above)
 
     def bootstrap_curves(self, data: Mapping[str, object]) -> np.ndarray:
         """The law refitted on each bootstrap resample, evaluated at ``data``: ``(resamples, n)``."""

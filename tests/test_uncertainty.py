@@ -134,3 +134,16 @@ def test_conditioning_the_spread_on_a_run_is_the_spread_with_that_run_measured(p
     grown = from_frame(pd.concat([frame, pd.DataFrame({"p": [new], "time": [1.0]})]), "time")
     after = linear_spread(law, grown, columns, sd)
     np.testing.assert_allclose(conditioned, after.T @ after, rtol=1e-6, atol=1e-14)
+
+
+def test_a_wide_prediction_interval_stays_above_zero():
+    """The relative spreads were added to and taken from 1, so a law whose runs scatter by 60 %
+    predicted a time between a negative number and 2.2 times the law."""
+    rng = np.random.default_rng(4)
+    frame = measurements(lambda p, n: 2 + 0.01 * n / p, {"p": WORKERS, "n": (1000, 4000, 16000)}, seed=4)
+    frame["time"] *= np.exp(0.6 * rng.standard_normal(len(frame)))
+    law = search(frame, "time", "data-parallel", resamples=50).law
+    assert law.residual_sd > 0.5
+    low, high = law.predict_interval({"p": [64.0, 2.0], "n": [16000.0, 1000.0]})
+    center = law.predict({"p": [64.0, 2.0], "n": [16000.0, 1000.0]})
+    assert (0 < low).all() and (low < center).all() and (center < high).all()
