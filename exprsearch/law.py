@@ -73,6 +73,17 @@ class Law:
             above = np.sqrt(np.log(np.clip(high / center, 1, None)) ** 2 + noise**2)
         return center * np.exp(-below), center * np.exp(above)
 
+    def loose(self) -> dict[str, tuple[str, ...]]:
+        """The constants whose 95 % interval is wider than their value, each with the factors of
+        the terms it belongs to (none for the part of the target no factor changes)."""
+        terms = sympy.Add.make_args(self.template)
+        loose = {}
+        for name, (low, high) in self.intervals.items():
+            if high - low > abs(self.constants[name]):
+                symbols = set().union(*(t.free_symbols for t in terms if sympy.Symbol(name, real=True) in t.free_symbols))
+                loose[name] = tuple(f for f in self.factors if factor_symbol(f) in symbols)
+        return loose
+
     def bootstrap_curves(self, data: Mapping[str, object]) -> np.ndarray:
         """The law refitted on each bootstrap resample, evaluated at ``data``: ``(resamples, n)``."""
         if not self.bootstrap:

@@ -606,3 +606,20 @@ def test_a_missing_grammar_file_stops_suggest_before_its_notes(tmp_path):
     result = run("suggest", path, "-t", "time", "--vary", "p=1..16", "--at", "p=64,n=4000",
                  "--grammar", tmp_path / "nope.toml")
     assert result.exit_code == 2 and "grammar file" in result.output and "note:" not in result.output, result.output
+
+
+@pytest.mark.parametrize("seed, said", [
+    (0, "c0 fitted at 0, so the law leaves that term out, but its refits on resamples of the data put c0 up to 0.03"),
+    (1, "the interval of c0 is wider than the value itself: the data barely determine the part of time no factor changes"),
+])
+def test_a_loose_constant_is_said_as_what_it_is(tmp_path, seed, said):
+    """A constant the fit set to 0 was called wider than its value, and the one term no factor
+    changes was to be pinned down by 'a wider range of its factor'."""
+    from tests.conftest import WORKERS, measurements
+
+    frame = measurements(lambda p, n: 0.01 * n / p + 0.3 * np.log2(p), {"p": WORKERS, "n": (1000, 4000, 16000)}, seed=seed)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    result = run("run", tmp_path / "t.csv", "-t", "time", "-g", "data-parallel", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert said in text and "range of its factor" not in text

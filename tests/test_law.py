@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import numpy as np
@@ -89,3 +90,8 @@ def test_a_factor_the_law_leaves_out_needs_no_value(tmp_path):
     best = CliRunner().invoke(app, ["optimize", str(path), "--fix", "n=8000", "--json"])
     assert best.exit_code == 0, best.output
     assert set(json.loads(best.stdout)["best"]["config"]) == {"n", "p"}
+
+
+def test_loose_constants_name_the_factors_of_their_terms():
+    law = dataclasses.replace(make_law(), intervals={"c0": [0.0, 7.0], "c1": [0.0019, 0.0021], "c2": [0.1, 1.2]})
+    assert law.loose() == {"c0": (), "c2": ("p",)}

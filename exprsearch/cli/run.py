@@ -17,6 +17,7 @@ from .. import export
 from ..errors import SettingsError
 from ..fit import FitSettings
 from ..grammar import load as load_grammar
+from ..law import Law
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import law_name
@@ -312,6 +313,24 @@ def _front(result: Result) -> None:
         out.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
+def _say_loose(law: Law) -> None:
+    """Warn of constants the bootstrap leaves loose, saying which runs would pin them down."""
+    loose = law.loose()
+    absent = [k for k in loose if law.constants[k] == 0]
+    if absent:
+        highs = ", ".join(f"{k} up to {law.intervals[k][1]:.4g}" for k in absent)
+        _warn(f"{', '.join(absent)} fitted at 0, so the law leaves {'that term' if len(absent) == 1 else 'those terms'} "
+              f"out, but its refits on resamples of the data put {highs}: the data cannot tell whether it is there")
+    present = [k for k in loose if law.constants[k] != 0]
+    if present:
+        factors = sorted({f for k in present for f in loose[k]}, key=law.factors.index)
+        what = ((f"the part of {law.target} no factor changes" if not factors else
+                 "that term" if len(present) == 1 else "those terms") +
+                (f"; measure a wider range of {', '.join(factors)}" if factors else ""))
+        _warn(f"the interval of {', '.join(present)} is wider than the value itself: the data barely determine "
+              f"{what} (exprsearch suggest says which runs would narrow the prediction where you need it)")
+
+
 def _chosen(result: Result, directory: Path) -> None:
     """The chosen law, its figures and intervals, and where it was written."""
     law = result.law
@@ -329,11 +348,7 @@ def _chosen(result: Result, directory: Path) -> None:
     if law.intervals:
         spans = ", ".join(f"{k} = {law.constants[k]:.4g} [{lo:.4g}, {hi:.4g}]" for k, (lo, hi) in law.intervals.items())
         out.print(f"95 % bootstrap intervals ({len(law.bootstrap)} resamples): {spans}", highlight=False)
-        wide = [k for k, (lo, hi) in law.intervals.items() if hi - lo > abs(law.constants[k])]
-        if wide:
-            _warn(
-                f"the interval of {', '.join(wide)} is wider than the value itself: the data barely "
-                "determine that term; measure a wider range of its factor")
+        _say_loose(law)
     out.print(f"wrote {', '.join(export.FILES)} to {directory}", highlight=False)
 
 
