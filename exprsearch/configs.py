@@ -133,6 +133,14 @@ def check_factors(names: list[str], factors: tuple[str, ...], option: str) -> No
             )
 
 
+def check_varies(law: Law, what: str) -> None:
+    """Raise where the law is a constant: no factor changes it, so ``what`` has nothing to go on."""
+    if not any(law.uses(f) for f in law.factors):
+        quantity = "rate" if law.rate else "time"
+        raise ConfigError(f"the law is a constant, {float(law.expression):.4g}: no factor changes the {quantity}, so "
+                          f"{what}; exprsearch run's notes say why no term was kept (measure more configurations)")
+
+
 def grid(factors: tuple[str, ...], vary: Mapping[str, np.ndarray], fixed: Mapping[str, float],
          domain: Mapping[str, list[float]] | None = None, limit: int = 5_000_000) -> dict[str, np.ndarray]:
     """Every combination of the varied values, the fixed ones alongside; all factors needed."""

@@ -10,7 +10,7 @@ import numpy as np
 import sympy
 
 from .compile import factor_symbol, to_function
-from .configs import ConfigError, check_defined, check_factors, setting
+from .configs import ConfigError, check_defined, check_factors, check_varies, setting
 from .law import Law
 from .vocabulary import to_readable
 
@@ -101,6 +101,7 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
 
 def to_follow(law: Law, fixed: dict[str, float]) -> str:
     """The factor to follow when none is named: the one the law uses that ``fixed`` leaves open."""
+    check_varies(law, "it has no course to follow")
     open_ = [f for f in law.factors if f not in fixed and law.uses(f)]
     if len(open_) == 1:
         return open_[0]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .configs import ConfigError, constraint_mask, defined, describe, grid, measured_span
+from .configs import ConfigError, check_varies, constraint_mask, defined, describe, grid, measured_span
 from .law import Law
 from .tables import file_lines, rows_named
 
@@ -20,6 +20,7 @@ def measured_space(law: Law, fixed: dict[str, float]) -> dict[str, np.ndarray]:
     """Where to search when no range is given: each factor the law uses and ``fixed`` leaves open,
     over its measured range, doubling from the smallest value and ending at the largest (where the
     law interpolates; beyond it a range must be asked for)."""
+    check_varies(law, "every configuration is as good as another")
     space = {}
     for factor in law.factors:
         if factor in fixed or not law.uses(factor):

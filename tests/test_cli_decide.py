@@ -395,3 +395,20 @@ def test_beyond_a_factor_whose_shapes_the_values_do_not_pin_predict_and_explain_
     plain = tmp_path / "plain.json"
     plain.write_text(law().to_json())
     assert "warning" not in run("predict", plain, "--at", "p=8,n=80000").output  # 1.25×: no warning
+
+
+def test_a_constant_law_says_there_is_nothing_to_choose_or_follow(tmp_path):
+    """A law that no factor changes (too few configurations for a term) was told to need a --vary
+    that could not help: 'every factor the law uses is fixed; give one to search with --vary'."""
+    from dataclasses import replace
+
+    import sympy
+
+    path = tmp_path / "flat.json"
+    path.write_text(replace(law(), template=sympy.Symbol("c0", real=True), constants={"c0": 2.5}).to_json())
+    for command in ("optimize", "explain"):
+        result = run(command, path)
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2 and "the law is a constant, 2.5: no factor changes the time" in text, text
+        assert "--vary" not in text
+    assert run("explain", path, "--vary", "p").exit_code == 0  # asked to, it shows the flat course
