@@ -124,8 +124,18 @@ def parse_assignments(specs: list[str], option: str) -> dict[str, str]:
     return pairs
 
 
-def check_factors(names: list[str], factors: tuple[str, ...], option: str) -> None:
+def check_factors(names: list[str], factors: tuple[str, ...], option: str, held: Mapping[str, float] | None = None,
+                  given: Mapping[str, float] | None = None) -> None:
+    """Raise for a name that is no factor of the law; a factor every measurement ``held`` at one
+    value (which the law leaves out) is said as such, and passes where ``given`` that value."""
     for name in names:
+        if name not in factors and name in (held or {}):
+            if given is not None and given.get(name) == held[name]:
+                continue
+            raise ConfigError(
+                f"{option} names '{name}', which every measurement held at {setting(held[name])}: the law leaves "
+                f"it out and cannot say what another value of it would do; measure runs at another value of "
+                f"{name} and fit the law again")
         if name not in factors:
             raise ConfigError(
                 f"{option} names '{name}', which is not a factor of the law{suggest(name, list(factors))}; "
@@ -142,9 +152,11 @@ def check_varies(law: Law, what: str) -> None:
 
 
 def grid(factors: tuple[str, ...], vary: Mapping[str, np.ndarray], fixed: Mapping[str, float],
-         domain: Mapping[str, list[float]] | None = None, limit: int = 5_000_000) -> dict[str, np.ndarray]:
-    """Every combination of the varied values, the fixed ones alongside; all factors needed."""
-    check_factors(list(vary) + list(fixed), factors, "--vary/--fix")
+         domain: Mapping[str, list[float]] | None = None, limit: int = 5_000_000,
+         held: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
+    """Every combination of the varied values, the fixed ones alongside; all factors needed (a
+    factor the measurements ``held`` at one value may be fixed at it)."""
+    check_factors(list(vary) + list(fixed), factors, "--vary/--fix", held, fixed)
     missing = [f for f in factors if f not in vary and f not in fixed]
     if missing:
         measured = (domain or {}).get(missing[0])

@@ -51,6 +51,7 @@ class Dataset:
     drop_stray: bool = False  # and with runs far from their repeats dropped
     steps: str | None = None  # the column numbering the steps where the table's rows were steps of its runs
     clock: bool = False  # and the target a clock, each run taken at its last step (else its steps' median)
+    held: tuple[tuple[str, float], ...] = ()  # factors left out for having one value, with it
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -284,7 +285,8 @@ def _dataset(numeric: np.ndarray, target: str, factors: list[str], drops: tuple[
         notes.append("in the law, " + ", ".join(f"column '{f}' is the factor {law_name(f)}" for f in renamed))
     return Dataset(target, tuple(names), X, y, name, path, sha256, tuple(notes), places=placed(positions, numbering),
                    drop_missing=drop_missing, drop_stray=drop_stray, steps=steps.step if collapsed else None,
-                   clock=collapsed and steps.clock)
+                   clock=collapsed and steps.clock,
+                   held=tuple((law_name(factors[j]), float(numeric[0, j])) for j in single if j not in kept))
 
 
 def __getattr__(name: str):

@@ -61,7 +61,7 @@ class Explanation:
 
 def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], threshold: float = 0.05) -> Explanation:
     """Break the law down along ``factor`` with the other factors at ``fixed``."""
-    check_factors([factor, *fixed], law.factors, "--vary/--fix")
+    check_factors([factor, *fixed], law.factors, "--vary/--fix", law.held, fixed)
     others = [f for f in law.factors if f != factor and f not in fixed and law.uses(f)]
     if others:
         hint = f" (measured {measured_range(law, others[0])})" if others[0] in law.domain else ""

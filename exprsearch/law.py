@@ -47,6 +47,11 @@ class Law:
         """Whether the target is a rate (a throughput: higher is better) rather than a time."""
         return self.target_kind == "rate" or (not self.target_kind and reads_as_rate(self.target))
 
+    @property
+    def held(self) -> dict[str, float]:
+        """Factors every measurement held at one value, which the law leaves out, with that value."""
+        return dict(self.dataset.get("held", {}))
+
     def uses(self, factor: str) -> bool:
         """Whether the law's form holds ``factor`` (a factor of the data it may leave out)."""
         return factor_symbol(factor) in self.template.free_symbols
@@ -169,11 +174,18 @@ class Law:
                 bootstrap=tuple(tuple(float(x) for x in b) for b in record.get("bootstrap", {}).get("samples", [])),
                 residual_sd=float(record.get("bootstrap", {}).get("residual_sd", 0.0)),
                 search=dict(record.get("search", {})), target_kind=_kind(record.get("target_kind", "")),
-            )
+            )._checked()
         except KeyError as exc:
             raise LawError(f"the law has no '{exc.args[0]}' entry; is it a law.json from exprsearch?") from None
         except (ExpressionSyntaxError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise LawError(f"the law's template cannot be read: {exc}") from None
+
+    def _checked(self) -> Law:
+        held = self.dataset.get("held", {})
+        if not isinstance(held, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in held.items()):
+            raise LawError(f"its dataset's 'held' is {held!r}; it maps factor names to the one value each was measured at")
+        return self
 
     @classmethod
     def from_json(cls, text: str) -> Law:

@@ -84,7 +84,7 @@ def optimize(
                           f"so that its time, work / {law.target}, can meet a budget or be priced")
     # a factor of the data the law leaves out needs no value (it changes nothing)
     factors = tuple(f for f in law.factors if law.uses(f) or f in vary or f in fixed)
-    columns = grid(factors, vary, fixed, law.domain)
+    columns = grid(factors, vary, fixed, law.domain, held=law.held)
     value, ok = defined(law, columns)
     if not ok.any():
         raise ConfigError(f"the law gives no {'rate' if law.rate else 'time'} (positive and finite) anywhere in the "

@@ -365,6 +365,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
                  **({"drop_stray": True} if dataset.drop_stray else {}),
                  **({"steps": dataset.steps} if dataset.steps else {}),
                  **({"clock": True} if dataset.clock else {}),
+                 **({"held": dict(dataset.held)} if dataset.held else {}),
                  **({"notes": list(dataset.notes)} if dataset.notes else {})},
         selection=ranking.rule,
         seed=seed,

@@ -86,12 +86,12 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     law of a rate (:attr:`Law.rate`) takes ``work`` / rate (one unit of work where not given), a law of
     a time per step ``work`` × time."""
     law = result.law
-    check_factors(list(at), law.factors, "--at")
+    check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]
     if missing:
         raise ConfigError(f"give factor '{missing[0]}' a value in --at")
     if devices is not None:
-        check_factors([devices], law.factors, "--devices")
+        check_factors([devices], law.factors, "--devices", law.held)
     if budget is not None and not 0 <= budget < math.inf:
         raise ConfigError(f"the budget must be a finite cost of at least 0, got {budget:g}")
     grid = candidates(space, law.factors)

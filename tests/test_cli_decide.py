@@ -412,3 +412,26 @@ def test_a_constant_law_says_there_is_nothing_to_choose_or_follow(tmp_path):
         assert result.exit_code == 2 and "the law is a constant, 2.5: no factor changes the time" in text, text
         assert "--vary" not in text
     assert run("explain", path, "--vary", "p").exit_code == 0  # asked to, it shows the flat course
+
+
+def test_a_factor_measured_at_one_value_is_named_as_such_and_never_varied(tmp_path):
+    """Every run at p = 4: the law leaves p out, and asking it about p = 64 said 'p is not a factor
+    of the law' (a predict table with a p column predicted as if at p = 4, saying nothing)."""
+    data = tmp_path / "one_p.csv"
+    data.write_text("p,n,time\n4,1000,2.0\n4,2000,3.1\n4,4000,5.2\n4,8000,9.1\n4,16000,17.5\n")
+    assert run("run", data, "-t", "time", "--bootstrap", "20", "--out", tmp_path / "o").exit_code == 0
+    law = tmp_path / "o" / "law.json"
+    assert json.loads(law.read_text())["dataset"]["held"] == {"p": 4.0}
+    said = "names 'p', which every measurement held at 4: the law leaves it out and cannot say what another value"
+    configs = tmp_path / "c.csv"
+    configs.write_text("p,n\n4,100\n8,200\n")
+    for args in (("predict", law, "--at", "p=64,n=1000"), ("predict", law, "--data", configs),
+                 ("explain", law, "--vary", "p"), ("optimize", law, "--fix", "p=8"),
+                 ("suggest", data, "-t", "time", "--vary", "p=1..64", "--at", "p=64,n=16000", "--bootstrap", "20"),
+                 ("suggest", data, "-t", "time", "--at", "p=64,n=16000", "--bootstrap", "20")):
+        result = run(*args)
+        assert result.exit_code == 2 and said in " ".join(result.output.split()), (args, result.output)
+    assert "(line 3)" in " ".join(run("predict", law, "--data", configs).output.split())
+    at_measured = run("predict", law, "--at", "p=4,n=1000", "--json")  # the value measured is the law's
+    assert at_measured.exit_code == 0 and json.loads(at_measured.stdout)["predictions"][0]["n"] == 1000
+    assert run("explain", law, "--vary", "n", "--fix", "p=4").exit_code == 0

@@ -95,3 +95,11 @@ def test_a_factor_the_law_leaves_out_needs_no_value(tmp_path):
 def test_loose_constants_name_the_factors_of_their_terms():
     law = dataclasses.replace(make_law(), intervals={"c0": [0.0, 7.0], "c1": [0.0019, 0.0021], "c2": [0.1, 1.2]})
     assert law.loose() == {"c0": (), "c2": ("p",)}
+
+
+@pytest.mark.parametrize("held", [[4], {"p": "four"}, {"p": True}])
+def test_a_malformed_held_factor_is_refused(held):
+    record = json.loads(make_law().to_json())
+    record["dataset"] = {"held": held}
+    with pytest.raises(LawError, match="'held'"):
+        Law.from_json(json.dumps(record))

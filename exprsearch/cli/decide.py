@@ -176,7 +176,7 @@ def _followed(law, vary: str | None, fixed: dict[str, float]):
         (factor, values), = _varied([vary]).items()
         return factor, values, None
     factor = law_name(vary) if vary is not None and vary.strip() else to_follow(law, fixed)
-    check_factors([factor], law.factors, "--vary")
+    check_factors([factor], law.factors, "--vary", law.held)
     values = default_values(law, factor)
     return factor, values, (f"following {factor} from {setting(values[0])} to {setting(values[-1])}, doubling (measured "
                             f"{measured_range(law, factor)}); --vary {factor}=LOW..HIGH sets the range")

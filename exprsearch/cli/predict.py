@@ -42,14 +42,17 @@ def predict(
             present = {law_name(str(c)) for c in frame.columns}  # a factor the law leaves out may be missing
             columns = configurations(frame, tuple(f for f in law.factors if law.uses(f) or f in present), data)
             lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
+            _check_held(frame, law, data, lines)
             measured = _measured(frame, law.target, data, lines)
             # a column 'batch size' is the factor batch_size: shown and written under the law's name
             frame = frame.rename(columns={c: law_name(str(c)) for c in frame.columns if law_name(str(c)) in columns})
         elif at:
             if sheet is not None:
                 raise ConfigError("--sheet names a sheet of the --data workbook; give --data")
-            frame = pd.DataFrame([parse_point(spec, "--at") for spec in at])
-            check_factors(list(frame.columns), law.factors, "--at")
+            points = [parse_point(spec, "--at") for spec in at]
+            for point in points:
+                check_factors(list(point), law.factors, "--at", law.held, point)
+            frame = pd.DataFrame(points)
             missing = [f for f in law.factors if law.uses(f) and (f not in frame.columns or frame[f].isna().any())]
             if missing:
                 raise ConfigError(f"give factor '{missing[0]}' a value in every configuration")
@@ -192,3 +195,22 @@ def _of_group(frame, law, data: Path):
             f"predicting the {int(mine.sum())} row(s) of {name}, the group the law was fitted on; left out "
             f"{int((~mine).sum())} row(s) of other groups ({rows_named(np.flatnonzero(~mine), 0 if lines is None else lines)})")
     return frame[mine]
+
+
+def _check_held(frame, law, data, lines) -> None:
+    """Refuse a --data row that sets a factor the measurements held at one value to another: the
+    law leaves it out, so it would predict as if at the measured value."""
+    import numpy as np
+    import pandas as pd
+
+    from ..configs import check_factors
+    from ..tables import rows_named
+
+    for column in frame.columns:
+        name = law_name(str(column))
+        if name in law.held and name not in law.factors:
+            values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+            off = np.flatnonzero(values != law.held[name])
+            if off.size:
+                where = rows_named(off[:1], lines if lines is not None else 0)
+                check_factors([name], law.factors, f"--data '{data}' ({where})", law.held, {name: values[off[0]]})

@@ -73,10 +73,11 @@ def suggest(
             raise ConfigError(f"give the configuration whose time to settle, such as twice the largest measured: "
                               f"--at {example}")
         point = parse_point(at, "--at")
-        check_factors(list(space), dataset.factors, "--vary")  # before the search, not after it
-        check_factors(list(point), dataset.factors, "--at")
+        held = dict(dataset.held)  # factors measured at one value, which no law can vary
+        check_factors(list(space), dataset.factors, "--vary", held)  # before the search, not after it
+        check_factors(list(point), dataset.factors, "--at", held, point)
         if devices is not None:
-            check_factors([law_name(devices)], dataset.factors, "--devices")
+            check_factors([law_name(devices)], dataset.factors, "--devices", held)
         measured = {f: _measured(dataset.column(f)) for f in dataset.factors if f not in space}
         if measured:
             shown = "; ".join(f"{f} {', '.join(setting(v) for v in values)}" for f, values in measured.items())
