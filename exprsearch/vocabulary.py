@@ -10,6 +10,7 @@ import ast
 import difflib
 import keyword
 import re
+import unicodedata
 import warnings
 from collections.abc import Callable, Mapping
 
@@ -50,8 +51,9 @@ def law_name(column: str) -> str:
     """The name a table's column has in a law: the column's own where a law can use it, else its
     words joined by _ ('batch size' → batch_size, 'time (s)' → time_s), after x_ where it would
     start with a digit and before _ where it is a keyword or a function (min → min_). A logger's
-    namespace for settings goes ('params.batch_size' → batch_size, 'config/gpus' → gpus)."""
-    column = _SETTINGS_NAMESPACE.sub("", column.strip())
+    namespace for settings goes ('params.batch_size' → batch_size, 'config/gpus' → gpus). Written
+    as Python reads names (NFKC: the micro sign µ is the Greek μ), so a law's text parses back."""
+    column = unicodedata.normalize("NFKC", _SETTINGS_NAMESPACE.sub("", column.strip()))
     if column.isidentifier() and not keyword.iskeyword(column) and column not in FUNCTIONS:
         return column
     name = re.sub(r"\W+", "_", column).strip("_") or "x"
@@ -77,6 +79,8 @@ def parse(text: str, symbols: Mapping[str, sympy.Symbol]) -> sympy.Expr:
         with warnings.catch_warnings():  # malformed input is refused below, not warned about
             warnings.simplefilter("ignore", SyntaxWarning)
             tree = ast.parse(text.strip(), mode="eval")
+        # Python reads names in NFKC form: a symbol named with the micro sign is found as μ
+        symbols = {unicodedata.normalize("NFKC", k): v for k, v in symbols.items()}
         return _convert(tree.body, symbols, text)
     except SyntaxError as exc:
         raise ExpressionSyntaxError(f"'{text}' is not a valid expression ({exc.msg})") from None

@@ -623,3 +623,12 @@ def test_a_loose_constant_is_said_as_what_it_is(tmp_path, seed, said):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert said in text and "range of its factor" not in text
+
+
+def test_a_factor_named_with_the_micro_sign_gets_its_law(tmp_path):
+    data = tmp_path / "micro.csv"
+    data.write_text("p\u00b5,time\n" + "".join(f"{p},{2 + 40 / p:.4f}\n" for p in (1, 2, 4, 8, 16, 32)), encoding="utf-8")
+    result = run("run", data, "-t", "time", "--bootstrap", "0", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert "column 'p\u00b5' is the factor p\u03bc" in " ".join(result.output.split())
+    assert load(tmp_path / "o").factors == ("p\u03bc",)

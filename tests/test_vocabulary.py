@@ -72,9 +72,17 @@ def test_latex_keeps_hundreds_plain_too():
                                           ("num-gpus", "num_gpus"), ("min", "min_"), ("lambda", "lambda_"),
                                           ("2nd", "x_2nd"), ("((", "x"), ("params.batch_size", "batch_size"),
                                           ("config/gpus", "gpus"), ("hparams.lr", "lr"), ("params.", "params"),
-                                          ("batch.size", "batch_size"), ("metrics.step_s", "metrics_step_s")])
+                                          ("batch.size", "batch_size"), ("metrics.step_s", "metrics_step_s"),
+                                          ("t\u00b5", "t\u03bc"), ("\ufb01le", "file")])
 def test_a_column_has_a_name_a_law_can_use(column, name):
     assert law_name(column) == name and law_name(name) == name  # and that name is its own
+
+
+def test_a_name_with_the_micro_sign_parses_back():
+    """Python reads the micro sign µ in a name as the Greek μ, so a factor named with it (a column
+    'yµ' of an Extra-P file) was not found in the law's own text, and the run ended in a traceback."""
+    y = sympy.Symbol("y\u00b5", positive=True)
+    assert parse("2*y\u00b5 + 1", {"y\u00b5": y}) == 2 * y + 1
 
 
 def test_a_name_in_words_is_escaped_for_latex():
