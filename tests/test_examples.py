@@ -44,6 +44,14 @@ def test_readme_commands_run_as_written(tmp_path, monkeypatch):
     levels = blocks(ROOT / "README.md", "console")[0].split("Constants per value of")[1].split("└")[0]
     rows = [line for line in levels.splitlines() if line.startswith("│ ")]
     assert rows and all(" ".join(row.replace("│", " ").split()) in flat for row in rows)  # the per-value laws shown
+    notes = blocks(ROOT / "README.md", "console")[0].split("note: the space holds")[1].split("Pareto front")[0]
+    assert "note: the space holds " + " ".join(notes.split()) in flat  # the screening and the counts, as printed
+    prose = " ".join((ROOT / "README.md").read_text().split())
+    chosen, rejected = re.search(r"chose which (\d+) to fit .*?, and (\d+) of those were rejected", prose).groups()
+    assert f"{chosen} unique candidates" in flat
+    about, space = re.search(r"space holds about (\d\.\d)·10⁸ laws", prose).group(1), re.search(r"holds ([\d,]+) laws", flat).group(1)
+    assert float(about) == round(int(space.replace(",", "")) / 1e8, 1)
+    assert int(rejected) == sum(map(int, re.findall(r"(\d+) more shapes of", flat.split("(rejected:")[1].split("Pareto")[0])))
     shown = blocks(ROOT / "README.md", "text")[0].split("┘")[-1]  # the sentences under the table
     assert any(" ".join(shown.split()) in " ".join(o.split()) for o in outputs)  # as explain prints them
 
