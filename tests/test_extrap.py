@@ -70,12 +70,21 @@ def test_json_format(tmp_path):
          "line 6: series 'r' was already given at line 4"),
         ("PARAMETER p q p\nPOINTS (1 2 3)\nREGION r\nDATA 1\n", "declares a PARAMETER twice"),
         ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 0 0\n", "series r: values at 1 point(s) ((2))"),
+        ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 2 3,5\n", "line 5: DATA holds '3,5', which is not a number"),
+        ("PARAMETER p\nPOINTS (1) (2x)\nREGION r\n", "line 2: POINTS holds '2x', which is not a number; fix or remove it"),
     ],
 )
 def test_broken_text_files_name_the_line(tmp_path, text, fragment):
     path = tmp_path / "bad.txt"
     path.write_text(text)
     with pytest.raises(DataError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        load_series(path, "extrap-text")
+
+
+def test_a_file_that_is_not_utf8_names_the_byte(tmp_path):
+    path = tmp_path / "latin.txt"
+    path.write_bytes(b"PARAMETER p\nPOINTS 1 2\nREGION r\xe9gion\nDATA 1\nDATA 2\n")
+    with pytest.raises(DataError, match=r"is not UTF-8 text \(byte 0xe9 at byte 32\); is --format extrap-text right"):
         load_series(path, "extrap-text")
 
 

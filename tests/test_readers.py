@@ -53,7 +53,8 @@ def test_json_lines_default_names_and_value_lists_as_extrap(tmp_path):
 @pytest.mark.parametrize("text, fragment", [
     ('{"params": {"x": 1}, "value": 2}\n{"params": {"y": 2}, "value": 3}\n', "line 2 gives parameters y"),
     ('{"params": {"x": 1}, "value": "2"}\n', "line 1 needs numeric parameter values"),
-    ('{"params": {"x": 1}, "value": 2}\nnot json\n', "line 2 is not a JSON object"),
+    ('{"params": {"x": 1}, "value": 2}\nnot json\n', "line 2, column 1 is not JSON \\(Expecting value\\); each line "
+                                                      'holds one object, {"params": {…}, "value": …}'),
 ])
 def test_broken_json_lines_name_the_line(tmp_path, text, fragment):
     path = tmp_path / "b.jsonl"

@@ -95,8 +95,9 @@ def read_profile(path: str | Path, fmt: str | None = None) -> Profile:
                         "is --format cube)")
     try:
         profile = readers[fmt](path)
-    except UnicodeDecodeError:
-        raise DataError(f"'{path}' is not a text file; is --format {fmt} right?") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"'{path}' is not UTF-8 text (byte {exc.object[exc.start]:#04x} at byte {exc.start + 1}); "
+                        f"is --format {fmt} right? Extra-P's text, JSON and Talpas files are UTF-8") from None
     if not profile.series:
         raise DataError(f"'{path}' holds no measurements")
     return profile

@@ -63,7 +63,7 @@ def _parse(text: str, path: Path):
                     raise ValueError(f"series '{key}' was already given at line {started[key]}; a series can "
                                      "be given once")
                 started.setdefault(key, number)
-                values = [float(v) for v in rest.split()]
+                values = _floats(rest.split(), "DATA")
                 if not values:
                     raise ValueError("DATA without values")
                 series.setdefault(key, []).append((points[index], values))
@@ -85,10 +85,27 @@ def _parse(text: str, path: Path):
 def _points(rest: str, dimensions: int) -> list[tuple[float, ...]]:
     groups = re.findall(r"\(([^)]*)\)", rest)
     if groups:
-        points = [tuple(float(v) for v in g.replace(",", " ").split()) for g in groups]
+        points = [tuple(_floats(g.replace(",", " ").split(), "POINTS")) for g in groups]
     else:
-        points = [(float(v),) for v in rest.split()]
+        points = [(value,) for value in _floats(rest.split(), "POINTS")]
     for point in points:
         if len(point) != dimensions:
             raise ValueError(f"a point has {len(point)} coordinate(s) but there are {dimensions} PARAMETER(s)")
     return points
+
+
+def _floats(words: list[str], keyword: str) -> list[float]:
+    """The numbers of a line, or a sentence naming the first word that is none."""
+    try:
+        return [float(w) for w in words]
+    except ValueError:
+        bad = next(w for w in words if not _is_number(w))
+        raise ValueError(f"{keyword} holds '{bad[:40]}', which is not a number; fix or remove it") from None
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True

@@ -28,7 +28,9 @@ def _read(path: Path, key: str, talpas: bool) -> Profile:
         try:
             record = json.loads(line.replace(";", ",") if talpas else line)
         except (json.JSONDecodeError, RecursionError) as exc:
-            raise DataError(f"{where} is not a JSON object ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+            at = f", column {exc.colno}" if hasattr(exc, "colno") else ""
+            raise DataError(f"{where}{at} is not JSON ({exc.msg if hasattr(exc, 'msg') else exc}); each line holds "
+                            f"one object, {{\"{key}\": {{…}}, \"value\": …}}") from None
         if not isinstance(record, dict) or not isinstance(record.get(key), dict):
             raise DataError(f"{where} needs \"{key}\": {{name: value, ...}}")
         point = record[key]
