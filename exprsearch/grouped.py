@@ -61,10 +61,11 @@ def load_grouped(
     if unnamed.size:
         lines = file_lines(frame.index)
         where = rows_named(unnamed, 0 if lines is None else lines)
+        empty = ", ".join(k for k in keys if frame[k].iloc[unnamed].isna().any())  # the columns left empty
         if not drop_missing:
-            raise DataError(f"'{path}' leaves --by column(s) {', '.join(keys)} empty at {where}: fill them in, or "
+            raise DataError(f"'{path}' leaves --by column(s) {empty} empty at {where}: fill them in, or "
                             "pass --drop-missing to drop those rows")
-        notes = [*notes, f"dropped {unnamed.size} row(s) in no --by group ({', '.join(keys)} empty): {where}"]
+        notes = [*notes, f"dropped {unnamed.size} row(s) in no --by group ({empty} empty): {where}"]
     groups, failures = {}, {}
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
         name = group_name(zip(keys, values))

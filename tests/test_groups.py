@@ -194,6 +194,11 @@ def test_rows_with_no_group_stop_the_run_unless_dropped(tmp_path):
     dropped = CliRunner().invoke(app, [*args, "--drop-missing"])
     assert dropped.exit_code == 0, dropped.output
     assert "dropped 3 row(s) in no --by group (framework empty): lines 2, 3, 4" in " ".join(dropped.output.split())
+    frame["site"] = "lab"  # of two --by columns, only the one left empty is named
+    frame.to_csv(tmp_path / "gaps.csv", index=False)
+    both = CliRunner().invoke(app, ["run", str(tmp_path / "gaps.csv"), "-t", "time", "-g", "data-parallel", "--by",
+                                    "site,framework", "--bootstrap", "0", "--out", str(tmp_path / "b")])
+    assert "leaves --by column(s) framework empty at lines 2, 3, 4" in " ".join(both.output.split()), both.output
 
 
 def test_a_group_named_na_is_a_group_not_missing(tmp_path):
