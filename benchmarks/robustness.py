@@ -1,0 +1,189 @@
+"""Robustness: random inputs through every command, counting how each ended. A run that ends
+other than with a law (exit 0) or one sentence (exit 2), or that raises, is a crash; the script
+prints each crash's traceback and its input, kept under --keep.
+
+Three kinds of input, each for --seconds:
+- grids: random tables (1-3 factors at 1-5 values, partial grids, repeats, noise or none, a
+  time or a rate) through run, then predict/explain/optimize/suggest/plot on what run wrote;
+- groups: random grouped tables (kernels x metrics, empty or non-positive cells) through
+  run --by and profile;
+- mangled: the bundled table and Extra-P's inputs (../shared) with bytes flipped, lines cut,
+  repeated or re-separated, and non-ASCII inserted, through run.
+
+    python benchmarks/robustness.py [--seconds 120] [--seed 1] [--kinds grids,groups,mangled]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from typer.testing import CliRunner
+
+from exprsearch.cli import app
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parents[1] / "shared" / "extrap-format" / "extrap-tests-data" / "input"
+BUNDLED = HERE.parent / "datasets" / "numpy_mlp_epochs.csv"
+
+
+class Runner:
+    """Invokes commands in-process and tallies how they ended."""
+
+    def __init__(self, keep: Path) -> None:
+        self.cli, self.keep = CliRunner(), keep
+        self.tally: Counter = Counter()
+        self.crashes = 0
+
+    def __call__(self, args: list[str], source: Path | None = None):
+        result = self.cli.invoke(app, [str(a) for a in args])
+        self.tally[(args[0], result.exit_code)] += 1
+        raised = result.exception is not None and not isinstance(result.exception, SystemExit)
+        if result.exit_code not in (0, 2) or raised or (result.exit_code == 2 and "error" not in result.output.lower()):
+            self.crashes += 1
+            kept = self.keep / f"crash{self.crashes}{source.suffix if source else ''}"
+            if source is not None:
+                shutil.copy(source, kept)
+            print(f"CRASH: exprsearch {' '.join(map(str, args))} (input kept as {kept})", file=sys.stderr)
+            if result.exc_info:
+                traceback.print_exception(*result.exc_info)
+            print(result.output[-1500:], file=sys.stderr)
+        return result
+
+
+def grids(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
+    k, repeats = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    levels = [sorted(set(rng.choice([1, 2, 3, 4, 8, 16, 32, 100, 1000], size=int(rng.integers(1, 6))).tolist()))
+              for _ in range(k)]
+    grid = np.array(np.meshgrid(*levels)).reshape(k, -1).T
+    if rng.random() < 0.4:
+        grid = grid[rng.random(len(grid)) < rng.uniform(0.3, 1)]
+    grid = np.repeat(grid, repeats, axis=0)
+    if len(grid) == 0:
+        return
+    names = ["p", "n", "b"][:k]
+    frame = pd.DataFrame(grid, columns=names)
+    law = 1 + sum(rng.uniform(0, 2) * frame[c] ** rng.choice([-1, 0.5, 1, 2]) for c in names)
+    noisy = rng.random() < 0.7
+    target = ["time", "samples_per_sec"][int(rng.integers(0, 2))]
+    frame[target] = (np.asarray(law * (1 + 0.05 * rng.standard_normal(len(frame))), float) if noisy
+                     else np.exp(rng.standard_normal(len(frame))))
+    data = folder / f"grid{n}.csv"
+    frame.to_csv(data, index=False)
+    grammar = ["default", "pmnf", "generic-dl", "data-parallel"][int(rng.integers(0, 4))]
+    out = folder / f"grid{n}"
+    if run(["run", data, "-t", target, "-g", grammar, "--bootstrap", "20", "--out", out], data).exit_code != 0:
+        return
+    at = ",".join(f"{c}={rng.choice([0, -1, 0.5, 1, 3, 1e6, 1e12, float(frame[c].max()) * 8]):g}" for c in names)
+    run(["predict", out, "--at", at], data)
+    run(["predict", out, "--at", at, "--json"], data)
+    follow = names[int(rng.integers(0, k))]
+    fixed = ",".join(f"{c}={float(frame[c].max()):g}" for c in names if c != follow)
+    run(["explain", out, "--vary", follow, *(["--fix", fixed] if fixed else [])], data)
+    run(["optimize", out, *(["--price", "2", "--devices", "p"] if rng.random() < 0.5 else [])], data)
+    target_at = ",".join(f"{c}={float(frame[c].max()) * 4:g}" for c in names)
+    run(["suggest", data, "-t", target, "-g", grammar, "--at", target_at, "--vary",
+         f"p=1..{int(max(2, frame['p'].max() * 2))}", "--bootstrap", "20", "--count", "2", "--devices", "p"], data)
+    if rng.random() < 0.1:
+        run(["plot", out, data, "--out", folder / f"plots{n}"], data)
+
+
+def groups(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
+    rows, k = [], int(rng.integers(1, 3))
+    for g in range(int(rng.integers(1, 6))):
+        levels = [sorted(set(rng.choice([1, 2, 4, 8, 16, 32], size=int(rng.integers(1, 6))).tolist()))
+                  for _ in range(k)]
+        grid = np.repeat(np.array(np.meshgrid(*levels)).reshape(k, -1).T, int(rng.integers(1, 4)), axis=0)
+        scale = rng.uniform(0.5, 3)
+        for row in grid:
+            value = scale * (1 + sum(rng.uniform(0, 2) * v ** rng.choice([-1, 0.5, 1]) for v in row))
+            rows.append({"kernel": f"k{g}" if rng.random() > 0.02 else "", "metric": rng.choice(["time", "bytes"]),
+                         **dict(zip(["p", "n"], row)), "value": value * (1 + 0.03 * rng.standard_normal())})
+    frame = pd.DataFrame(rows)
+    if rng.random() < 0.1:
+        frame.loc[frame.index[int(rng.integers(0, len(frame)))], "value"] = rng.choice([np.nan, 0.0, -1.0])
+    data = folder / f"groups{n}.csv"
+    frame.to_csv(data, index=False)
+    grammar = ["default", "pmnf", "data-parallel"][int(rng.integers(0, 3))]
+    drop = ["--drop-missing"] if rng.random() < 0.5 else []
+    run(["profile", data, "-g", grammar, "--out", folder / f"profile{n}", "--jobs", "1", *drop], data)
+    run(["run", data, "-t", "value", "--by", "kernel,metric", "-g", grammar, "--bootstrap", "0",
+         "--out", folder / f"by{n}", *drop], data)
+
+
+def mangled(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
+    sources = [BUNDLED] + sorted(SHARED.glob("*.txt"))[:12] + sorted(SHARED.glob("*.jsonl"))[:3] \
+        + sorted(SHARED.glob("*.json"))[:3]
+    source = sources[int(rng.integers(0, len(sources)))]
+    text = bytearray(source.read_bytes())
+    pick = random.Random(int(rng.integers(0, 2**31)))
+    for _ in range(pick.randint(1, 4)):
+        op, i = pick.randrange(8), pick.randrange(max(1, len(text)))
+        if op == 0 and text:
+            text[i] = pick.randrange(256)
+        elif op == 1:
+            text = text[:i]
+        elif op == 2:
+            text[i:i] = pick.choice([b",", b"\n", b'"', b";", b"\t", b"nan", b"-1", b"1e400", b"\xef\xbb\xbf",
+                                     b"\r\n", b" ", b"0", b"{", b"]"])
+        elif op == 3 and text:
+            del text[i:i + pick.randint(1, 20)]
+        elif op == 4:
+            text = text.replace(b",", b";") if pick.random() < 0.5 else text.replace(b"\n", b"\r\n")
+        elif op == 5:
+            lines = text.split(b"\n")
+            lines.insert(pick.randrange(len(lines)), lines[pick.randrange(len(lines))])
+            text = bytearray(b"\n".join(lines))
+        elif op == 6:
+            text = bytearray(bytes(text).upper())
+        else:
+            text[i:i] = "µ€\u00a0".encode()
+    data = folder / f"mangled{n}{source.suffix}"
+    data.write_bytes(bytes(text))
+    target = ["--target", pick.choice(["epoch_s", "EPOCH_S"])] if source == BUNDLED else []
+    run(["run", data, "--bootstrap", "0", "--out", folder / f"mangled{n}", *target], data)
+
+
+KINDS = {"grids": grids, "groups": groups, "mangled": mangled}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=120, help="time for each kind of input")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--keep", type=Path, default=Path("robustness-crashes"), help="folder for crashing inputs")
+    args = parser.parse_args()
+    args.keep.mkdir(parents=True, exist_ok=True)
+    run = Runner(args.keep)
+    counts = {}
+    for kind in args.kinds.split(","):
+        rng = np.random.default_rng([args.seed, list(KINDS).index(kind)])
+        start, n = time.perf_counter(), 0
+        with tempfile.TemporaryDirectory() as folder:
+            while time.perf_counter() - start < args.seconds:
+                n += 1
+                KINDS[kind](rng, run, Path(folder), n)
+        counts[kind] = n
+        print(f"  {kind}: {n} inputs", file=sys.stderr)
+    print("| command | ended with a law or a result (0) | with one sentence (2) | crashed |")
+    print("|---|---|---|---|")
+    for command in sorted({c for c, _ in run.tally}):
+        done, said = run.tally[(command, 0)], run.tally[(command, 2)]
+        other = sum(v for (c, code), v in run.tally.items() if c == command and code not in (0, 2))
+        print(f"| {command} | {done} | {said} | {other} |")
+    inputs = ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
+    print(f"\nInputs: {inputs}; crashes: {run.crashes} (seed {args.seed}, {args.seconds:g} s each).")
+
+
+if __name__ == "__main__":
+    main()
