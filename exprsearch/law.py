@@ -52,6 +52,12 @@ class Law:
         """Factors every measurement held at one value, which the law leaves out, with that value."""
         return dict(self.dataset.get("held", {}))
 
+    def plausible(self) -> list[Law]:
+        """The laws the data could not tell from this one (``search.plausible``), as laws."""
+        symbols = {f: factor_symbol(f) for f in self.factors}
+        return [Law(self.target, self.factors, parse(text, symbols), {}, 0, target_kind=self.target_kind)
+                for text in self.search.get("plausible", [])]
+
     def uses(self, factor: str) -> bool:
         """Whether the law's form holds ``factor`` (a factor of the data it may leave out)."""
         return factor_symbol(factor) in self.template.free_symbols
@@ -185,6 +191,10 @@ class Law:
         if not isinstance(held, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in held.items()):
             raise LawError(f"its dataset's 'held' is {held!r}; it maps factor names to the one value each was measured at")
+        texts = self.search.get("plausible", [])
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise LawError(f"its search's 'plausible' is {texts!r}; it lists laws as text")
+        self.plausible()  # each one must read as a law of the factors
         return self
 
     @classmethod

@@ -18,6 +18,7 @@ from . import __version__
 from . import candidates as _candidates
 from . import data as _data
 from . import grammar as _grammar
+from . import plausible as _plausible
 from . import rank as _rank
 from .assess import cross_validate, holdouts, predictions, t_values
 from .candidates import CandidateSet
@@ -151,7 +152,9 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
     unpinned = _unpinned(ranking.law.fit.candidate.terms, shapes)
-    searched = {**_searched(found, fitted, skipped), **({"unpinned": unpinned} if unpinned else {})}
+    alternatives = _rank.alternatives(fits, dataset.n_rows)
+    searched = {**_searched(found, fitted, skipped), **({"unpinned": unpinned} if unpinned else {}),
+                **_plausible.record(ranking, alternatives, dataset.n_rows)}
     law = _law(ranking, dataset, bound, settings.fit.seed, spread, found, searched)
     rejected = Counter(skipped) + Counter(found.rejected)
     rejected.update(_reason_kind(f.reason) for f in fits if not f.ok)
@@ -160,7 +163,7 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     notes = (dataset.notes + absent + _domain_notes(dataset) + _space_notes(found)
              + _time_notes(fitted, settings.time_limit) + _unpinned_notes(unpinned, law))
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined,
-                  _rank.alternatives(fits, dataset.n_rows), fitted.searched)
+                  alternatives, fitted.searched)
 
 
 def _strategy(settings: SearchSettings, bound: _grammar.Grammar, compiler: Compiler, y: np.ndarray,

@@ -27,19 +27,17 @@ import sympy
 from . import advice
 from .configs import ConfigError, check_factors, setting
 from .law import Law
-from .rank import bic
+from .plausible import NOISE_FLOOR, plausible
 from .search import Result
 from .uncertainty import linear_spread
 from .vocabulary import to_readable
 
-PLAUSIBLE_ERROR = 1.5  # laws fitting within 1.5x the best law's error (or twice the noise) are plausible
-PLAUSIBLE_COUNT = 24  # and of those, at most this many besides the chosen one
+PLAUSIBLE_COUNT = 24  # plausible laws besides the chosen one (exprsearch/plausible.py)
 PLAN_STEPS = 300  # Frank-Wolfe iterations of the budget plan
 MINIMUM_SPARE = 2  # settled only with at least this many more configurations than constants
 MINIMUM_VALUES = 3  # and with every factor measured at this many values at least
 MAXIMUM_GAP = 4.0  # no two neighbouring measured values of a factor further apart than this ratio
 MINIMUM_GAIN = 0.01  # after the first suggestion, ones that would remove under 1 % are left out
-NOISE_FLOOR = 0.005  # relative noise assumed at least this large (a measurement is never exact)
 
 
 @dataclass(frozen=True)
@@ -214,26 +212,13 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
 
 
 def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:
-    """The chosen law first, then up to ``PLAUSIBLE_COUNT`` other laws (of the front and of the
-    search's lowest-BIC alternatives, lowest BIC first) that fit the data about as well as the
-    noise allows (relative RMS error within twice the noise, or within 1.5× the best law's): the
-    data cannot tell them apart, so they count alike. The front alone keeps one law per
-    complexity, so it misses the equally simple shapes the next runs should tell apart."""
-    chosen = result.ranking.law.fit
-    n = result.dataset.n_rows
+    """The chosen law first, then up to ``PLAUSIBLE_COUNT`` other laws the data cannot tell from it
+    (:func:`exprsearch.plausible.plausible`, of the front and the search's lowest-BIC alternatives;
+    the front alone keeps one law per complexity, so it misses the equally simple shapes the next
+    runs should tell apart)."""
     pool = [s.fit for s in result.ranking.front] + list(result.alternatives)
-    best = min(math.sqrt(f.mse) for f in pool)
-    threshold = max(PLAUSIBLE_ERROR * best, 2 * noise)
-    seen, keep = {str(chosen.candidate.template)}, [chosen]
-    for f in sorted(pool, key=lambda f: bic(f, n)):
-        if math.sqrt(f.mse) > threshold or len(keep) > PLAUSIBLE_COUNT:
-            continue
-        name = str(f.candidate.template)
-        if name not in seen:
-            seen.add(name)
-            keep.append(f)
+    keep = plausible(result.ranking.law.fit, pool, result.dataset.n_rows, noise, PLAUSIBLE_COUNT)
     return [(f.candidate.template, f.values) for f in keep]
-
 
 
 def _features(logs: np.ndarray, weights: np.ndarray, within: np.ndarray) -> np.ndarray:

@@ -77,6 +77,8 @@ def predict(
             if (width > 0.5).any():
                 warnings.append(f"the 95 % prediction interval is wider than half the prediction at "
                                 f"{int((width > 0.5).sum())} configuration(s)")
+        if levels is None:
+            warnings += _apart(law, columns, frame)
         if measured is not None:  # the table holds the target: set beside the prediction, not replaced
             frame["measured"] = measured
             frame["error_pct"] = 100 * (frame[law.target] / measured - 1)
@@ -214,3 +216,36 @@ def _check_held(frame, law, data, lines) -> None:
             if off.size:
                 where = rows_named(off[:1], lines if lines is not None else 0)
                 check_factors([name], law.factors, f"--data '{data}' ({where})", law.held, {name: values[off[0]]})
+
+
+def _apart(law, columns, frame) -> list[str]:
+    """Where the laws the data could not tell from this one (law.json's search.plausible) predict
+    otherwise: their lowest and highest prediction beside each row, and a warning where they part
+    by more than 5 % and beyond the prediction interval (which holds this law's form fixed)."""
+    import numpy as np
+
+    from ..configs import describe
+
+    center = frame[law.target].to_numpy(dtype=float)
+    others = [other for other in law.plausible() if all(f in columns for f in other.factors if other.uses(f))]
+    if not others:
+        return []
+    with np.errstate(all="ignore"):
+        predicted = np.array([other.predict(columns) for other in others]).reshape(len(others), -1)
+    frame["plausible_low"], frame["plausible_high"] = predicted.min(axis=0), predicted.max(axis=0)
+    low = frame["low_95"].to_numpy() if "low_95" in frame else center
+    high = frame["high_95"].to_numpy() if "high_95" in frame else center
+    with np.errstate(all="ignore"):
+        ratio = predicted / center
+    outside = (ratio < 0.95) & (predicted < low) | (ratio > 1.05) & (predicted > high)
+    rows = np.flatnonzero(outside.any(axis=0))
+    if not rows.size:
+        return []
+    below = float(np.nanmax(np.where(outside, 1 - ratio, 0.0)))
+    above = float(np.nanmax(np.where(outside, ratio - 1, 0.0)))
+    spread = " and ".join(part for part in (f"{100 * below:.0f} % lower" if below > 0 else "",
+                                             f"{100 * above:.0f} % higher" if above > 0 else "") if part)
+    return [f"at {rows.size} configuration(s) (first {describe(columns, int(rows[0]))}), laws that fit the "
+            f"measurements about as well as this one ({len(others)} in law.json's search.plausible) predict up to "
+            f"{spread}, outside its 95 % interval: the measurements do not settle the law's form there; exprsearch "
+            "suggest says which runs would"]

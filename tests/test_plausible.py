@@ -1,0 +1,56 @@
+"""The laws the data cannot tell from the chosen one: kept in law.json, compared by predict."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from exprsearch import search
+from exprsearch.cli import app
+from exprsearch.errors import LawError
+from exprsearch.law import Law
+from tests.conftest import measurements
+from tests.test_law import make_law
+
+
+@pytest.fixture(scope="module")
+def power_law():
+    """p at six values cannot tell p^1.5 from the true p^1.4: the law takes the fixed shape, 25 %
+    above the truth at p = 256 while its own 95 % interval spans 5 % either way; the true form,
+    among the plausible laws, predicts 16 % lower there."""
+    frame = measurements(lambda p, n: 1 + 0.01 * n / p + 0.05 * p**1.4,
+                         {"p": (1, 2, 4, 8, 16, 32), "n": (1000, 4000, 16000)}, seed=0)
+    return search(frame, "time", resamples=50).law
+
+
+def test_law_json_keeps_the_laws_the_data_cannot_tell_apart(power_law):
+    texts = power_law.search["plausible"]
+    assert 1 <= len(texts) <= 10 and str(power_law.template) not in texts
+    assert any("p**1.4" in t for t in texts)  # the true form among them
+    again = Law.from_json(power_law.to_json())
+    assert [o.predict({"p": 8.0, "n": 4000.0}) for o in again.plausible()] == \
+        [o.predict({"p": 8.0, "n": 4000.0}) for o in power_law.plausible()]
+    inside = np.array([o.predict({"p": 8.0, "n": 4000.0}) for o in again.plausible()]) / again.predict(
+        {"p": 8.0, "n": 4000.0})
+    assert np.all(np.abs(inside - 1) < 0.05)  # within the measurements they agree
+
+
+def test_predict_warns_where_they_part_beyond_the_interval(power_law, tmp_path):
+    path = tmp_path / "law.json"
+    path.write_text(power_law.to_json())
+    far = CliRunner().invoke(app, ["predict", str(path), "--at", "p=256,n=16000", "--json"])
+    record = json.loads(far.stdout)
+    row = record["predictions"][0]
+    assert row["plausible_low"] < row["low_95"] and any(
+        "laws that fit the measurements about as well as this one" in w and "% lower" in w for w in record["warnings"])
+    near = json.loads(CliRunner().invoke(app, ["predict", str(path), "--at", "p=8,n=4000", "--json"]).stdout)
+    assert not any("about as well" in w for w in near["warnings"])
+
+
+@pytest.mark.parametrize("value", ["c0 +", [1], "os.system('x')", "q*3"])
+def test_a_malformed_plausible_law_is_refused(value):
+    record = json.loads(make_law().to_json())
+    record["search"] = {"plausible": value if isinstance(value, list) else [value]}
+    with pytest.raises(LawError):
+        Law.from_json(json.dumps(record))
