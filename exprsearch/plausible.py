@@ -23,18 +23,17 @@ def plausible(chosen: Fit, pool: Sequence[Fit], n_rows: int, noise: float, count
     the best one's: the data cannot tell them apart, so they count alike. One fit per form."""
     best = min(math.sqrt(f.mse) for f in pool)
     threshold = max(ERROR * best, 2 * max(noise, NOISE_FLOOR))
-    seen, keep = {str(chosen.candidate.template)}, [chosen]
+    seen, keep = {chosen.candidate.template}, [chosen]
     for f in sorted(pool, key=lambda f: bic(f, n_rows)):
         if math.sqrt(f.mse) > threshold or len(keep) > count:
             continue
-        name = str(f.candidate.template)
-        if name not in seen:
-            seen.add(name)
+        if f.candidate.template not in seen:  # sympy's structural equality; its hash is cached
+            seen.add(f.candidate.template)
             keep.append(f)
     return keep
 
 
-SHOWN = 10  # the plausible laws law.json keeps beside the chosen one, for predict
+SHOWN = 5  # the plausible laws law.json keeps beside the chosen one, for predict (5 print in about 2 ms)
 
 
 def record(ranking: Ranking, alternatives: Sequence[Fit], n_rows: int) -> dict[str, list[str]]:

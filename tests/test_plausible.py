@@ -26,7 +26,7 @@ def power_law():
 
 def test_law_json_keeps_the_laws_the_data_cannot_tell_apart(power_law):
     texts = power_law.search["plausible"]
-    assert 1 <= len(texts) <= 10 and str(power_law.template) not in texts
+    assert 1 <= len(texts) <= 5 and str(power_law.template) not in texts
     assert any("p**1.4" in t for t in texts)  # the true form among them
     again = Law.from_json(power_law.to_json())
     assert [o.predict({"p": 8.0, "n": 4000.0}) for o in again.plausible()] == \
