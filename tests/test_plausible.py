@@ -54,3 +54,14 @@ def test_a_malformed_plausible_law_is_refused(value):
     record["search"] = {"plausible": value if isinstance(value, list) else [value]}
     with pytest.raises(LawError):
         Law.from_json(json.dumps(record))
+
+
+def test_explain_says_where_the_plausible_laws_part(power_law):
+    from exprsearch.explain import explain
+
+    far = explain(power_law, "p", np.array([1.0, 2, 4, 8, 16, 32, 64, 128, 256]), {"n": 16000.0})
+    said = " ".join(far.sentences)
+    assert "From p ≈ 128 the 5 law(s) that fit the measurements about as well" in said
+    assert "at p = 256: -16 % to" in said
+    near = explain(power_law, "p", np.array([1.0, 2, 4, 8, 16, 32]), {"n": 16000.0})
+    assert "stay within 5 % of this one from p = 1 to 32" in " ".join(near.sentences)
