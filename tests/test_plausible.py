@@ -65,3 +65,10 @@ def test_explain_says_where_the_plausible_laws_part(power_law):
     assert "at p = 256: -16 % to" in said
     near = explain(power_law, "p", np.array([1.0, 2, 4, 8, 16, 32]), {"n": 16000.0})
     assert "stay within 5 % of this one from p = 1 to 32" in " ".join(near.sentences)
+
+
+def test_the_table_shows_their_range_only_where_they_part(power_law, tmp_path):
+    path = tmp_path / "law.json"
+    path.write_text(power_law.to_json())
+    assert "plausible_low" in CliRunner().invoke(app, ["predict", str(path), "--at", "p=256,n=16000"]).output
+    assert "plausible_low" not in CliRunner().invoke(app, ["predict", str(path), "--at", "p=8,n=4000"]).output

@@ -102,7 +102,9 @@ def predict(
     if len(frame) < rows:
         _note(f"the {rows} rows hold {len(frame)} configurations: one line each, beside the median of its measured "
               f"runs{' (each the median of its steps)' if per_run is not None else ''}; --json gives every row")
-    extra = [c for c in ("low_95", "high_95", "measured", "runs", "error_pct") if c in frame]
+    parted = any(PARTED in w for w in warnings)  # the other plausible laws' range, where it matters
+    extra = [c for c in ("low_95", "high_95", *(("plausible_low", "plausible_high") if parted else ()), "measured",
+                         "runs", "error_pct") if c in frame]
     table = Table(*[*factors, law.target, *(c.replace("_pct", " %") for c in extra)])
     for column in table.columns:
         column.overflow = "fold"  # a number cut to '1.2413…' would read as another number
@@ -218,6 +220,9 @@ def _check_held(frame, law, data, lines) -> None:
                 check_factors([name], law.factors, f"--data '{data}' ({where})", law.held, {name: values[off[0]]})
 
 
+PARTED = "laws that fit the measurements about as well as this one"
+
+
 def _apart(law, columns, frame) -> list[str]:
     """Where the laws the data could not tell from this one (law.json's search.plausible) predict
     otherwise: their lowest and highest prediction beside each row, and a warning where they part
@@ -245,7 +250,7 @@ def _apart(law, columns, frame) -> list[str]:
     above = float(np.nanmax(np.where(outside, ratio - 1, 0.0)))
     spread = " and ".join(part for part in (f"{100 * below:.0f} % lower" if below > 0 else "",
                                              f"{100 * above:.0f} % higher" if above > 0 else "") if part)
-    return [f"at {rows.size} configuration(s) (first {describe(columns, int(rows[0]))}), laws that fit the "
-            f"measurements about as well as this one ({len(others)} in law.json's search.plausible) predict up to "
+    return [f"at {rows.size} configuration(s) (first {describe(columns, int(rows[0]))}), {PARTED} "
+            f"({len(others)} in law.json's search.plausible) predict up to "
             f"{spread}, outside its 95 % interval: the measurements do not settle the law's form there; exprsearch "
             "suggest says which runs would"]
