@@ -427,11 +427,24 @@ def test_a_factor_measured_at_one_value_is_named_as_such_and_never_varied(tmp_pa
     configs.write_text("p,n\n4,100\n8,200\n")
     for args in (("predict", law, "--at", "p=64,n=1000"), ("predict", law, "--data", configs),
                  ("explain", law, "--vary", "p"), ("optimize", law, "--fix", "p=8"),
-                 ("suggest", data, "-t", "time", "--vary", "p=1..64", "--at", "p=64,n=16000", "--bootstrap", "20"),
-                 ("suggest", data, "-t", "time", "--at", "p=64,n=16000", "--bootstrap", "20")):
+                 ("suggest", data, "-t", "time", "--at", "p=64,n=16000", "--bootstrap", "20")):  # --vary p: below
         result = run(*args)
         assert result.exit_code == 2 and said in " ".join(result.output.split()), (args, result.output)
     assert "(line 3)" in " ".join(run("predict", law, "--data", configs).output.split())
     at_measured = run("predict", law, "--at", "p=4,n=1000", "--json")  # the value measured is the law's
     assert at_measured.exit_code == 0 and json.loads(at_measured.stdout)["predictions"][0]["n"] == 1000
     assert run("explain", law, "--vary", "n", "--fix", "p=4").exit_code == 0
+
+
+@pytest.mark.parametrize("vary, at, run_first", [
+    ("p=1..64", "p=64,n=16000", "measure one run at p=8 first (the --vary value nearest twice 4, toward --at p=64)"),
+    ("p=1,2,3", "p=1,n=16000", "measure one run at p=2 first (the --vary value nearest half 4, toward --at p=1)"),
+    ("p=5..64", "p=1,n=16000", "measure one run at p=8 first (the --vary value nearest twice 4), with"),
+])
+def test_suggest_names_the_first_run_along_a_factor_held_at_one_value(tmp_path, vary, at, run_first):
+    data = tmp_path / "one_p.csv"
+    data.write_text("p,n,time\n4,1000,2.0\n4,2000,3.1\n4,4000,5.2\n4,8000,9.1\n4,16000,17.5\n")
+    result = run("suggest", data, "-t", "time", "--vary", vary, "--at", at, "--bootstrap", "20")
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "which every run so far held at 4: no law can say yet how p changes" in text
+    assert run_first in text, text

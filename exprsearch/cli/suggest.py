@@ -74,6 +74,8 @@ def suggest(
                               f"--at {example}")
         point = parse_point(at, "--at")
         held = dict(dataset.held)  # factors measured at one value, which no law can vary
+        for name in (n for n in space if n in held and n not in dataset.factors):
+            _second_value(name, held[name], space[name], point.get(name))
         check_factors(list(space), dataset.factors, "--vary", held)  # before the search, not after it
         check_factors(list(point), dataset.factors, "--at", held, point)
         if devices is not None:
@@ -139,3 +141,29 @@ def _measured(values):
 
     distinct = np.unique(values)
     return distinct if len(distinct) <= 16 else measured_span(float(distinct[0]), float(distinct[-1]))
+
+
+def _second_value(name: str, value: float, offered, target: float | None) -> None:
+    """Refuse to plan along a factor every run so far held at ``value``, naming the run to make
+    first: the --vary value nearest twice (or half) it, toward the --at target where one is given,
+    a step the noise cannot hide that costs little more than the runs so far."""
+    import numpy as np
+
+    from ..configs import ConfigError, setting
+
+    offered = np.unique(np.asarray(offered, dtype=float))
+    others = offered[offered != value]
+    if not others.size:
+        return  # --vary offers only the measured value: check_factors says what is wrong
+    side = others[others > value] if target is not None and target > value else \
+        others[others < value] if target is not None and target < value else others
+    side = side if side.size else others
+    double = 2 * value if (side > value).any() else value / 2
+    nearest = side[np.argmin(np.abs(np.log(side / double)))] if value > 0 and (side > 0).all() else side[0]
+    toward = (f", toward --at {name}={setting(target)}" if target is not None and (target - value) * (nearest - value) > 0
+              else "")
+    raise ConfigError(
+        f"--vary names '{name}', which every run so far held at {setting(value)}: no law can say yet how {name} "
+        f"changes the time, so none can plan runs along it; measure one run at {name}={setting(nearest)} first (the "
+        f"--vary value nearest {'twice' if nearest > value else 'half'} {setting(value)}{toward}), with the other "
+        "factors as measured, then ask again")
