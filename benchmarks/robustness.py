@@ -50,6 +50,7 @@ class Runner:
         raised = result.exception is not None and not isinstance(result.exception, SystemExit)
         if result.exit_code not in (0, 2) or raised or (result.exit_code == 2 and "error" not in result.output.lower()):
             self.crashes += 1
+            self.keep.mkdir(parents=True, exist_ok=True)  # made only when there is something to keep
             kept = self.keep / f"crash{self.crashes}{source.suffix if source else ''}"
             if source is not None:
                 shutil.copy(source, kept)
@@ -163,7 +164,6 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--keep", type=Path, default=Path("robustness-crashes"), help="folder for crashing inputs")
     args = parser.parse_args()
-    args.keep.mkdir(parents=True, exist_ok=True)
     run = Runner(args.keep)
     counts = {}
     for kind in args.kinds.split(","):
