@@ -104,18 +104,17 @@ def _parting(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float],
     """Where along ``factor`` the laws the data could not tell from this one (law.json's
     search.plausible) part from it by more than 5 %: beyond there its course is the search's
     choice among forms, not a measurement."""
-    columns = {f: values if f == factor else np.full(values.shape, fixed.get(f, 1.0)) for f in law.factors}
-    others = [o for o in law.plausible() if all(f in fixed or f == factor for f in o.factors if o.uses(f))]
-    if not others:
+    predicted = law.plausible_predictions({factor: values, **{f: np.full(values.shape, v) for f, v in fixed.items()}})
+    if not len(predicted):
         return ()
     with np.errstate(all="ignore"):
-        ratio = np.array([np.broadcast_to(o.predict(columns), values.shape) for o in others]) / total
+        ratio = predicted / total
     apart = np.flatnonzero(np.nanmax(np.abs(ratio - 1), axis=0) > 0.05)
     if not apart.size:
-        return (f"The {len(others)} law(s) that fit the measurements about as well (law.json's search.plausible) "
+        return (f"The {len(predicted)} law(s) that fit the measurements about as well (law.json's search.plausible) "
                 f"stay within 5 % of this one from {factor} = {setting(values[0])} to {setting(values[-1])}.",)
     low, high = (round(100 * (float(f(ratio[:, apart[-1]])) - 1)) for f in (np.nanmin, np.nanmax))
-    return (f"From {factor} ≈ {setting(values[apart[0]])} the {len(others)} law(s) that fit the measurements about "
+    return (f"From {factor} ≈ {setting(values[apart[0]])} the {len(predicted)} law(s) that fit the measurements about "
             f"as well (law.json's search.plausible) part from this one by more than 5 % (at {factor} = "
             f"{setting(values[apart[-1]])}: {low:+d} % to {high:+d} %): the course there is "
             "the search's choice among forms, not a measurement; exprsearch suggest says which runs would settle it.",)

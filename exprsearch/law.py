@@ -58,6 +58,15 @@ class Law:
         return [Law(self.target, self.factors, parse(text, symbols), {}, 0, target_kind=self.target_kind)
                 for text in self.search.get("plausible", [])]
 
+    def plausible_predictions(self, data: Mapping[str, object]) -> np.ndarray:
+        """What the plausible laws that ``data`` gives every factor of predict there: ``(laws, rows)``
+        (a law that uses a factor this one leaves out, and ``data`` lacks, cannot be evaluated)."""
+        others = [o for o in self.plausible() if all(f in data for f in o.factors if o.uses(f))]
+        if not others:
+            return np.empty((0, 0))
+        with np.errstate(all="ignore"):
+            return np.array([np.atleast_1d(o.predict(data)) for o in others])
+
     def uses(self, factor: str) -> bool:
         """Whether the law's form holds ``factor`` (a factor of the data it may leave out)."""
         return factor_symbol(factor) in self.template.free_symbols
@@ -108,16 +117,14 @@ class Law:
 
     def terms(self) -> list[tuple[str, sympy.Expr]]:
         """The law's additive terms with constants inlined, each with the rule it came from."""
-        values = {sympy.Symbol(k, real=True): sympy.Float(v, 17) for k, v in self.constants.items()}
-        terms = [t.xreplace(values) for t in sympy.Add.make_args(self.template)]
+        terms = [inlined(t, self.constants) for t in sympy.Add.make_args(self.template)]
         labels = self.labels if len(self.labels) == len(terms) else ("term",) * len(terms)
         return list(zip(labels, terms))
 
     @property
     def expression(self) -> sympy.Expr:
         """The law with its constants inlined as numbers."""
-        values = {sympy.Symbol(k, real=True): sympy.Float(v, 17) for k, v in self.constants.items()}
-        return self.template.xreplace(values)
+        return inlined(self.template, self.constants)
 
     def predict(self, data: Mapping[str, object]) -> np.ndarray:
         """Predicted target for columns ``data[factor]`` (a DataFrame or a dict of arrays); a
@@ -203,6 +210,11 @@ class Law:
             return cls.from_dict(json.loads(text))
         except json.JSONDecodeError as exc:
             raise LawError(f"not valid JSON: {exc}") from None
+
+
+def inlined(template: sympy.Expr, constants: Mapping[str, float]) -> sympy.Expr:
+    """``template`` with its constants written in as numbers (17 digits: a double exactly)."""
+    return template.xreplace({sympy.Symbol(k, real=True): sympy.Float(v, 17) for k, v in constants.items()})
 
 
 def _kind(value: object) -> str:

@@ -7,9 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import sympy
-
 from .fit import Fit
+from .law import inlined
 from .rank import Ranking, bic
 from .vocabulary import to_text
 
@@ -42,6 +41,5 @@ def record(ranking: Ranking, alternatives: Sequence[Fit], n_rows: int) -> dict[s
     chosen = ranking.law.fit
     noise = ranking.noise.relative_sd or math.sqrt(chosen.mse)
     others = plausible(chosen, [s.fit for s in ranking.front] + list(alternatives), n_rows, noise, SHOWN)[1:]
-    texts = [to_text(f.candidate.template.xreplace({sympy.Symbol(k, real=True): sympy.Float(v, 17)
-                                                    for k, v in f.values.items()})) for f in others]
+    texts = [to_text(inlined(f.candidate.template, f.values)) for f in others]
     return {"plausible": texts} if texts else {}

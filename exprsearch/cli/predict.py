@@ -232,11 +232,9 @@ def _apart(law, columns, frame) -> list[str]:
     from ..configs import describe
 
     center = frame[law.target].to_numpy(dtype=float)
-    others = [other for other in law.plausible() if all(f in columns for f in other.factors if other.uses(f))]
-    if not others:
+    predicted = law.plausible_predictions(columns)
+    if not len(predicted):
         return []
-    with np.errstate(all="ignore"):
-        predicted = np.array([other.predict(columns) for other in others]).reshape(len(others), -1)
     frame["plausible_low"], frame["plausible_high"] = predicted.min(axis=0), predicted.max(axis=0)
     low = frame["low_95"].to_numpy() if "low_95" in frame else center
     high = frame["high_95"].to_numpy() if "high_95" in frame else center
@@ -251,6 +249,6 @@ def _apart(law, columns, frame) -> list[str]:
     spread = " and ".join(part for part in (f"{100 * below:.0f} % lower" if below > 0 else "",
                                              f"{100 * above:.0f} % higher" if above > 0 else "") if part)
     return [f"at {rows.size} configuration(s) (first {describe(columns, int(rows[0]))}), {PARTED} "
-            f"({len(others)} in law.json's search.plausible) predict up to "
+            f"({len(predicted)} in law.json's search.plausible) predict up to "
             f"{spread}, outside its 95 % interval: the measurements do not settle the law's form there; exprsearch "
             "suggest says which runs would"]
