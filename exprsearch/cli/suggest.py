@@ -74,7 +74,7 @@ def suggest(
                               f"--at {example}")
         point = parse_point(at, "--at")
         held = dict(dataset.held)  # factors measured at one value, which no law can vary
-        for name in (n for n in space if n in held and n not in dataset.factors):
+        for name in (n for n in space if n in held):  # a held factor is never one of the dataset's
             _second_value(name, held[name], space[name], point.get(name))
         check_factors(list(space), dataset.factors, "--vary", held)  # before the search, not after it
         check_factors(list(point), dataset.factors, "--at", held, point)
@@ -155,13 +155,12 @@ def _second_value(name: str, value: float, offered, target: float | None) -> Non
     others = offered[offered != value]
     if not others.size:
         return  # --vary offers only the measured value: check_factors says what is wrong
-    side = others[others > value] if target is not None and target > value else \
-        others[others < value] if target is not None and target < value else others
-    side = side if side.size else others
+    direction = 0.0 if target is None else target - value  # 0: no target, or the measured value
+    toward_target = others[(others - value) * direction > 0]
+    side = toward_target if toward_target.size else others
     double = 2 * value if (side > value).any() else value / 2
     nearest = side[np.argmin(np.abs(np.log(side / double)))] if value > 0 and (side > 0).all() else side[0]
-    toward = (f", toward --at {name}={setting(target)}" if target is not None and (target - value) * (nearest - value) > 0
-              else "")
+    toward = f", toward --at {name}={setting(target)}" if direction * (nearest - value) > 0 else ""
     raise ConfigError(
         f"--vary names '{name}', which every run so far held at {setting(value)}: no law can say yet how {name} "
         f"changes the time, so none can plan runs along it; measure one run at {name}={setting(nearest)} first (the "
