@@ -9,6 +9,7 @@ expansion itself is in :mod:`exprsearch.expand`.
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -114,6 +115,13 @@ class Candidate:
     @property
     def bounds(self) -> dict[str, tuple[float, float]]:
         return {n: self.limits[k] for t, names in zip(self.terms, self.names) for k, n in zip(t.kinds, names)}
+
+    def at_limits(self, values: Mapping[str, float]) -> dict[str, tuple[float, float]]:
+        """The fitted exponents (nonlinear constants) that ``values`` puts on a finite end of their
+        range, each with that range: the grammar, not the data, set where they stopped."""
+        bounds = self.bounds
+        return {s.name: bounds[s.name] for s in self.nonlinear
+                if any(math.isfinite(end) and abs(values[s.name] - end) <= 1e-6 for end in bounds[s.name])}
 
     @property
     def constants(self) -> tuple[sympy.Symbol, ...]:

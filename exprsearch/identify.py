@@ -20,7 +20,9 @@ import sympy
 from . import shared
 from .candidates import Candidate, Term
 from .compile import Compiler
+from .configs import setting
 from .errors import SearchError
+from .vocabulary import to_text
 
 
 def factor_parts(term: Term, factor: sympy.Expr) -> sympy.Expr:
@@ -216,3 +218,25 @@ def _sign(low: sympy.Expr, high: sympy.Expr) -> int:
     if low.imag or high.imag or not np.isfinite([low.real, high.real]).all():
         return 0
     return int(np.sign(high.real - low.real))
+
+
+def unpinned_record(terms: Sequence[Term], shapes: ShapeRule) -> dict[str, dict]:
+    """:meth:`ShapeRule.unpinned` for law.json: each factor's count of values and its shapes as
+    text (``1/n**2``, each fitted exponent written ``k``)."""
+    k, c = sympy.Symbol("k"), sympy.Symbol("c")
+    written = {}
+    for name, parts in shapes.unpinned(terms).items():
+        texts = [to_text(c * part.subs({s: k for s in part.free_symbols if s.name.startswith("_theta")}))
+                 for part in parts]
+        written[name] = {"values": len(shapes.levels[name]),
+                         "shapes": ["1/" + t[2:] if t.startswith("c/") else t.removeprefix("c*") for t in texts]}
+    return written
+
+
+def unpinned_notes(unpinned: dict[str, dict], domain: dict[str, list[float]]) -> tuple[str, ...]:
+    """What a run says of each factor whose shapes its values cannot test (``unpinned_record``)."""
+    return tuple(f"the law's shapes of '{name}' ({', '.join(u['shapes'])}) are as many as its {u['values']} measured "
+                 "values can tell apart: other shapes fit the measurements exactly as well, so the law's course "
+                 f"outside {name} = {setting(domain[name][0])}..{setting(domain[name][1])} is the search's "
+                 f"choice, not a measurement; measure {name} at one more value to test it"
+                 for name, u in unpinned.items())

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy
 from threadpoolctl import threadpool_limits
 
 from . import __version__
@@ -23,16 +22,14 @@ from . import rank as _rank
 from .assess import cross_validate, holdouts, predictions, t_values
 from .candidates import CandidateSet
 from .compile import Compiler
-from .configs import setting
 from .errors import SearchError, SettingsError, number, whole
 from .executor import check_scheduler
 from .fit import Fit, FitSettings, verify
-from .identify import ShapeRule, identifiable
+from .identify import ShapeRule, identifiable, unpinned_notes, unpinned_record
 from .law import Law
 from .refine import Fitted, Progress, fit_all
 from .screen import DataScreen, ScreenSettings
 from .uncertainty import Bootstrap, bootstrap
-from .vocabulary import to_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,9 +148,9 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
     ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
-    unpinned = _unpinned(ranking.law.fit.candidate.terms, shapes)
+    unpinned = unpinned_record(ranking.law.fit.candidate.terms, shapes)
     alternatives = _rank.alternatives(fits, dataset.n_rows)
-    searched = {**_searched(found, fitted, skipped), **({"unpinned": unpinned} if unpinned else {}),
+    searched = {**_searched(found, fitted, skipped, ranking.law.fit), **({"unpinned": unpinned} if unpinned else {}),
                 **_plausible.record(ranking, alternatives, dataset.n_rows)}
     law = _law(ranking, dataset, bound, settings.fit.seed, spread, found, searched)
     rejected = Counter(skipped) + Counter(found.rejected)
@@ -161,7 +158,7 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     absent = tuple(f"grammar factor '{name}' is not in the data: taken as {value:g} throughout"
                    for name, value in bound.fixed.items())
     notes = (dataset.notes + absent + _domain_notes(dataset) + _space_notes(found)
-             + _time_notes(fitted, settings.time_limit) + _unpinned_notes(unpinned, law))
+             + _time_notes(fitted, settings.time_limit) + unpinned_notes(unpinned, law.domain))
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined,
                   alternatives, fitted.searched)
 
@@ -182,27 +179,6 @@ def _space_notes(found: CandidateSet) -> tuple[str, ...]:
         what = "candidate" if count == 1 else "candidates"
         notes.append(f"not searched: {count:,} {what}: {reason}; raise the grammar's [limits] to search them")
     return tuple(notes)
-
-
-def _unpinned(terms, shapes: ShapeRule) -> dict[str, dict]:
-    """:meth:`ShapeRule.unpinned` for law.json: each factor's count of values and its shapes as
-    text (``1/n**2``, each fitted exponent written ``k``)."""
-    k, c = sympy.Symbol("k"), sympy.Symbol("c")
-    written = {}
-    for name, parts in shapes.unpinned(terms).items():
-        texts = [to_text(c * part.subs({s: k for s in part.free_symbols if s.name.startswith("_theta")}))
-                 for part in parts]
-        written[name] = {"values": len(shapes.levels[name]),
-                         "shapes": ["1/" + t[2:] if t.startswith("c/") else t.removeprefix("c*") for t in texts]}
-    return written
-
-
-def _unpinned_notes(unpinned: dict[str, dict], law: Law) -> tuple[str, ...]:
-    return tuple(f"the law's shapes of '{name}' ({', '.join(u['shapes'])}) are as many as its {u['values']} measured "
-                 "values can tell apart: other shapes fit the measurements exactly as well, so the law's course "
-                 f"outside {name} = {setting(law.domain[name][0])}..{setting(law.domain[name][1])} is the search's "
-                 f"choice, not a measurement; measure {name} at one more value to test it"
-                 for name, u in unpinned.items())
 
 
 def _jobs(jobs: int) -> int:
@@ -327,17 +303,20 @@ def _bootstrap(chosen: Fit, compiler: Compiler, dataset: _data.Dataset, resample
                      resamples, settings)
 
 
-def _searched(found: CandidateSet, fitted: Fitted, skipped: list[str]) -> dict:
+def _searched(found: CandidateSet, fitted: Fitted, skipped: list[str], chosen: Fit) -> dict:
     """What law.json records of the search: the space, what was fitted, how the data chose what
-    to fit, and everything a limit or the time limit left unsearched."""
+    to fit, everything a limit or the time limit left unsearched, and the chosen law's exponents
+    that stopped at an end of their range."""
     not_searched = dict(found.dropped)
+    limits = chosen.candidate.at_limits(chosen.values)
     if fitted.unfitted:
         not_searched["candidates not fitted before the time limit"] = fitted.unfitted
     if fitted.unfinished:
         not_searched["candidates not refined before the time limit (grid fit kept)"] = fitted.unfinished
     return {"space": found.size, "candidates": len(found), "fitted": len(fitted.fits),
             "refined": fitted.refined, "searched_by_de": fitted.searched, "screened": list(found.screened),
-            "rejected": dict(sorted(Counter(skipped).items())), "not_searched": not_searched}
+            "rejected": dict(sorted(Counter(skipped).items())), "not_searched": not_searched,
+            **({"at_limit": {k: list(r) for k, r in limits.items()}} if limits else {})}
 
 
 def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Grammar, seed: int,

@@ -33,6 +33,13 @@ def test_every_occurrence_becomes_its_own_constant():
     assert only.template == sympy.sympify(str(only.template), locals={s.name: s for s in only.template.free_symbols})
 
 
+def test_exponents_on_an_end_of_their_range_are_at_limits():
+    """Only the nonlinear constants count: a coefficient at its bound 0 is the loose warning's."""
+    (only,) = expand('start = "c + c*p**k + c*n**k"').candidates
+    assert only.at_limits({"c0": 0.0, "c1": 1.0, "c2": 2.0, "k0": -2.0, "k1": 1.5}) == {"k0": (-2.0, 2.0)}
+    assert only.at_limits({"c0": 0.0, "c1": 0.0, "c2": 2.0, "k0": 1.9999, "k1": 2 - 1e-9}) == {"k1": (-2.0, 2.0)}
+
+
 def test_separable_structure():
     (only,) = expand('start = "c + c*n/p + c*p**k"').candidates
     assert len(only.basis) == 3 and only.offset == 0

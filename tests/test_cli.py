@@ -625,6 +625,19 @@ def test_a_loose_constant_is_said_as_what_it_is(tmp_path, seed, said):
     assert said in text and "range of its factor" not in text
 
 
+def test_an_exponent_stopped_by_its_range_is_warned_of_and_recorded(tmp_path):
+    grammar = write(tmp_path, "narrow.toml", '[constants]\nc = { min = 0, max = inf }\nk = { min = -1, max = 1 }\n'
+                    '[rules]\nstart = "c + c*<factor>**k"\n')
+    path = write(tmp_path, "t.csv", "p,time\n" + "".join(f"{p},{2 + 40 / p**2}\n" for p in (1, 2, 4, 8, 16, 32)))
+    result = run("run", path, "-t", "time", "-g", grammar, "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert "k0 = -1 stopped at the end of its range [-1, 1]" in " ".join(result.output.split())
+    assert load(tmp_path / "o").search["at_limit"] == {"k0": [-1.0, 1.0]}
+    free = run("run", path, "-t", "time", "--out", tmp_path / "free")
+    assert free.exit_code == 0 and "stopped at the end" not in free.output
+    assert "at_limit" not in load(tmp_path / "free").search
+
+
 def test_a_factor_named_with_the_micro_sign_gets_its_law(tmp_path):
     data = tmp_path / "micro.csv"
     data.write_text("p\u00b5,time\n" + "".join(f"{p},{2 + 40 / p:.4f}\n" for p in (1, 2, 4, 8, 16, 32)), encoding="utf-8")

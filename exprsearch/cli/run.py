@@ -331,6 +331,15 @@ def _say_loose(law: Law) -> None:
               f"{what} (exprsearch suggest says which runs would narrow the prediction where you need it)")
 
 
+def _say_at_limit(law: Law) -> None:
+    """Warn of fitted exponents that stopped at an end of the range the grammar gives them."""
+    for name, (low, high) in law.search.get("at_limit", {}).items():
+        kind = name.rstrip("0123456789")
+        _warn(f"{name} = {law.constants[name]:g} stopped at the end of its range [{low:g}, {high:g}]: the data would "
+              f"take that power further than the grammar allows, so the shape of its term is the grammar's limit, "
+              f"not a measurement; widen {kind}'s range in a grammar file (docs/grammar.md) to let the data set it")
+
+
 def _chosen(result: Result, directory: Path) -> None:
     """The chosen law, its figures and intervals, and where it was written."""
     law = result.law
@@ -349,6 +358,7 @@ def _chosen(result: Result, directory: Path) -> None:
         spans = ", ".join(f"{k} = {law.constants[k]:.4g} [{lo:.4g}, {hi:.4g}]" for k, (lo, hi) in law.intervals.items())
         out.print(f"95 % bootstrap intervals ({len(law.bootstrap)} resamples): {spans}", highlight=False)
         _say_loose(law)
+    _say_at_limit(law)
     out.print(f"wrote {', '.join(export.FILES)} to {directory}", highlight=False)
 
 
