@@ -216,6 +216,9 @@ def from_columns(
         factors, numeric, note = settings(target, factors, numeric)
         check_settings(factors, where)
         notes += [note] if note else []
+    mixed = mixed_setups({c: columns[c] for c in names if c not in factors and c != target}, numeric[:, :-1],
+                         numeric[:, -1])
+    notes += [mixed] if mixed else []
     return _dataset(numeric, target, factors, (drop_missing, drop_stray), notes, header_lines, where, name, path,
                     sha256, runs(columns, names, factors, target, clock))
 

@@ -4,6 +4,7 @@ repeats (a stall, a failed run), and repeats so far apart that the rows may mix 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 MIXED = 0.2  # repeats of one setup rarely differ by a fifth; DLPerf's mixed series by 23-39 % (median)
+UNNAMED = 0.5  # said even where no column tells the repeats apart: CM-DARE's 13 repeats differ by 5 %
 
 
 def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: int | np.ndarray,
@@ -57,30 +59,35 @@ def _listed(which: np.ndarray, side: str, *, y, median, counts, positions, numbe
             f"{', …' if len(which) > 3 else ''}")
 
 
-def mixed_setups(others: pd.DataFrame, X: np.ndarray, y: np.ndarray) -> str | None:
+def mixed_setups(others: pd.DataFrame | Mapping[str, np.ndarray], X: np.ndarray, y: np.ndarray) -> str | None:
     """A note where the repeats of a configuration differ by more than :data:`MIXED` (the median over
     configurations of largest / smallest - 1, of the 90th / 10th percentile among ten or more
     repeats) and other columns (``others``, aligned with the rows of ``X``; not those that name runs
     or steps) take different values between them: the rows may hold two setups that the law will
-    take for noise (MindSpore's BERT runs in DLPerf, with and without kernel fusion, 39 % apart)."""
+    take for noise (MindSpore's BERT runs in DLPerf, with and without kernel fusion, 39 % apart).
+    Repeats more than :data:`UNNAMED` apart get a note even where no column differs between them
+    (Hivemind's two models in one table of GPU counts and rates, 158 % apart)."""
     finite = np.isfinite(X).all(axis=1) & np.isfinite(y) & (y > 0)
-    if others.shape[1] == 0 or finite.sum() < 4:
+    if finite.sum() < 4:
         return None
     _, config = row_groups(X[finite])
     counts = np.bincount(config)
     repeated = np.flatnonzero(counts >= 2)
     if len(repeated) < 2:
         return None
-    # largest over smallest; among ten or more repeats (a per-step log) the 90th over the 10th
-    # percentile, as the extremes of many draws of one setup lie far apart
-    times = lazy_pandas().Series(y[finite]).groupby(config)
     many = counts >= 10
-    high = np.where(many, times.quantile(0.9).to_numpy(), times.max().to_numpy())
-    low = np.where(many, times.quantile(0.1).to_numpy(), times.min().to_numpy())
-    spread = float(np.median(high[repeated] / low[repeated] - 1))
+    spread = float(np.median(_ratios(config, y[finite], counts)[repeated] - 1))
     if spread <= MIXED:
         return None
-    rows = others[finite].reset_index(drop=True)
+    measure = "90th / 10th percentile" if many[repeated].any() else "largest / smallest"
+    said = (f"repeats of one configuration differ by {100 * spread:.0f} % (median of {measure}), more than runs of "
+            "one setup usually do")
+    unnamed = (f"{said}, and no column names what differs between them: if the rows mix setups (another model, GPU "
+               "type or place), add a column that names them and pass --by with it; otherwise the law takes the "
+               "difference for noise") if spread > UNNAMED else None
+    if not len(getattr(others, "columns", others)):  # a DataFrame's columns, or a mapping's keys
+        return unnamed
+    rows = lazy_pandas().DataFrame(others)[finite].reset_index(drop=True)
     distinct = {c: rows[c].groupby(config).nunique(dropna=False).to_numpy()[repeated] for c in rows.columns}
     differing = [c for c in rows.columns if (distinct[c] > 1).mean() >= 0.5]
     # a column different on every row (a run's name or log file), or on every row of each
@@ -94,8 +101,22 @@ def mixed_setups(others: pd.DataFrame, X: np.ndarray, y: np.ndarray) -> str | No
     labels = [c for c in differing if rows[c].dtype.kind not in "iuf"]
     differing = [str(c) for c in (labels or differing)]
     if not differing:
-        return None
-    measure = "90th / 10th percentile" if many[repeated].any() else "largest / smallest"
-    return (f"repeats of one configuration differ by {100 * spread:.0f} % (median of {measure}), more than "
-            f"runs of one setup usually do, and column(s) {', '.join(differing)} differ between them: if they name "
-            "different setups, pass --by with them, or the law takes the difference for noise")
+        return unnamed
+    return (f"{said}, and column(s) {', '.join(differing)} differ between them: if they name different setups, "
+            "pass --by with them, or the law takes the difference for noise")
+
+
+def _ratios(config: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each configuration's largest over smallest time; among ten or more repeats (a per-step log)
+    its 90th over its 10th percentile (interpolated as numpy and pandas do), as the extremes of many
+    draws of one setup lie far apart."""
+    ordered = y[np.lexsort((y, config))]
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    many = counts >= 10
+
+    def quantile(q: np.ndarray) -> np.ndarray:
+        at = first + q * (counts - 1)
+        below = np.floor(at).astype(int)
+        return ordered[below] + (at - below) * (ordered[np.ceil(at).astype(int)] - ordered[below])
+
+    return quantile(np.where(many, 0.9, 1.0)) / quantile(np.where(many, 0.1, 0.0))

@@ -66,3 +66,30 @@ def test_a_per_step_log_of_two_setups_names_the_label_not_the_step(tmp_path):
     data = load_table(_steps(tmp_path, 0.4), "step_s")
     note = next(n for n in data.notes if n.startswith("repeats of one"))
     assert "(median of 90th / 10th percentile)" in note and "column(s) variant differ between them" in note
+
+
+def _two_models(tmp_path, extra: dict | None = None):
+    """Rates of two models at the same GPU counts, with nothing in the table to tell them apart
+    (Hivemind's ConvNextLarge and RoBERTaXLM, 158 % apart, cut to a table of gpu_count and rate)."""
+    rows = [{"gpus": p, **(extra or {}), "rate": base * p ** 0.9} for p in (1, 2, 4, 8) for base in (80.0, 210.0)]
+    path = tmp_path / "rates.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_repeats_far_apart_are_said_to_mix_setups_where_no_column_names_them(tmp_path):
+    """A table of numbers only is read without pandas; the note is the same either way."""
+    for extra in (None, {"cluster": "lambda"}):
+        note = next(n for n in load_table(_two_models(tmp_path, extra), "rate").notes if n.startswith("repeats of one"))
+        assert "differ by 162 %" in note and "no column names what differs between them" in note, extra
+
+
+def test_suggest_says_what_reading_the_data_noticed(tmp_path):
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    result = CliRunner().invoke(app, ["suggest", str(_two_models(tmp_path)), "-t", "rate", "--vary", "gpus=1..16",
+                                      "--at", "gpus=16", "--bootstrap", "20"])
+    assert result.exit_code == 0, result.output
+    assert "no column names what differs between them" in " ".join(result.output.split())

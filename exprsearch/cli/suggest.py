@@ -80,6 +80,8 @@ def suggest(
         check_factors(list(point), dataset.factors, "--at", held, point)
         if devices is not None:
             check_factors([law_name(devices)], dataset.factors, "--devices", held)
+        for note in dataset.notes:  # what reading the data noticed (mixed setups, a stray run), as run says it
+            cli._note(note)
         measured = {f: _measured(dataset.column(f)) for f in dataset.factors if f not in space}
         if measured:
             shown = "; ".join(f"{f} {', '.join(setting(v) for v in values)}" for f, values in measured.items())
