@@ -35,7 +35,7 @@ def basis(devices: str | None, price: float, rate: str | None = None, work: floa
     time = ("predicted time" if work is None else f"{work:g} × predicted time") if rate is None else \
         f"{1 if work is None else work:g} / predicted {rate}"
     parts = ([f"{price:g}"] if price != 1 else []) + ([devices] if devices else []) + [time]
-    return f"({' × '.join(parts)})" if len(parts) > 1 else "(its predicted time)"
+    return f"({' × '.join(parts)})" if len(parts) > 1 or rate is not None or work is not None else "(its predicted time)"
 
 
 def sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, basis: str,

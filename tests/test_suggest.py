@@ -230,6 +230,16 @@ def test_fewer_runs_than_asked_say_why_and_costs_say_what_they_are_made_of():
     assert plain.suggestions[0].sentence.endswith("(its predicted time)")
 
 
+@pytest.mark.parametrize("rate, work, said", [(None, None, "(its predicted time)"), (None, 1000.0, "(1000 × predicted time)"),
+                                              ("images_per_s", None, "(1 / predicted images_per_s)")])
+def test_a_cost_alone_says_what_it_is_made_of(rate, work, said):
+    """Without devices or a price, a rate's cost (the time per unit of work) and a time per step
+    times --work had been called 'its predicted time'."""
+    from exprsearch.advice import basis
+
+    assert basis(None, 1.0, rate, work) == said
+
+
 def test_plausible_laws_reach_beyond_the_front():
     """The front keeps one law per complexity; equally simple shapes that fit as well come from
     the search's alternatives, which are the accepted fits in order of BIC."""
