@@ -88,11 +88,18 @@ def measured_span(low: float, high: float) -> np.ndarray:
     return np.linspace(low, high, 9)
 
 
-def parse_point(spec: str, option: str) -> dict[str, float]:
-    """``"p=128,n=16000"`` → ``{"p": 128.0, "n": 16000.0}``."""
+def parse_point(spec: str, option: str, repeatable: bool = False) -> dict[str, float]:
+    """``"p=128,n=16000"`` → ``{"p": 128.0, "n": 16000.0}``; ``repeatable``: the option may be
+    given once per configuration, which a second value of a factor (``p=16,32``) is pointed to."""
     point = {}
     for part in spec.split(","):
         name, sep, value = part.partition("=")
+        if not sep and point and _number(name):
+            last = next(reversed(point))
+            more = (f"; give each configuration its own {option} ({option} {last}={setting(point[last])} {option} "
+                    f"{last}={name.strip()})" if repeatable else "")
+            raise ConfigError(f"{option} {spec}: '{name.strip()}' names no factor; a configuration gives each "
+                              f"factor one value{more}")
         name = law_name(name) if name.strip() else name  # 'batch size=32' is batch_size in a law
         if name in point:
             raise ConfigError(f"{option} {spec}: '{name}' is given twice; give each factor once")
@@ -105,6 +112,14 @@ def parse_point(spec: str, option: str) -> dict[str, float]:
         if not np.isfinite(point[name]):
             raise ConfigError(f"{option} {spec}: '{value.strip()}' is not a finite number; give one")
     return point
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_assignments(specs: list[str], option: str) -> dict[str, str]:

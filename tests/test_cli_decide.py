@@ -48,6 +48,14 @@ def test_predict_table_json_and_extrapolation_warning(law_file, tmp_path):
     assert outside.exit_code == 2 and "at row 2 (p = 0, n = 2000) the law gives inf" in " ".join(outside.output.split())
 
 
+def test_a_second_value_of_a_factor_in_at_is_pointed_to_a_second_at(law_file):
+    """``--at p=16,32`` asks for two configurations; it was told only to write FACTOR=NUMBER pairs."""
+    result = run("predict", law_file, "--at", "n=1000,p=16,32")
+    assert result.exit_code == 2
+    assert ("'32' names no factor; a configuration gives each factor one value; give each configuration its own "
+            "--at (--at p=16 --at p=32)") in " ".join(result.output.split())
+
+
 def test_decisions_take_the_folder_run_wrote(law_file, tmp_path):
     """`run --out results` writes results/law.json; `predict results` reads it, and `plot` writes
     its figures into that folder."""

@@ -49,7 +49,7 @@ def predict(
         elif at:
             if sheet is not None:
                 raise ConfigError("--sheet names a sheet of the --data workbook; give --data")
-            points = [parse_point(spec, "--at") for spec in at]
+            points = [parse_point(spec, "--at", repeatable=True) for spec in at]
             for point in points:
                 check_factors(list(point), law.factors, "--at", law.held, point)
             frame = pd.DataFrame(points)
