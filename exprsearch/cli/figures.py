@@ -54,7 +54,18 @@ def plot_command(
 
 
 def _given_data(law, data: Path):
-    """The measurements given to plot: a table, or the series of an Extra-P file that law.json names."""
+    """The measurements given to plot: a table, or the series of an Extra-P file that law.json
+    names; of those, the rows of the segment it was fitted on (--segments)."""
+    from ..segments import within
+
+    dataset = _read_given(law, data)
+    segment = law.dataset.get("segment")
+    if segment and segment["factor"] in dataset.factors:
+        return dataset.subset(within(dataset.column(segment["factor"]), segment))
+    return dataset
+
+
+def _read_given(law, data: Path):
     from ..data import load_table
     from ..errors import DataError
     from ..grouped import group_name, load_grouped

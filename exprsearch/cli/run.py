@@ -55,6 +55,7 @@ def run(
     strategy: Annotated[str, typer.Option(help="auto: the data choose what to fit where the grammar's space is larger than its limits; exhaustive: fit up to the limits and report what they cut.", rich_help_panel="Search")] = "auto",
     scheduler: Annotated[str | None, typer.Option(help="Refine on a Dask cluster: a scheduler address (tcp://host:8786) or local:N (the 'dask' extra); the law is the same.", rich_help_panel="Search")] = None,
     by: Annotated[str | None, typer.Option(help="Fit one law per value of this column, or per combination of comma-separated columns (framework, gpu, model).", rich_help_panel="Data")] = None,
+    segments: Annotated[str | None, typer.Option(help="Split along this factor where the times change regime: a law below and one above the split, where two explain them much better than one (Extra-P's segmented modeler).", rich_help_panel="Search")] = None,
     shared_form: Annotated[bool, typer.Option(help="With --by: also fit one form shared by all groups, constants per group.", rich_help_panel="Search")] = False,
     levels: Annotated[bool, typer.Option(help="With --intrinsic: test whether each intrinsic factor's values order the times: the law against its coefficients refitted per value (levels.json).", rich_help_panel="Search")] = True,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>).", rich_help_panel="Output")] = None,
@@ -83,14 +84,18 @@ def run(
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
         datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet)
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
+        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
+                                  scheduler)
+        if segments:
+            datasets, unsplit = _segmented(datasets, law_name(segments), rules, mapping, intrinsic_factors, settings,
+                                            json_)
+            failed.update(unsplit)  # a --by group with too few values of the factor: the others are split
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
         for folder in where.values():  # before the search, not after it
             if force:
                 export.check_writable(folder)
             else:
                 export.check_free(folder, names)
-        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
-                                  scheduler)
         kinds = {name: kind_of(dataset.target, target_kind) for name, dataset in datasets.items()}
         rates = [] if target_kind else sorted({d.target for name, d in datasets.items() if kinds[name] == "rate"})
         for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates]:
@@ -164,6 +169,25 @@ def run(
     if shared is not None:
         beside.print_shared(shared)
     _say_failed(failed)
+
+
+def _segmented(datasets: dict, factor: str, rules, mapping: dict, intrinsic: tuple,
+               settings: SearchSettings, quiet: bool) -> tuple[dict, dict[str, str]]:
+    """--segments: each series split where its times change regime along ``factor``, said in a
+    note; and the series that could not be split, with why."""
+    from .. import segments as _segments
+
+    def fit(dataset):  # one law, without bootstrap: only its error and constants are compared
+        return search(dataset, grammar=rules, mapping=mapping, intrinsic=intrinsic,
+                      settings=replace(settings, resamples=0)).law
+
+    with _progress(quiet) as bar:
+        task = bar.add_task(f"splitting along {factor}", total=None)
+        split, notes, unsplit = _segments.split_all(
+            datasets, factor, fit, lambda name, done, total: bar.update(task, completed=done, total=total))
+    for note in notes:
+        _note(note)
+    return split, unsplit
 
 
 def _say_failed(failed: dict[str, str]) -> None:

@@ -1,0 +1,146 @@
+"""Segments: one law below and one above a change of regime along a factor, where two laws explain
+the times much better than one (as Extra-P's segmented modeler does for one parameter).
+
+A time that follows ``p²`` up to a cache or node boundary and ``p + 30`` beyond it has no single
+law in a grammar of sums; searched one law at a time on each side of every split between two
+measured values of the factor, it has two. The split is kept where the two laws' Bayesian
+information criterion, with the split counted as one more constant, is lower than the one law's
+by :data:`EVIDENCE`; otherwise the one law stands and the run says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .configs import setting
+from .data import Dataset
+from .errors import SearchError
+from .law import Law
+
+MIN_VALUES = 3  # distinct values of the factor a segment needs: a shape to test beside a constant
+EVIDENCE = 10.0  # BIC two laws must gain over one: "very strong" evidence on Kass and Raftery's scale
+FLOOR = 1e-12  # mean squared relative error below which fits count as exact (noise-free data)
+
+Fit = Callable[[Dataset], Law]  # the search of one law, without bootstrap
+
+
+@dataclass(frozen=True)
+class Split:
+    """The best split of a dataset along ``factor``: the first segment ends at ``last``, the second
+    starts at ``first``; BIC of the one law and of the two (``bic_two`` is None where no split
+    left each side enough values to fit)."""
+
+    factor: str
+    last: float
+    first: float
+    bic_one: float
+    bic_two: float | None
+    tried: int
+
+    @property
+    def chosen(self) -> bool:
+        return self.bic_two is not None and self.bic_two < self.bic_one - EVIDENCE
+
+    def note(self) -> str:
+        """What the split search found, in a sentence."""
+        if self.bic_two is None:
+            return f"--segments {self.factor}: no split left both sides enough values of {self.factor} to fit"
+        where = f"between {self.factor} = {setting(self.last)} and {setting(self.first)}"
+        figures = f"BIC {self.bic_two:.1f} against {self.bic_one:.1f}, of {self.tried} split(s) tried"
+        if self.chosen:
+            return f"the times change regime {where}: a law for each side explains them better than one law ({figures})"
+        return (f"no change of regime along {self.factor}: the best split, {where}, does not explain the times "
+                f"better than one law by {EVIDENCE:g} ({figures}), so one law is fitted")
+
+
+def find(dataset: Dataset, factor: str, fit: Fit, progress: Callable[[int, int], None] | None = None) -> Split:
+    """Fit one law to ``dataset``, and two to each split between consecutive values of ``factor``
+    that leaves each side :data:`MIN_VALUES` values; the split with the lowest BIC."""
+    if factor not in dataset.factors:
+        raise SearchError(f"--segments {factor}: the data have no factor {factor} (their factors: "
+                          f"{', '.join(dataset.factors)})")
+    column = dataset.column(factor)
+    values = np.unique(column)
+    if len(values) < 2 * MIN_VALUES:
+        raise SearchError(f"--segments {factor}: {factor} was measured at {len(values)} value(s); two segments "
+                          f"need {MIN_VALUES} each, so measure at {2 * MIN_VALUES - len(values)} more")
+    n = dataset.n_rows
+    one = fit(dataset)
+    bic_one = _bic(_squares(one, dataset), len(one.constants), n)
+    best: tuple[float, int] | None = None
+    cuts = range(MIN_VALUES, len(values) - MIN_VALUES + 1)
+    for done, cut in enumerate(cuts, start=1):
+        below = column < values[cut]
+        try:
+            sides = [(fit(part), part) for part in (dataset.subset(below), dataset.subset(~below))]
+        except SearchError:  # a side the search cannot fit (every candidate rejected there)
+            continue
+        squares = sum(_squares(law, part) for law, part in sides)
+        score = _bic(squares, sum(len(law.constants) for law, _ in sides) + 1, n)
+        if best is None or score < best[0]:
+            best = (score, cut)
+        if progress is not None:
+            progress(done, len(cuts))
+    cut = best[1] if best else len(values) // 2
+    return Split(factor, float(values[cut - 1]), float(values[cut]), bic_one, None if best is None else best[0],
+                 len(cuts))
+
+
+def parts(dataset: Dataset, split: Split) -> tuple[Dataset, Dataset]:
+    """The two segments of ``dataset`` at ``split``, each recording the factor's range it covers."""
+    column = dataset.column(split.factor)
+    below = column <= split.last
+    return tuple(replace(dataset.subset(rows), segment=(split.factor, float(column[rows].min()),
+                                                        float(column[rows].max())))
+                 for rows in (below, ~below))  # type: ignore[return-value]
+
+
+def name(base: str, segment: tuple[str, float, float]) -> str:
+    """A segment as messages and folders name it: ``p=1..6``, after its group or series."""
+    factor, low, high = segment
+    own = f"{factor}={setting(low)}..{setting(high)}"
+    return f"{base},{own}" if base else own
+
+
+def within(column: np.ndarray, segment: dict) -> np.ndarray:
+    """The rows of ``column`` in a segment as law.json records it (``{"factor", "from", "to"}``)."""
+    return (column >= segment["from"]) & (column <= segment["to"])
+
+
+def _squares(law: Law, dataset: Dataset) -> float:
+    """The sum of squared relative errors of ``law`` on ``dataset``: the cost the search fits."""
+    predicted = law.predict(dict(zip(dataset.factors, dataset.X.T)))
+    return float(np.sum((predicted / dataset.y - 1) ** 2))
+
+
+def _bic(squares: float, constants: int, n: int) -> float:
+    return n * math.log(max(squares / n, FLOOR)) + constants * math.log(n)
+
+
+def split_all(datasets: dict[str, Dataset], factor: str, fit: Fit,
+              progress: Callable[[str, int, int], None] | None = None,
+              ) -> tuple[dict[str, Dataset], list[str], dict[str, str]]:
+    """Each dataset (a table, a --by group, a series) split where :func:`find` chooses a split,
+    else kept whole; with what the search found for each, and the datasets it could not split
+    (too few values of ``factor``: an error where there is only one)."""
+    kept: dict[str, Dataset] = {}
+    notes, failed = [], {}
+    for base, dataset in datasets.items():
+        try:
+            split = find(dataset, factor, fit, None if progress is None else
+                         lambda done, total, base=base: progress(base, done, total))
+        except SearchError as exc:
+            if len(datasets) == 1:
+                raise
+            failed[base] = str(exc)
+            continue
+        notes.append(f"{base}: {split.note()}" if base else split.note())
+        if split.chosen:
+            kept.update((name(base, part.segment), part) for part in parts(dataset, split))
+        else:
+            kept[base] = dataset
+    return kept, notes, failed

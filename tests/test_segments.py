@@ -1,0 +1,88 @@
+"""Segments: a law below and one above a change of regime, only where two explain the times much
+better than one; and --segments end to end."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from exprsearch import search, segments
+from exprsearch.cli import app
+from exprsearch.data import from_columns
+from exprsearch.errors import SearchError
+from exprsearch.law import load
+from exprsearch.search import SearchSettings
+
+
+def fit(dataset):
+    return search(dataset, settings=SearchSettings(resamples=0)).law
+
+
+def table(law, ps, noise=0.0, reps=3, seed=0):
+    p = np.repeat(np.asarray(ps, dtype=float), reps)
+    rng = np.random.default_rng(seed)
+    return from_columns({"p": p, "time": law(p) * (1 + noise * rng.standard_normal(len(p)))}, "time")
+
+
+def test_a_change_of_regime_gets_a_law_on_each_side():
+    """Extra-P's one_parameter_segmented_1: p² up to p = 6, p + 30 beyond (equal at 6)."""
+    data = table(lambda p: np.where(p <= 6, p**2, p + 30), range(1, 11))
+    split = segments.find(data, "p", fit)
+    assert split.chosen and (split.last, split.first) in ((5, 6), (6, 7)) and split.tried == 5
+    low, high = segments.parts(data, split)
+    assert low.segment == ("p", 1.0, split.last) and high.segment == ("p", split.first, 10.0)
+    assert low.n_rows + high.n_rows == data.n_rows
+    below, above = fit(low), fit(high)
+    assert str(below.template) == "c0 + c1*p**2" and below.constants["c1"] == pytest.approx(1, rel=1e-4)
+    assert str(above.template) == "c0 + c1*p" and above.constants["c0"] == pytest.approx(30, rel=1e-3)
+    assert "the times change regime between p = " in split.note()
+
+
+@pytest.mark.parametrize("law, ps", [
+    (lambda p: 2 + 40 / p, range(1, 17)),
+    (lambda p: 1 + 50 / p + 0.05 * p, (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)),
+])
+def test_one_law_with_noise_is_not_split(law, ps):
+    split = segments.find(table(law, ps, noise=0.02), "p", fit)
+    assert not split.chosen and split.bic_two is not None
+    assert split.note().startswith("no change of regime along p: the best split, between p = ")
+
+
+def test_a_split_needs_values_on_both_sides_and_a_factor_of_the_data():
+    with pytest.raises(SearchError, match=r"--segments p: p was measured at 5 value\(s\); two segments need 3 each, "
+                                          r"so measure at 1 more"):
+        segments.find(table(lambda p: 2 + 40 / p, range(1, 6)), "p", fit)
+    with pytest.raises(SearchError, match="the data have no factor n"):
+        segments.find(table(lambda p: 2 + 40 / p, range(1, 8)), "n", fit)
+
+
+def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
+    ps = np.repeat(np.arange(1, 11), 2)
+    rows = "".join(f"{p},{p**2 if p <= 6 else p + 30}\n" for p in ps)
+    (tmp_path / "t.csv").write_text("p,time\n" + rows)
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--segments", "p",
+                                      "--bootstrap", "20", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "note: the times change regime between p = " in text
+    folders = sorted(f.name for f in (tmp_path / "o").iterdir())
+    assert len(folders) == 2 and all(f.startswith("p_") for f in folders)
+    law = load(tmp_path / "o" / folders[-1] / "law.json")
+    low, high = law.dataset["segment"]["from"], law.dataset["segment"]["to"]
+    assert law.dataset["segment"]["factor"] == "p" and high == 10 and low in (6, 7) and law.domain["p"] == [low, high]
+    from exprsearch.cli.figures import _given_data
+
+    given = _given_data(law, tmp_path / "t.csv")
+    assert given.n_rows == 2 * (11 - low) and given.column("p").min() == low
+
+
+def test_run_by_groups_splits_those_it_can_and_names_the_others(tmp_path):
+    lines = [f"a,{p},{p**2 if p <= 6 else p + 30}" for p in range(1, 11)] + [f"b,{p},{2 + 40 / p}" for p in (1, 2, 4, 8)]
+    (tmp_path / "t.csv").write_text("kind,p,time\n" + "\n".join(lines) + "\n")
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--by", "kind", "--segments", "p",
+                                      "--bootstrap", "0", "--out", str(tmp_path / "o"), "--json"])
+    assert result.exit_code == 0, result.output
+    laws = json.loads(result.stdout)
+    assert sorted(laws)[-1] == "kind=b" and "measured at 4 value(s)" in laws["kind=b"]["error"]
+    assert len([name for name in laws if name.startswith("kind=a,p=")]) == 2
