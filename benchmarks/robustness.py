@@ -154,7 +154,35 @@ def mangled(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None
     run(["run", data, "--bootstrap", "0", "--out", folder / f"mangled{n}", *target], data)
 
 
-KINDS = {"grids": grids, "groups": groups, "mangled": mangled}
+def segmented(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
+    """A series along p (4-12 values, some with a change of regime), and a second factor at times,
+    through run --segments and the commands that read a segment's law."""
+    ps = np.sort(rng.choice(np.arange(1, 65), size=int(rng.integers(4, 13)), replace=False)).astype(float)
+    frame = pd.DataFrame({"p": np.repeat(ps, int(rng.integers(1, 4)))})
+    if rng.random() < 0.3:
+        frame = pd.concat([frame.assign(n=v) for v in rng.choice([100, 1000, 4000], size=2, replace=False)])
+    change = float(rng.choice(ps))
+    below = rng.uniform(0.5, 3) + rng.uniform(1, 50) / frame["p"]
+    above = rng.uniform(0.5, 30) + rng.uniform(0, 1) * frame["p"] ** rng.choice([0.5, 1, 2])
+    law = np.where(frame["p"] <= change, below, above) if rng.random() < 0.6 else below
+    frame["time"] = np.asarray(law, float) * (1 + 0.03 * rng.standard_normal(len(frame))) * frame.get("n", 1) ** 0.5
+    data = folder / f"segmented{n}.csv"
+    frame.to_csv(data, index=False)
+    factor = str(rng.choice(["p", "p", "p", "n", "nope"]))
+    out = folder / f"segmented{n}"
+    if run(["run", data, "-t", "time", "--segments", factor, "--bootstrap", "20", "--out", out], data).exit_code:
+        return
+    laws = sorted(out.glob("**/law.json"))
+    law = laws[int(rng.integers(0, len(laws)))]
+    at = ",".join(f"{c}={float(frame[c].max()) * 2:g}" for c in frame.columns if c != "time")
+    run(["predict", law, "--at", at], data)
+    run(["explain", law, "--vary", "p", *(["--fix", f"n={float(frame['n'].max()):g}"] if "n" in frame else [])],
+        data)
+    if rng.random() < 0.2:
+        run(["plot", law, data, "--out", folder / f"segplots{n}"], data)
+
+
+KINDS = {"grids": grids, "groups": groups, "mangled": mangled, "segmented": segmented}
 
 
 def main() -> None:
