@@ -86,3 +86,16 @@ def test_run_by_groups_splits_those_it_can_and_names_the_others(tmp_path):
     laws = json.loads(result.stdout)
     assert sorted(laws)[-1] == "kind=b" and "measured at 4 value(s)" in laws["kind=b"]["error"]
     assert len([name for name in laws if name.startswith("kind=a,p=")]) == 2
+
+
+def test_a_law_that_misses_a_change_of_regime_points_to_segments(tmp_path):
+    """Only where the law misses the measurements by more than their noise (identical repeats: by
+    1 %), along a factor with values enough to split."""
+    said = "if the times change regime along p (a cache, memory or node boundary), --segments p fits a law"
+    for name, law, note in [("change", lambda p: p**2 if p <= 6 else p + 30, True),
+                            ("one", lambda p: p**2 * np.log2(p) + 1, False)]:
+        rows = "".join(f"{p},{law(p)}\n" for p in np.repeat(np.arange(1, 11), 2))
+        (tmp_path / f"{name}.csv").write_text("p,time\n" + rows)
+        result = CliRunner().invoke(app, ["run", str(tmp_path / f"{name}.csv"), "-t", "time", "--bootstrap", "0",
+                                          "--out", str(tmp_path / name)])
+        assert result.exit_code == 0 and (said in " ".join(result.output.split())) == note, (name, result.output)

@@ -21,7 +21,7 @@ from ..law import Law
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import law_name
-from . import beside
+from . import beside, segmented
 from .common import (
     DROP_STRAY_HELP,
     _folder,
@@ -87,8 +87,8 @@ def run(
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   scheduler)
         if segments:
-            datasets, unsplit = _segmented(datasets, law_name(segments), rules, mapping, intrinsic_factors, settings,
-                                            json_)
+            datasets, unsplit = segmented.split(datasets, law_name(segments), rules, mapping, intrinsic_factors,
+                                                settings, json_)
             failed.update(unsplit)  # a --by group with too few values of the factor: the others are split
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
         for folder in where.values():  # before the search, not after it
@@ -155,6 +155,8 @@ def run(
         if grouped:
             out.rule(name)
         _report(result, folder, front=not compact)
+        if not segments:
+            segmented.say_regime(result)
         beside.print_levels(checked.get(name, []), folder)
     if grouped:
         table = Table(Column("series", overflow="fold"), Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
@@ -169,25 +171,6 @@ def run(
     if shared is not None:
         beside.print_shared(shared)
     _say_failed(failed)
-
-
-def _segmented(datasets: dict, factor: str, rules, mapping: dict, intrinsic: tuple,
-               settings: SearchSettings, quiet: bool) -> tuple[dict, dict[str, str]]:
-    """--segments: each series split where its times change regime along ``factor``, said in a
-    note; and the series that could not be split, with why."""
-    from .. import segments as _segments
-
-    def fit(dataset):  # one law, without bootstrap: only its error and constants are compared
-        return search(dataset, grammar=rules, mapping=mapping, intrinsic=intrinsic,
-                      settings=replace(settings, resamples=0)).law
-
-    with _progress(quiet) as bar:
-        task = bar.add_task(f"splitting along {factor}", total=None)
-        split, notes, unsplit = _segments.split_all(
-            datasets, factor, fit, lambda name, done, total: bar.update(task, completed=done, total=total))
-    for note in notes:
-        _note(note)
-    return split, unsplit
 
 
 def _say_failed(failed: dict[str, str]) -> None:

@@ -1,0 +1,47 @@
+"""``run --segments``: each series split where its times change regime along a factor, and the
+note that points to it where a law misses its measurements by more than their noise."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .. import segments
+from ..search import Result, SearchSettings, search
+from .common import _note, _progress
+
+
+def split(datasets: dict, factor: str, rules, mapping: dict, intrinsic: tuple, settings: SearchSettings,
+          quiet: bool) -> tuple[dict, dict[str, str]]:
+    """Each series split where its times change regime along ``factor``, said in a note; and the
+    series that could not be split, with why."""
+    def fit(dataset):  # one law, without bootstrap: only its error and constants are compared
+        return search(dataset, grammar=rules, mapping=mapping, intrinsic=intrinsic,
+                      settings=replace(settings, resamples=0)).law
+
+    with _progress(quiet) as bar:
+        task = bar.add_task(f"splitting along {factor}", total=None)
+        parts, notes, unsplit = segments.split_all(
+            datasets, factor, fit, lambda name, done, total: bar.update(task, completed=done, total=total))
+    for note in notes:
+        _note(note)
+    return parts, unsplit
+
+
+def say_regime(result: Result) -> None:
+    """Point to --segments where the law misses the measurements by more than their noise along a
+    factor measured at enough values to split (a change of regime no sum of terms follows)."""
+    metrics = result.law.metrics
+    misfit = metrics.get("lack_of_fit_p")
+    if metrics.get("noise_sd_pct") == 0:  # identical repeats: any error fails the test, so ask for 1 %
+        if metrics["mape_pct"] <= 1:
+            return
+    elif misfit is None or misfit >= 0.01:
+        return
+    factors = [f for f in result.dataset.factors if len(np.unique(result.dataset.column(f))) >= 2 * segments.MIN_VALUES]
+    if factors:
+        named = factors[0] if len(factors) == 1 else "FACTOR"
+        _note(f"the law misses the measurements by more than their noise: if the times change regime along "
+              f"{' or '.join(factors)} (a cache, memory or node boundary), --segments {named} fits a law on each "
+              "side of the change")
