@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .configs import setting
 from .data import Dataset
 from .errors import SearchError
+from .executor import Executor, InProcess
+from .grammar import Grammar
 from .law import Law
+from .search import SearchSettings, search
 
 MIN_VALUES = 3  # distinct values of the factor a segment needs: a shape to test beside a constant
 EVIDENCE = 10.0  # BIC two laws must gain over one: "very strong" evidence on Kass and Raftery's scale
@@ -57,9 +60,11 @@ class Split:
                 f"better than one law by {EVIDENCE:g} ({figures}), so one law is fitted")
 
 
-def find(dataset: Dataset, factor: str, fit: Fit, progress: Callable[[int, int], None] | None = None) -> Split:
+def find(dataset: Dataset, factor: str, fit: Fit, progress: Callable[[int, int], None] | None = None,
+         executor: Executor | None = None) -> Split:
     """Fit one law to ``dataset``, and two to each split between consecutive values of ``factor``
-    that leaves each side :data:`MIN_VALUES` values; the split with the lowest BIC."""
+    that leaves each side :data:`MIN_VALUES` values (the sides' searches on ``executor``, where
+    given: ``fit`` must then pickle, as a :class:`Searcher` does); the split with the lowest BIC."""
     if factor not in dataset.factors:
         raise SearchError(f"--segments {factor}: the data have no factor {factor} (their factors: "
                           f"{', '.join(dataset.factors)})")
@@ -69,25 +74,52 @@ def find(dataset: Dataset, factor: str, fit: Fit, progress: Callable[[int, int],
         raise SearchError(f"--segments {factor}: {factor} was measured at {len(values)} value(s); two segments "
                           f"need {MIN_VALUES} each, so measure at {2 * MIN_VALUES - len(values)} more")
     n = dataset.n_rows
-    one = fit(dataset)
+    one = fit(dataset)  # in this process first: its grammar's expansions are then there for every side
     bic_one = _bic(_squares(one, dataset), len(one.constants), n)
-    best: tuple[float, int] | None = None
     cuts = range(MIN_VALUES, len(values) - MIN_VALUES + 1)
-    for done, cut in enumerate(cuts, start=1):
-        below = column < values[cut]
-        try:
-            sides = [(fit(part), part) for part in (dataset.subset(below), dataset.subset(~below))]
-        except SearchError:  # a side the search cannot fit (every candidate rejected there)
+    jobs = [(fit, dataset.subset(side)) for cut in cuts for below in [column < values[cut]] for side in (below, ~below)]
+    scores: list[tuple[float, int] | None] = [None] * len(jobs)
+    for done, (i, score) in enumerate((executor or InProcess()).run(_score, jobs), start=1):
+        scores[i] = score
+        if progress is not None:
+            progress(done, len(jobs))
+    best: tuple[float, int] | None = None
+    for k, cut in enumerate(cuts):
+        sides = scores[2 * k:2 * k + 2]
+        if None in sides:  # a side the search cannot fit (every candidate rejected there)
             continue
-        squares = sum(_squares(law, part) for law, part in sides)
-        score = _bic(squares, sum(len(law.constants) for law, _ in sides) + 1, n)
+        score = _bic(sum(s[0] for s in sides), sum(s[1] for s in sides) + 1, n)
         if best is None or score < best[0]:
             best = (score, cut)
-        if progress is not None:
-            progress(done, len(cuts))
     cut = best[1] if best else len(values) // 2
     return Split(factor, float(values[cut - 1]), float(values[cut]), bic_one, None if best is None else best[0],
                  len(cuts))
+
+
+@dataclass(frozen=True)
+class Searcher:
+    """The search of one law, without bootstrap, as a callable that pickles: a split's sides are
+    searched in other processes."""
+
+    grammar: Grammar | str = "default"
+    mapping: dict[str, str] | None = None
+    intrinsic: tuple[str, ...] = ()
+    settings: SearchSettings = field(default_factory=SearchSettings)
+
+    def __call__(self, dataset: Dataset) -> Law:
+        return search(dataset, grammar=self.grammar, mapping=self.mapping, intrinsic=self.intrinsic,
+                      settings=replace(self.settings, resamples=0)).law
+
+
+def _score(job: tuple[Fit, Dataset]) -> tuple[float, int] | None:
+    """A side's law's sum of squared relative errors and count of constants (None where the search
+    cannot fit it): numbers travel between processes cheaply, sympy expressions do not."""
+    fit, part = job
+    try:
+        law = fit(part)
+    except SearchError:
+        return None
+    return _squares(law, part), len(law.constants)
 
 
 def parts(dataset: Dataset, split: Split) -> tuple[Dataset, Dataset]:
@@ -122,7 +154,7 @@ def _bic(squares: float, constants: int, n: int) -> float:
 
 
 def split_all(datasets: dict[str, Dataset], factor: str, fit: Fit,
-              progress: Callable[[str, int, int], None] | None = None,
+              progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None,
               ) -> tuple[dict[str, Dataset], list[str], dict[str, str]]:
     """Each dataset (a table, a --by group, a series) split where :func:`find` chooses a split,
     else kept whole; with what the search found for each, and the datasets it could not split
@@ -132,7 +164,7 @@ def split_all(datasets: dict[str, Dataset], factor: str, fit: Fit,
     for base, dataset in datasets.items():
         try:
             split = find(dataset, factor, fit, None if progress is None else
-                         lambda done, total, base=base: progress(base, done, total))
+                         lambda done, total, base=base: progress(base, done, total), executor)
         except SearchError as exc:
             if len(datasets) == 1:
                 raise

@@ -8,22 +8,26 @@ from dataclasses import replace
 import numpy as np
 
 from .. import segments
-from ..search import Result, SearchSettings, search
+from ..executor import executor
+from ..search import Result, SearchSettings
 from .common import _note, _progress
 
 
 def split(datasets: dict, factor: str, rules, mapping: dict, intrinsic: tuple, settings: SearchSettings,
           quiet: bool) -> tuple[dict, dict[str, str]]:
     """Each series split where its times change regime along ``factor``, said in a note; and the
-    series that could not be split, with why."""
-    def fit(dataset):  # one law, without bootstrap: only its error and constants are compared
-        return search(dataset, grammar=rules, mapping=mapping, intrinsic=intrinsic,
-                      settings=replace(settings, resamples=0)).law
-
-    with _progress(quiet) as bar:
-        task = bar.add_task(f"splitting along {factor}", total=None)
-        parts, notes, unsplit = segments.split_all(
-            datasets, factor, fit, lambda name, done, total: bar.update(task, completed=done, total=total))
+    series that could not be split, with why. The sides are searched on --jobs processes (or the
+    --scheduler), each search in one."""
+    searcher = segments.Searcher(rules, mapping, intrinsic, replace(settings, jobs=1, scheduler=None))
+    pool = executor(settings.jobs, settings.scheduler, size=2)
+    try:
+        with _progress(quiet) as bar:
+            task = bar.add_task(f"splitting along {factor}", total=None)
+            parts, notes, unsplit = segments.split_all(
+                datasets, factor, searcher, lambda name, done, total: bar.update(task, completed=done, total=total),
+                pool)
+    finally:
+        pool.close()
     for note in notes:
         _note(note)
     return parts, unsplit
