@@ -99,3 +99,16 @@ def test_a_law_that_misses_a_change_of_regime_points_to_segments(tmp_path):
         result = CliRunner().invoke(app, ["run", str(tmp_path / f"{name}.csv"), "-t", "time", "--bootstrap", "0",
                                           "--out", str(tmp_path / name)])
         assert result.exit_code == 0 and (said in " ".join(result.output.split())) == note, (name, result.output)
+
+
+def test_the_split_is_the_same_whatever_runs_the_sides():
+    from exprsearch.executor import LocalPool
+
+    data = table(lambda p: np.where(p <= 6, 2 + 40 / p, 9 + 0.3 * p), range(1, 13), noise=0.02)
+    alone = segments.find(data, "p", segments.Searcher())
+    pool = LocalPool(2)
+    try:
+        shared = segments.find(data, "p", segments.Searcher(), executor=pool)
+    finally:
+        pool.close()
+    assert alone == shared and alone.chosen
