@@ -53,6 +53,7 @@ class Dataset:
     clock: bool = False  # and the target a clock, each run taken at its last step (else its steps' median)
     held: tuple[tuple[str, float], ...] = ()  # factors left out for having one value, with it
     segment: tuple[str, float, float] | None = None  # --segments: the factor and the range of it these rows cover
+    measure: str | None = None  # --measure: the statistic of each configuration's runs fitted, where not all
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .errors import SettingsError
 from .rowsets import medians, row_groups
 from .tables import lazy_pandas, rows_named
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .data import Dataset
 
 MIXED = 0.2  # repeats of one setup rarely differ by a fifth; DLPerf's mixed series by 23-39 % (median)
 UNNAMED = 0.5  # said even where no column tells the repeats apart: CM-DARE's 13 repeats differ by 5 %
@@ -120,3 +124,37 @@ def _ratios(config: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray
         return ordered[below] + (at - below) * (ordered[np.ceil(at).astype(int)] - ordered[below])
 
     return quantile(np.where(many, 0.9, 1.0)) / quantile(np.where(many, 0.1, 0.0))
+
+
+MEASURES = {"all": "every run", "mean": "mean", "median": "median", "min": "minimum", "max": "maximum"}
+
+
+def check_measure(measure: str) -> None:
+    if measure not in MEASURES:
+        raise SettingsError(f"--measure {measure}: give one of {', '.join(MEASURES)}")
+
+
+def summarised(dataset: Dataset, measure: str) -> Dataset:
+    """One row per configuration, the ``measure`` of its runs (Extra-P's --measure: the minimum of
+    repetitions is the usual choice on a shared machine, whose interference only adds time), with
+    a note; ``all`` keeps every run, whose spread the selection's noise rule uses."""
+    check_measure(measure)
+    if measure == "all":
+        return dataset
+    first, config = row_groups(dataset.X)
+    counts = np.bincount(config)
+    if counts.max() == 1:
+        note = f"--measure {measure}: every configuration was measured once, so each is fitted as its one run"
+    else:
+        note = (f"each configuration is fitted as the {MEASURES[measure]} of its runs (--measure {measure}), so "
+                "the law is chosen without the noise rule, which needs the runs' spread; --measure all keeps it")
+    if measure == "median":
+        y = medians(config, dataset.y)
+    else:
+        reduce = {"mean": np.add, "min": np.minimum, "max": np.maximum}[measure]
+        ordered = dataset.y[np.argsort(config, kind="stable")]  # each configuration's runs together
+        y = reduce.reduceat(ordered, np.concatenate([[0], np.cumsum(counts)[:-1]]))
+        y = y / counts if measure == "mean" else y
+    return replace(dataset, X=dataset.X[first].copy(), y=np.asarray(y, dtype=float),
+                   places=None if dataset.places is None else dataset.places[first], measure=measure,
+                   notes=dataset.notes + (note,))

@@ -1,9 +1,14 @@
-"""What repeats of one configuration say: a stray run, and repeats of two setups mixed."""
+"""What repeats of one configuration say: a stray run, repeats of two setups mixed; and fitting a
+statistic of them (--measure)."""
 
 import numpy as np
 import pandas as pd
+import pytest
+from typer.testing import CliRunner
 
+from exprsearch.cli import app
 from exprsearch.data import load_table
+from exprsearch.law import load
 
 
 def _runs(tmp_path, fusion_effect: float, noise: float, seed: int = 0):
@@ -93,3 +98,45 @@ def test_suggest_says_what_reading_the_data_noticed(tmp_path):
                                       "--at", "gpus=16", "--bootstrap", "20"])
     assert result.exit_code == 0, result.output
     assert "no column names what differs between them" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("measure, expected", [("mean", [4, 3.5, 5.5]), ("median", [2, 3.5, 5.5]),
+                                               ("min", [1, 3, 5]), ("max", [9, 4, 6])])
+def test_each_configuration_fitted_as_a_statistic_of_its_runs(measure, expected):
+    from exprsearch.data import from_columns
+    from exprsearch.repeats import summarised
+
+    data = from_columns({"p": np.array([4, 1, 2, 1, 4, 2, 1.0]), "time": np.array([5, 1, 3, 2, 6, 4, 9.0])}, "time")
+    one = summarised(data, measure)
+    assert one.X.ravel().tolist() == [1, 2, 4] and one.y.tolist() == pytest.approx(expected)
+    assert one.measure == measure and f"(--measure {measure})" in one.notes[-1]
+    assert summarised(data, "all") is data
+
+
+def test_a_statistic_of_one_run_and_an_unknown_measure_are_said():
+    from exprsearch.data import from_columns
+    from exprsearch.errors import SettingsError
+    from exprsearch.repeats import summarised
+
+    data = from_columns({"p": np.array([1, 2, 4.0]), "time": np.array([3, 2, 1.5])}, "time")
+    assert "every configuration was measured once" in summarised(data, "min").notes[-1]
+    with pytest.raises(SettingsError, match="--measure mode: give one of all, mean, median, min, max"):
+        summarised(data, "mode")
+
+
+def test_run_measure_min_fits_each_configuration_s_minimum_and_plot_reads_it_back(tmp_path):
+    """Extra-P's --measure minimum: a shared machine's interference only adds time."""
+    rows = "".join(f"{p},{(2 + 40 / p) * extra}\n" for p in (1, 2, 4, 8, 16, 32) for extra in (1.0, 1.3, 1.1))
+    (tmp_path / "t.csv").write_text("p,time\n" + rows)
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--measure", "min",
+                                      "--bootstrap", "0", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "each configuration is fitted as the minimum of its runs (--measure min)" in " ".join(result.output.split())
+    law = load(tmp_path / "o" / "law.json")
+    assert law.dataset["measure"] == "min" and law.metrics["rows"] == 6
+    assert law.predict({"p": [4.0]})[0] == pytest.approx(12, rel=1e-3)
+    from exprsearch.cli.figures import _given_data
+
+    assert _given_data(law, tmp_path / "t.csv").y.tolist() == pytest.approx([2 + 40 / p for p in (1, 2, 4, 8, 16, 32)])
+    bad = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--measure", "least"])
+    assert bad.exit_code == 2 and "--measure least: give one of all, mean, median, min, max" in bad.output

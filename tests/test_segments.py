@@ -112,3 +112,4 @@ def test_the_split_is_the_same_whatever_runs_the_sides():
     finally:
         pool.close()
     assert alone == shared and alone.chosen
+

@@ -55,10 +55,11 @@ def plot_command(
 
 def _given_data(law, data: Path):
     """The measurements given to plot: a table, or the series of an Extra-P file that law.json
-    names; of those, the rows of the segment it was fitted on (--segments)."""
+    names; summarised as it was fitted (--measure), of the segment it was fitted on (--segments)."""
+    from ..repeats import summarised
     from ..segments import within
 
-    dataset = _read_given(law, data)
+    dataset = summarised(_read_given(law, data), law.dataset.get("measure") or "all")
     segment = law.dataset.get("segment")
     if segment and segment["factor"] in dataset.factors:
         return dataset.subset(within(dataset.column(segment["factor"]), segment))

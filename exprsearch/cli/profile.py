@@ -49,6 +49,7 @@ def profile(
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput); a rate that grows little ranks first. Default: read from each target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Tables: drop rows with missing values (or in no --by series) instead of stopping.", rich_help_panel="Data")] = False,
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
+    measure: Annotated[str, typer.Option(help="Fit every run (all), or each configuration's mean, median, min or max of its runs (Extra-P's --measure; min resists a shared machine's interference).", rich_help_panel="Data")] = "all",
 ) -> None:
     """A law for every series (callpath × metric, or table group), ranked by predicted growth."""
     from .. import export as _export
@@ -58,6 +59,7 @@ def profile(
     from ..fit import FitSettings
     from ..profiles import SeriesLaw, check_binding, from_summary, model_profile, summary_csv, summary_json
     from ..readers import digest
+    from ..repeats import check_measure, summarised
     from ..search import SearchSettings
     from ..vocabulary import law_name
     from . import common as cli
@@ -76,7 +78,9 @@ def profile(
         _check_kind(target_kind)
         if not (force or resume):
             _export.check_free(directory, SUMMARY + (("report.html",) if report else ()) + (("series",) if laws else ()))
+        check_measure(measure)  # before the data are read
         series, failures = _series(data, fmt, target, by, cli._split(factors), sheet, (drop_missing, drop_stray))
+        series = {name: summarised(dataset, measure) for name, dataset in series.items()}
         check_binding(series, grammar, mapping, intrinsic_factors)
         point = parse_point(at, "--at") if at else {}
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
@@ -86,7 +90,8 @@ def profile(
         # each only when given, so that a summary written before these options resumes
         context.update({k: v for k, v in (("target_kind", target_kind), ("map", mapping), ("sheet", sheet),
                                           ("intrinsic", list(intrinsic_factors)), ("drop_missing", drop_missing),
-                                          ("drop_stray", drop_stray)) if v})
+                                          ("drop_stray", drop_stray),
+                                          ("measure", "" if measure == "all" else measure)) if v})
         done = []
         if resume and (directory / "laws.json").is_file():
             earlier, rows = from_summary((directory / "laws.json").read_text())

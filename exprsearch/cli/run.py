@@ -18,6 +18,7 @@ from ..errors import SettingsError
 from ..fit import FitSettings
 from ..grammar import load as load_grammar
 from ..law import Law
+from ..repeats import check_measure, summarised
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import law_name
@@ -63,6 +64,7 @@ def run(
     json_: Annotated[bool, typer.Option("--json", help="Print law.json to stdout instead of tables.", rich_help_panel="Output")] = False,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values (or in no --by group) instead of stopping.", rich_help_panel="Data")] = False,
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
+    measure: Annotated[str, typer.Option(help="Fit every run (all), or each configuration's mean, median, min or max of its runs (Extra-P's --measure; min resists a shared machine's interference).", rich_help_panel="Data")] = "all",
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput), for optimize, explain and suggest. Default: read from the target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     plot: Annotated[bool, typer.Option("--plot", help="Also write PNG figures (needs matplotlib).", rich_help_panel="Output")] = False,
@@ -82,10 +84,15 @@ def run(
             require_matplotlib()  # fail before the search, not after it
         _check_kind(target_kind)  # before the data are read
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
+        check_measure(measure)  # before the data are read
         datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet)
+        datasets = {name: summarised(dataset, measure) for name, dataset in datasets.items()}
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   scheduler)
+        rates = [] if target_kind else sorted({d.target for d in datasets.values() if kind_of(d.target, None) == "rate"})
+        for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates]:
+            _note(note)  # said before the search
         if segments:
             datasets, unsplit = segmented.split(datasets, law_name(segments), rules, mapping, intrinsic_factors,
                                                 settings, json_)
@@ -97,9 +104,6 @@ def run(
             else:
                 export.check_free(folder, names)
         kinds = {name: kind_of(dataset.target, target_kind) for name, dataset in datasets.items()}
-        rates = [] if target_kind else sorted({d.target for name, d in datasets.items() if kinds[name] == "rate"})
-        for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates]:
-            _note(note)  # said before the search
         results = []
         for name, dataset in datasets.items():
             with _progress(quiet=json_) as bar:
