@@ -82,7 +82,8 @@ def grids(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     frame.to_csv(data, index=False)
     grammar = ["default", "pmnf", "generic-dl", "data-parallel"][int(rng.integers(0, 4))]
     out = folder / f"grid{n}"
-    if run(["run", data, "-t", target, "-g", grammar, "--bootstrap", "20", "--out", out], data).exit_code != 0:
+    measure = ["--measure", str(rng.choice(["mean", "median", "min", "max"]))] if rng.random() < 0.2 else []
+    if run(["run", data, "-t", target, "-g", grammar, "--bootstrap", "20", "--out", out, *measure], data).exit_code:
         return
     at = ",".join(f"{c}={rng.choice([0, -1, 0.5, 1, 3, 1e6, 1e12, float(frame[c].max()) * 8]):g}" for c in names)
     run(["predict", out, "--at", at], data)
@@ -116,7 +117,8 @@ def groups(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     frame.to_csv(data, index=False)
     grammar = ["default", "pmnf", "data-parallel"][int(rng.integers(0, 3))]
     drop = ["--drop-missing"] if rng.random() < 0.5 else []
-    run(["profile", data, "-g", grammar, "--out", folder / f"profile{n}", "--jobs", "1", *drop], data)
+    measure = ["--measure", str(rng.choice(["median", "min"]))] if rng.random() < 0.2 else []
+    run(["profile", data, "-g", grammar, "--out", folder / f"profile{n}", "--jobs", "1", *drop, *measure], data)
     run(["run", data, "-t", "value", "--by", "kernel,metric", "-g", grammar, "--bootstrap", "0",
          "--out", folder / f"by{n}", *drop], data)
 
