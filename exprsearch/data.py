@@ -52,7 +52,7 @@ class Dataset:
     steps: str | None = None  # the column numbering the steps where the table's rows were steps of its runs
     clock: bool = False  # and the target a clock, each run taken at its last step (else its steps' median)
     held: tuple[tuple[str, float], ...] = ()  # factors left out for having one value, with it
-    segment: tuple[str, float, float] | None = None  # --segments: the factor and the range of it these rows cover
+    segment: tuple[str, float, float, str] | None = None  # --segments: the factor, its range here, the side
     measure: str | None = None  # --measure: the statistic of each configuration's runs fitted, where not all
 
     def __post_init__(self) -> None:

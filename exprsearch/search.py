@@ -348,7 +348,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
                  **({"steps": dataset.steps} if dataset.steps else {}),
                  **({"clock": True} if dataset.clock else {}),
                  **({"held": dict(dataset.held)} if dataset.held else {}),
-                 **({"segment": dict(zip(("factor", "from", "to"), dataset.segment))} if dataset.segment else {}),
+                 **({"segment": dict(zip(("factor", "from", "to", "side"), dataset.segment))} if dataset.segment else {}),
                  **({"measure": dataset.measure} if dataset.measure else {}),
                  **({"notes": list(dataset.notes)} if dataset.notes else {})},
         selection=ranking.rule,

@@ -123,23 +123,24 @@ def _score(job: tuple[Fit, Dataset]) -> tuple[float, int] | None:
 
 
 def parts(dataset: Dataset, split: Split) -> tuple[Dataset, Dataset]:
-    """The two segments of ``dataset`` at ``split``, each recording the factor's range it covers."""
+    """The two segments of ``dataset`` at ``split``, each recording the factor's range it covers
+    and its side of the split (``below`` or ``above``)."""
     column = dataset.column(split.factor)
     below = column <= split.last
     return tuple(replace(dataset.subset(rows), segment=(split.factor, float(column[rows].min()),
-                                                        float(column[rows].max())))
-                 for rows in (below, ~below))  # type: ignore[return-value]
+                                                        float(column[rows].max()), side))
+                 for rows, side in ((below, "below"), (~below, "above")))  # type: ignore[return-value]
 
 
-def name(base: str, segment: tuple[str, float, float]) -> str:
+def name(base: str, segment: tuple[str, float, float, str]) -> str:
     """A segment as messages and folders name it: ``p=1..6``, after its group or series."""
-    factor, low, high = segment
+    factor, low, high, _ = segment
     own = f"{factor}={setting(low)}..{setting(high)}"
     return f"{base},{own}" if base else own
 
 
 def within(column: np.ndarray, segment: dict) -> np.ndarray:
-    """The rows of ``column`` in a segment as law.json records it (``{"factor", "from", "to"}``)."""
+    """The rows of ``column`` in a segment as law.json records it (``{"factor", "from", "to", "side"}``)."""
     return (column >= segment["from"]) & (column <= segment["to"])
 
 

@@ -31,7 +31,7 @@ def test_a_change_of_regime_gets_a_law_on_each_side():
     split = segments.find(data, "p", fit)
     assert split.chosen and (split.last, split.first) in ((5, 6), (6, 7)) and split.tried == 5
     low, high = segments.parts(data, split)
-    assert low.segment == ("p", 1.0, split.last) and high.segment == ("p", split.first, 10.0)
+    assert low.segment == ("p", 1.0, split.last, "below") and high.segment == ("p", split.first, 10.0, "above")
     assert low.n_rows + high.n_rows == data.n_rows
     below, above = fit(low), fit(high)
     assert str(below.template) == "c0 + c1*p**2" and below.constants["c1"] == pytest.approx(1, rel=1e-4)
@@ -75,6 +75,12 @@ def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
 
     given = _given_data(law, tmp_path / "t.csv")
     assert given.n_rows == 2 * (11 - low) and given.column("p").min() == low
+    first = tmp_path / "o" / folders[0]
+    across = CliRunner().invoke(app, ["predict", str(first), "--at", "p=9"])
+    assert across.exit_code == 0 and (f"p = 9 lies beyond the change of regime this law's segment ends at (p = 1..{low - 1:g}"
+                                      in " ".join(across.output.split())), across.output
+    beyond = CliRunner().invoke(app, ["predict", str(tmp_path / "o" / folders[-1]), "--at", "p=40"])
+    assert "change of regime" not in beyond.output and "4× the largest measured p" in " ".join(beyond.output.split())
 
 
 def test_run_by_groups_splits_those_it_can_and_names_the_others(tmp_path):

@@ -91,6 +91,12 @@ def _far_outside(law, name: str, values) -> str | None:
         return None
     unpinned = law.search.get("unpinned", {}).get(name)
     outside = [v for v in values if v < low or v > high]
+    segment = law.dataset.get("segment") or {}
+    across = [v for v in outside if (v > high) == (segment.get("side") == "below")]  # on the other segment's side
+    if segment.get("factor") == name and across:
+        return (f"{name} = {setting(across[0])} lies beyond the change of regime this law's segment ends at ({name} = "
+                f"{setting(low)}..{setting(high)}, run --segments {name}): the law of the segment "
+                f"{'above' if segment['side'] == 'below' else 'below'} it, in the folder beside this one, holds there")
     if unpinned and outside:
         return (f"{name} = {setting(outside[0])} is outside the measured {name} ({setting(low)}..{setting(high)}), where "
                 f"the law's shapes of {name} ({', '.join(unpinned['shapes'])}) are as many as its "
