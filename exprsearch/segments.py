@@ -43,6 +43,7 @@ class Split:
     bic_one: float
     bic_two: float | None
     tried: int
+    limited: int = 0  # searches the time limit stopped before the end, whose best law so far was compared
 
     @property
     def chosen(self) -> bool:
@@ -50,6 +51,11 @@ class Split:
 
     def note(self) -> str:
         """What the split search found, in a sentence."""
+        stopped = (f"; {self.limited} of its {2 * self.tried + 1} searches stopped at the time limit, and their best "
+                   "laws so far were compared" if self.limited else "")
+        return self._found() + stopped
+
+    def _found(self) -> str:
         if self.bic_two is None:
             return f"--segments {self.factor}: no split left both sides enough values of {self.factor} to fit"
         where = f"between {self.factor} = {setting(self.last)} and {setting(self.first)}"
@@ -76,11 +82,13 @@ def find(dataset: Dataset, factor: str, fit: Fit, progress: Callable[[int, int],
     n = dataset.n_rows
     one = fit(dataset)  # in this process first: its grammar's expansions are then there for every side
     bic_one = _bic(_squares(one, dataset), len(one.constants), n)
+    limited = _stopped(one)
     cuts = range(MIN_VALUES, len(values) - MIN_VALUES + 1)
     jobs = [(fit, dataset.subset(side)) for cut in cuts for below in [column < values[cut]] for side in (below, ~below)]
     scores: list[tuple[float, int] | None] = [None] * len(jobs)
     for done, (i, score) in enumerate((executor or InProcess()).run(_score, jobs), start=1):
-        scores[i] = score
+        scores[i] = None if score is None else score[:2]
+        limited += score is not None and score[2]
         if progress is not None:
             progress(done, len(jobs))
     best: tuple[float, int] | None = None
@@ -93,7 +101,7 @@ def find(dataset: Dataset, factor: str, fit: Fit, progress: Callable[[int, int],
             best = (score, cut)
     cut = best[1] if best else len(values) // 2
     return Split(factor, float(values[cut - 1]), float(values[cut]), bic_one, None if best is None else best[0],
-                 len(cuts))
+                 len(cuts), limited)
 
 
 @dataclass(frozen=True)
@@ -111,15 +119,21 @@ class Searcher:
                       settings=replace(self.settings, resamples=0)).law
 
 
-def _score(job: tuple[Fit, Dataset]) -> tuple[float, int] | None:
-    """A side's law's sum of squared relative errors and count of constants (None where the search
-    cannot fit it): numbers travel between processes cheaply, sympy expressions do not."""
+def _score(job: tuple[Fit, Dataset]) -> tuple[float, int, bool] | None:
+    """A side's law's sum of squared relative errors, count of constants and whether the time limit
+    stopped its search (None where the search cannot fit it): numbers travel between processes
+    cheaply, sympy expressions do not."""
     fit, part = job
     try:
         law = fit(part)
     except SearchError:
         return None
-    return _squares(law, part), len(law.constants)
+    return _squares(law, part), len(law.constants), _stopped(law)
+
+
+def _stopped(law: Law) -> bool:
+    """Whether the time limit stopped the search that found ``law`` (law.json says what it left)."""
+    return any("time limit" in reason for reason in law.search.get("not_searched", {}))
 
 
 def parts(dataset: Dataset, split: Split) -> tuple[Dataset, Dataset]:

@@ -119,3 +119,10 @@ def test_the_split_is_the_same_whatever_runs_the_sides():
         pool.close()
     assert alone == shared and alone.chosen
 
+
+
+def test_searches_the_time_limit_stopped_are_said():
+    data = table(lambda p: np.where(p <= 6, 2 + 40 / p, 9 + 0.3 * p), range(1, 13))
+    split = segments.find(data, "p", segments.Searcher(settings=SearchSettings(time_limit=1e-6)))
+    assert split.limited >= 1 and f"{split.limited} of its 15 searches stopped at the time limit" in split.note()
+    assert segments.find(data, "p", segments.Searcher()).limited == 0
