@@ -171,3 +171,12 @@ def stray_values(column: pd.Series, name: str, where: str, numbering: int | np.n
     shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
     return (f"{where} column '{name}' is numbers except {shown} at {rows_named(rows, numbering)}: fix those "
             f"values, pass --drop-missing to drop those rows, or leave the column out with --factors")
+
+
+def is_number(text: str) -> bool:
+    """Whether Python reads ``text`` as a number (``1e3``, `` 4 ``, ``inf``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .cells import is_number
 from .compile import factor_symbol, to_function
 from .errors import ExprsearchError
 from .tables import rows_named
@@ -94,7 +95,7 @@ def parse_point(spec: str, option: str, repeatable: bool = False) -> dict[str, f
     point = {}
     for part in spec.split(","):
         name, sep, value = part.partition("=")
-        if not sep and point and _number(name):
+        if not sep and point and is_number(name):
             last = next(reversed(point))
             more = (f"; give each configuration its own {option} ({option} {last}={setting(point[last])} {option} "
                     f"{last}={name.strip()})" if repeatable else "")
@@ -112,14 +113,6 @@ def parse_point(spec: str, option: str, repeatable: bool = False) -> dict[str, f
         if not np.isfinite(point[name]):
             raise ConfigError(f"{option} {spec}: '{value.strip()}' is not a finite number; give one")
     return point
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def parse_assignments(specs: list[str], option: str) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..cells import is_number
 from ..errors import DataError
 from .profile import Profile, series_name
 
@@ -99,13 +100,7 @@ def _floats(words: list[str], keyword: str) -> list[float]:
     try:
         return [float(w) for w in words]
     except ValueError:
-        bad = next(w for w in words if not _is_number(w))
+        bad = next(w for w in words if not is_number(w))
         raise ValueError(f"{keyword} holds '{bad[:40]}', which is not a number; fix or remove it") from None
 
 
-def _is_number(word: str) -> bool:
-    try:
-        float(word)
-    except ValueError:
-        return False
-    return True
