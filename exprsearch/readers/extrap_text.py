@@ -102,5 +102,3 @@ def _floats(words: list[str], keyword: str) -> list[float]:
     except ValueError:
         bad = next(w for w in words if not is_number(w))
         raise ValueError(f"{keyword} holds '{bad[:40]}', which is not a number; fix or remove it") from None
-
-
