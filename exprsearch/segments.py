@@ -170,24 +170,26 @@ def _bic(squares: float, constants: int, n: int) -> float:
 
 def split_all(datasets: dict[str, Dataset], factor: str, fit: Fit,
               progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None,
-              ) -> tuple[dict[str, Dataset], list[str], dict[str, str]]:
+              ) -> tuple[dict[str, Dataset], list[str]]:
     """Each dataset (a table, a --by group, a series) split where :func:`find` chooses a split,
-    else kept whole; with what the search found for each, and the datasets it could not split
-    (too few values of ``factor``: an error where there is only one)."""
+    else kept whole, with what the search found for each; one that cannot be split (too few values
+    of ``factor``) is kept whole and said, and where none can be, the first reason is the error."""
     kept: dict[str, Dataset] = {}
-    notes, failed = [], {}
+    notes, unsplit = [], []
     for base, dataset in datasets.items():
         try:
             split = find(dataset, factor, fit, None if progress is None else
                          lambda done, total, base=base: progress(base, done, total), executor)
         except SearchError as exc:
-            if len(datasets) == 1:
-                raise
-            failed[base] = str(exc)
+            unsplit.append(exc)
+            notes.append(f"{base}: {exc}; one law is fitted")
+            kept[base] = dataset
             continue
         notes.append(f"{base}: {split.note()}" if base else split.note())
         if split.chosen:
             kept.update((name(base, part.segment), part) for part in parts(dataset, split))
         else:
             kept[base] = dataset
-    return kept, notes, failed
+    if len(unsplit) == len(datasets):
+        raise unsplit[0]
+    return kept, notes

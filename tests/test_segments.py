@@ -83,15 +83,19 @@ def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
     assert "change of regime" not in beyond.output and "4× the largest measured p" in " ".join(beyond.output.split())
 
 
-def test_run_by_groups_splits_those_it_can_and_names_the_others(tmp_path):
+def test_run_by_groups_splits_those_it_can_and_fits_one_law_to_the_others(tmp_path):
     lines = [f"a,{p},{p**2 if p <= 6 else p + 30}" for p in range(1, 11)] + [f"b,{p},{2 + 40 / p}" for p in (1, 2, 4, 8)]
     (tmp_path / "t.csv").write_text("kind,p,time\n" + "\n".join(lines) + "\n")
     result = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--by", "kind", "--segments", "p",
                                       "--bootstrap", "0", "--out", str(tmp_path / "o"), "--json"])
     assert result.exit_code == 0, result.output
     laws = json.loads(result.stdout)
-    assert sorted(laws)[-1] == "kind=b" and "measured at 4 value(s)" in laws["kind=b"]["error"]
+    assert sorted(laws)[-1] == "kind=b" and "error" not in laws["kind=b"]
+    assert "kind=b: --segments p: p was measured at 4 value(s)" in " ".join(result.stderr.split())
     assert len([name for name in laws if name.startswith("kind=a,p=")]) == 2
+    nowhere = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--by", "kind", "--segments",
+                                       "n", "--out", str(tmp_path / "n")])
+    assert nowhere.exit_code == 2 and "the data have no factor n" in nowhere.output
 
 
 def test_a_law_that_misses_a_change_of_regime_points_to_segments(tmp_path):

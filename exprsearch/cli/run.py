@@ -94,9 +94,8 @@ def run(
         for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates]:
             _note(note)  # said before the search
         if segments:
-            datasets, unsplit = segmented.split(datasets, law_name(segments), rules, mapping, intrinsic_factors,
-                                                settings, json_)
-            failed.update(unsplit)  # a --by group with too few values of the factor: the others are split
+            datasets = segmented.split(datasets, law_name(segments), rules, mapping, intrinsic_factors, settings,
+                                       json_)
         where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
         for folder in where.values():  # before the search, not after it
             if force:

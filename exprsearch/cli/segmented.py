@@ -14,23 +14,23 @@ from .common import _note, _progress
 
 
 def split(datasets: dict, factor: str, rules, mapping: dict, intrinsic: tuple, settings: SearchSettings,
-          quiet: bool) -> tuple[dict, dict[str, str]]:
-    """Each series split where its times change regime along ``factor``, said in a note; and the
-    series that could not be split, with why. The sides are searched on --jobs processes (or the
+          quiet: bool) -> dict:
+    """Each series split where its times change regime along ``factor``, said in a note (one that
+    cannot be split keeps one law). The sides are searched on --jobs processes (or the
     --scheduler), each search in one."""
     searcher = segments.Searcher(rules, mapping, intrinsic, replace(settings, jobs=1, scheduler=None))
     pool = executor(settings.jobs, settings.scheduler, size=2)
     try:
         with _progress(quiet) as bar:
             task = bar.add_task(f"splitting along {factor}", total=None)
-            parts, notes, unsplit = segments.split_all(
+            parts, notes = segments.split_all(
                 datasets, factor, searcher, lambda name, done, total: bar.update(task, completed=done, total=total),
                 pool)
     finally:
         pool.close()
     for note in notes:
         _note(note)
-    return parts, unsplit
+    return parts
 
 
 def say_regime(result: Result) -> None:
