@@ -77,8 +77,12 @@ def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
     assert given.n_rows == 2 * (11 - low) and given.column("p").min() == low
     first = tmp_path / "o" / folders[0]
     across = CliRunner().invoke(app, ["predict", str(first), "--at", "p=9"])
-    assert across.exit_code == 0 and (f"p = 9 lies beyond the change of regime this law's segment ends at (p = 1..{low - 1:g}"
-                                      in " ".join(across.output.split())), across.output
+    said = f"p = 9 lies past the change of regime at the end of this law's segment (p = 1..{low - 1:g}"
+    assert across.exit_code == 0 and said in " ".join(across.output.split()), across.output
+    explained = CliRunner().invoke(app, ["explain", str(tmp_path / "o" / folders[-1]), "--vary", "p=1..16"])
+    assert "p = 1 lies past the change of regime at the start of this law's segment" in " ".join(explained.output.split())
+    plain = CliRunner().invoke(app, ["explain", str(tmp_path / "o" / folders[-1])])  # 6..80: past the top, no change
+    assert plain.exit_code == 0 and "change of regime" not in plain.output and "warning" not in plain.output
     beyond = CliRunner().invoke(app, ["predict", str(tmp_path / "o" / folders[-1]), "--at", "p=40"])
     assert "change of regime" not in beyond.output and "4× the largest measured p" in " ".join(beyond.output.split())
 

@@ -91,12 +91,8 @@ def _far_outside(law, name: str, values) -> str | None:
         return None
     unpinned = law.search.get("unpinned", {}).get(name)
     outside = [v for v in values if v < low or v > high]
-    segment = law.dataset.get("segment") or {}
-    across = [v for v in outside if (v > high) == (segment.get("side") == "below")]  # on the other segment's side
-    if segment.get("factor") == name and across:
-        return (f"{name} = {setting(across[0])} lies beyond the change of regime this law's segment ends at ({name} = "
-                f"{setting(low)}..{setting(high)}, run --segments {name}): the law of the segment "
-                f"{'above' if segment['side'] == 'below' else 'below'} it, in the folder beside this one, holds there")
+    if crossed := _past_change(law, name, outside):
+        return crossed
     if unpinned and outside:
         return (f"{name} = {setting(outside[0])} is outside the measured {name} ({setting(low)}..{setting(high)}), where "
                 f"the law's shapes of {name} ({', '.join(unpinned['shapes'])}) are as many as its "
@@ -109,6 +105,23 @@ def _far_outside(law, name: str, values) -> str | None:
     if worst > 0 and low > 0 and worst < low / 2:
         return f"{name} = {setting(worst)} is below half the smallest measured {name} ({setting(low)}): extrapolating"
     return None
+
+
+def _past_change(law, name: str, values) -> str | None:
+    """Where a law fitted to one segment of a series (run --segments) is asked about values past the
+    change of regime it ends at, the sentence saying that the other segment's law holds there."""
+    from ..configs import setting
+
+    segment = law.dataset.get("segment") or {}
+    low, high = segment.get("from"), segment.get("to")
+    across = [v for v in values if segment.get("factor") == name and
+              (v > high if segment["side"] == "below" else v < low)]
+    if not across:
+        return None
+    below = segment["side"] == "below"
+    return (f"{name} = {setting(across[0])} lies past the change of regime at the {'end' if below else 'start'} of this "
+            f"law's segment ({name} = {setting(low)}..{setting(high)}, run --segments {name}): the law of the segment "
+            f"{'above' if below else 'below'} it, in the folder beside this one, holds there")
 
 
 @app.command("explain")
@@ -137,6 +150,8 @@ def explain_command(
         _note(note)
     if e.factor in law.search.get("unpinned", {}) and (warning := _far_outside(law, e.factor, e.values.tolist())):
         _warn(warning)
+    elif crossed := _past_change(law, e.factor, e.values.tolist()):  # the other segment's law holds there
+        _warn(crossed)
     # a fixed value far outside the measurements makes every row an extrapolation, as predict warns
     for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := _far_outside(law, f, [v]))]:
         _warn(f"--fix {warning}")
