@@ -77,15 +77,41 @@ class _Job:
     target_kind: str = ""  # "time" or "rate" as the user says; "" reads it from the target's name
     mapping: dict[str, str] = field(default_factory=dict)  # grammar factor -> column, as run's --map
     intrinsic: tuple[str, ...] = ()
+    segments: str | None = None  # run's --segments: a series that changes regime is ranked by its last segment
 
 
 def model_series(job: _Job) -> SeriesLaw:
-    """Search one series' law; a series that cannot be modelled gets its reason, not an exception."""
+    """Search one series' law (with ``job.segments``, that of the segment above its change of regime,
+    where it has one); a series that cannot be modelled gets its reason, not an exception."""
     try:
-        result = search(job.dataset, grammar=job.grammar, mapping=job.mapping, intrinsic=job.intrinsic,
+        dataset, said = _last_segment(job) if job.segments else (job.dataset, ())
+        result = search(dataset, grammar=job.grammar, mapping=job.mapping, intrinsic=job.intrinsic,
                         settings=replace(job.settings, jobs=1))
     except ExprsearchError as exc:
         return SeriesLaw(job.name, error=str(exc))
+    return _summary(job, result, said)
+
+
+def _last_segment(job: _Job) -> tuple[Dataset, tuple[str, ...]]:
+    """The series' rows above its change of regime along ``job.segments`` where two laws explain
+    them much better than one (:mod:`exprsearch.segments`), with a note of what was found."""
+    from . import segments
+
+    searcher = segments.Searcher(job.grammar, job.mapping, job.intrinsic, replace(job.settings, jobs=1))
+    try:
+        split = segments.find(job.dataset, job.segments, searcher)
+    except ExprsearchError as exc:  # too few values of the factor to split: one law, as run fits it
+        return job.dataset, (f"{exc}; one law is fitted",)
+    if not split.chosen:
+        return job.dataset, (split.note(),)
+    below, above = segments.parts(job.dataset, split)
+    law = searcher(below)
+    return above, (f"{split.note()}; the law below it ({segments.name('', below.segment)}) is "
+                   f"{law.target} = {rounded_text(law)}, and the law here is that above it, which holds at the "
+                   "largest measured configuration",)
+
+
+def _summary(job: _Job, result, said: tuple[str, ...]) -> SeriesLaw:
     law = result.law
     law = replace(law, target_kind=kind_of(law.target, job.target_kind))
     largest = {f: float(job.dataset.column(f).max()) for f in job.dataset.factors}
@@ -94,7 +120,7 @@ def model_series(job: _Job) -> SeriesLaw:
     return SeriesLaw(
         job.name, f"{law.target} = {rounded_text(law)}", law.complexity, len(law.constants),
         law.metrics.get("mape_pct"), law.metrics.get("cv_mape_pct"), largest, value_largest, term_largest,
-        at, value_at, term_at, value_at / value_largest if value_largest > 0 else None, result.notes,
+        at, value_at, term_at, value_at / value_largest if value_largest > 0 else None, said + result.notes,
         law_json=law.to_json(), rate=law.rate,
     )
 
@@ -124,15 +150,17 @@ def model_profile(
     series: Mapping[str, Dataset], grammar: str | Grammar = "default", settings: SearchSettings | None = None,
     at: Mapping[str, float] | None = None, scale: float = 2.0, executor: Executor | None = None,
     progress: Callable[[SeriesLaw], None] | None = None, target_kind: str = "",
-    mapping: Mapping[str, str] | None = None, intrinsic: tuple[str, ...] = (),
+    mapping: Mapping[str, str] | None = None, intrinsic: tuple[str, ...] = (), segments: str | None = None,
 ) -> Iterator[SeriesLaw]:
     """Each series' :class:`SeriesLaw`, in the order they finish (``progress`` is told of each).
     Factors missing from ``at`` are taken at ``scale`` × their largest measured value; each target
     is a time or a rate as ``target_kind`` says, or as its name reads where it is "". ``mapping``
-    and ``intrinsic`` bind the grammar's factors to every series' columns, as in :func:`search`."""
+    and ``intrinsic`` bind the grammar's factors to every series' columns, as in :func:`search`;
+    with ``segments`` (a factor), a series whose times change regime along it is modelled by the
+    segment above the change (run's --segments)."""
     settings = settings or SearchSettings()
-    jobs = [_Job(name, data, grammar, settings, dict(at or {}), scale, target_kind, dict(mapping or {}), intrinsic)
-            for name, data in series.items()]
+    jobs = [_Job(name, data, grammar, settings, dict(at or {}), scale, target_kind, dict(mapping or {}), intrinsic,
+                 segments) for name, data in series.items()]
     executor = executor or InProcess()
     for _, result in executor.run(model_series, jobs):
         if progress is not None:

@@ -104,6 +104,22 @@ def test_profile_of_a_long_table(tmp_path):
     assert names == ["kernel=halo,metric=time", "kernel=solve,metric=time"]
 
 
+def test_profile_segments_ranks_a_series_that_changes_regime_by_the_segment_above(tmp_path):
+    lines = ["kernel,p,value"] + [f"{k},{p},{f(p)}" for k, f in (("cache", lambda p: p**2 if p <= 6 else p + 30),
+                                                                 ("plain", lambda p: 2 + 40 / p))
+                                  for p in range(1, 11) for _ in range(2)]
+    (tmp_path / "long.csv").write_text("\n".join(lines) + "\n")
+    result = run("profile", tmp_path / "long.csv", "--segments", "p", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 series change regime along p (kernel=cache)" in " ".join(result.output.split())
+    rows = {r["series"]: r for r in json.loads((tmp_path / "o" / "laws.json").read_text())["series"]}
+    cache = rows["kernel=cache"]
+    assert cache["law"].replace(" ", "") in ("value=1.0*p+30.0", "value=p+30") and "the law below it" in cache["notes"][0]
+    assert rows["kernel=plain"]["notes"][0].startswith("no change of regime along p")
+    missing = run("profile", tmp_path / "long.csv", "--segments", "n", "--out", tmp_path / "o2")
+    assert missing.exit_code == 2 and "--segments n: no series has a factor n" in missing.output
+
+
 def test_profile_of_a_table_with_summary_columns_takes_the_factors_named(tmp_path):
     """Benchmark summaries carry statistics beside the factors (N samples, sd, min…); by default
     every numeric column is a factor, so --factors says which ones are (run had it, profile not)."""

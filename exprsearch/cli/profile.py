@@ -50,6 +50,7 @@ def profile(
     drop_missing: Annotated[bool, typer.Option(help="Tables: drop rows with missing values (or in no --by series) instead of stopping.", rich_help_panel="Data")] = False,
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
     measure: Annotated[str, typer.Option(help="Fit every run (all), or each configuration's mean, median, min or max of its runs (Extra-P's --measure; min resists a shared machine's interference).", rich_help_panel="Data")] = "all",
+    segments: Annotated[str | None, typer.Option(help="Model a series whose times change regime along this factor by the segment above the change, where two laws explain them much better than one (run's --segments; the law below is in the series' notes).", rich_help_panel="Search")] = None,
 ) -> None:
     """A law for every series (callpath × metric, or table group), ranked by predicted growth."""
     from .. import export as _export
@@ -81,6 +82,9 @@ def profile(
         check_measure(measure)  # before the data are read
         series, failures = _series(data, fmt, target, by, cli._split(factors), sheet, (drop_missing, drop_stray))
         series = {name: summarised(dataset, measure) for name, dataset in series.items()}
+        if segments and not any(law_name(segments) in dataset.factors for dataset in series.values()):
+            raise SettingsError(f"--segments {segments}: no series has a factor {law_name(segments)} (their factors: "
+                                f"{', '.join(sorted({f for d in series.values() for f in d.factors}))})")
         check_binding(series, grammar, mapping, intrinsic_factors)
         point = parse_point(at, "--at") if at else {}
         settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
@@ -91,7 +95,8 @@ def profile(
         context.update({k: v for k, v in (("target_kind", target_kind), ("map", mapping), ("sheet", sheet),
                                           ("intrinsic", list(intrinsic_factors)), ("drop_missing", drop_missing),
                                           ("drop_stray", drop_stray),
-                                          ("measure", "" if measure == "all" else measure)) if v})
+                                          ("measure", "" if measure == "all" else measure),
+                                          ("segments", law_name(segments) if segments else "")) if v})
         done = []
         if resume and (directory / "laws.json").is_file():
             earlier, rows = from_summary((directory / "laws.json").read_text())
@@ -118,7 +123,8 @@ def profile(
         with progress:
             task = progress.add_task("series", total=len(todo))
             for row in model_profile(todo, grammar, settings, point, scale, pool, target_kind=target_kind or "",
-                                     mapping=mapping, intrinsic=intrinsic_factors):
+                                     mapping=mapping, intrinsic=intrinsic_factors,
+                                     segments=law_name(segments) if segments else None):
                 finished.append(row)
                 ran += 1
                 progress.advance(task)
@@ -162,6 +168,11 @@ def profile(
         cli._note(f"on the data of {about}: {note}", soft_wrap=True)
     if len(noticed) > 3:
         cli._note(f"{len(noticed) - 3} more notes on the data in laws.csv")
+    if segments:
+        changed = [r.series for r in finished if any(n.startswith("the times change regime") for n in r.notes)]
+        cli._note(f"{len(changed)} of {len(finished)} series change regime along {law_name(segments)}"
+                  + (f" ({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}): each is ranked by the law above "
+                     "the change, and laws.csv's notes give the law below it" if changed else ""), soft_wrap=True)
     unmodelled = [r for r in finished if r.error]
     if unmodelled:
         cli._note(
