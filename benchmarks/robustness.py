@@ -118,7 +118,9 @@ def groups(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     grammar = ["default", "pmnf", "data-parallel"][int(rng.integers(0, 3))]
     drop = ["--drop-missing"] if rng.random() < 0.5 else []
     measure = ["--measure", str(rng.choice(["median", "min"]))] if rng.random() < 0.2 else []
-    run(["profile", data, "-g", grammar, "--out", folder / f"profile{n}", "--jobs", "1", *drop, *measure], data)
+    split = ["--segments", str(rng.choice(["p", "n"]))] if rng.random() < 0.2 else []
+    run(["profile", data, "-g", grammar, "--out", folder / f"profile{n}", "--jobs", "1", *drop, *measure, *split],
+        data)
     run(["run", data, "-t", "value", "--by", "kernel,metric", "-g", grammar, "--bootstrap", "0",
          "--out", folder / f"by{n}", *drop], data)
 
