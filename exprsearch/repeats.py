@@ -130,6 +130,7 @@ MEASURES = {"all": "every run", "mean": "mean", "median": "median", "min": "mini
 
 
 def check_measure(measure: str) -> None:
+    """Refuse a --measure that names no statistic, before the data are read."""
     if measure not in MEASURES:
         raise SettingsError(f"--measure {measure}: give one of {', '.join(MEASURES)}")
 
