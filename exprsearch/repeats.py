@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import SettingsError
-from .rowsets import medians, row_groups
+from .rowsets import medians, quantiles, row_groups
 from .tables import lazy_pandas, rows_named
 
 if TYPE_CHECKING:
@@ -112,18 +112,10 @@ def mixed_setups(others: pd.DataFrame | Mapping[str, np.ndarray], X: np.ndarray,
 
 def _ratios(config: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Each configuration's largest over smallest time; among ten or more repeats (a per-step log)
-    its 90th over its 10th percentile (interpolated as numpy and pandas do), as the extremes of many
-    draws of one setup lie far apart."""
-    ordered = y[np.lexsort((y, config))]
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    its 90th over its 10th percentile, as the extremes of many draws of one setup lie far apart."""
     many = counts >= 10
-
-    def quantile(q: np.ndarray) -> np.ndarray:
-        at = first + q * (counts - 1)
-        below = np.floor(at).astype(int)
-        return ordered[below] + (at - below) * (ordered[np.ceil(at).astype(int)] - ordered[below])
-
-    return quantile(np.where(many, 0.9, 1.0)) / quantile(np.where(many, 0.1, 0.0))
+    high, low = quantiles(config, y, np.where(many, 0.9, 1.0), np.where(many, 0.1, 0.0))
+    return high / low
 
 
 MEASURES = {"all": "every run", "mean": "mean", "median": "median", "min": "minimum", "max": "maximum"}
@@ -151,11 +143,10 @@ def summarised(dataset: Dataset, measure: str) -> Dataset:
                 "the law is chosen without the noise rule, which needs the runs' spread; --measure all keeps it")
     if measure == "median":
         y = medians(config, dataset.y)
+    elif measure == "mean":  # each configuration's runs together, summed in the order they were read
+        y = np.add.reduceat(dataset.y[np.argsort(config, kind="stable")], np.cumsum(counts) - counts) / counts
     else:
-        reduce = {"mean": np.add, "min": np.minimum, "max": np.maximum}[measure]
-        ordered = dataset.y[np.argsort(config, kind="stable")]  # each configuration's runs together
-        y = reduce.reduceat(ordered, np.concatenate([[0], np.cumsum(counts)[:-1]]))
-        y = y / counts if measure == "mean" else y
+        (y,) = quantiles(config, dataset.y, 0.0 if measure == "min" else 1.0)
     return replace(dataset, X=dataset.X[first].copy(), y=np.asarray(y, dtype=float),
                    places=None if dataset.places is None else dataset.places[first], measure=measure,
                    notes=dataset.notes + (note,))

@@ -1,5 +1,5 @@
 """The distinct rows of a matrix: the configurations of a table and which rows repeat each, and
-the median and the relative spread of the values of each group of rows."""
+the median, the quantiles and the relative spread of the values of each group of rows."""
 
 from __future__ import annotations
 
@@ -27,6 +27,21 @@ def medians(group: np.ndarray, values: np.ndarray) -> np.ndarray:
     ordered = values[np.lexsort((values, group))]  # by group, then value: each group's median in place
     start = np.cumsum(count) - count
     return (ordered[start + (count - 1) // 2] + ordered[start + count // 2]) / 2
+
+
+def quantiles(group: np.ndarray, values: np.ndarray, *levels: float | np.ndarray) -> list[np.ndarray]:
+    """The quantile of ``values`` in each group at each of ``levels`` (a share, or one per group;
+    0 is the smallest, 1 the largest), interpolated linearly between sorted values as numpy and
+    pandas do, from one sort of all rows by group and value."""
+    count = np.bincount(group)
+    ordered = values[np.lexsort((values, group))]
+    start = np.cumsum(count) - count
+    out = []
+    for level in levels:
+        at = start + level * (count - 1)
+        below = np.floor(at).astype(int)
+        out.append(ordered[below] + (at - below) * (ordered[np.ceil(at).astype(int)] - ordered[below]))
+    return out
 
 
 def relative_variances(group: np.ndarray, values: np.ndarray) -> np.ndarray:
