@@ -24,9 +24,9 @@ def plausible(chosen: Fit, pool: Sequence[Fit], n_rows: int, noise: float, count
     threshold = max(ERROR * best, 2 * max(noise, NOISE_FLOOR))
     seen, keep = {chosen.candidate.template}, [chosen]
     for f in sorted(pool, key=lambda f: bic(f, n_rows)):
-        if math.sqrt(f.mse) > threshold or len(keep) > count:
-            continue
-        if f.candidate.template not in seen:  # sympy's structural equality; its hash is cached
+        if len(keep) > count:
+            break
+        if math.sqrt(f.mse) <= threshold and f.candidate.template not in seen:  # sympy's structural equality
             seen.add(f.candidate.template)
             keep.append(f)
     return keep

@@ -112,13 +112,13 @@ def _past_change(law, name: str, values) -> str | None:
     change of regime it ends at, the sentence saying that the other segment's law holds there."""
     from ..configs import setting
 
-    segment = law.dataset.get("segment") or {}
-    low, high = segment.get("from"), segment.get("to")
-    across = [v for v in values if segment.get("factor") == name and
-              (v > high if segment["side"] == "below" else v < low)]
+    segment = law.dataset.get("segment")
+    if not segment or segment["factor"] != name:
+        return None
+    low, high, below = segment["from"], segment["to"], segment["side"] == "below"
+    across = [v for v in values if (v > high if below else v < low)]
     if not across:
         return None
-    below = segment["side"] == "below"
     return (f"{name} = {setting(across[0])} lies past the change of regime at the {'end' if below else 'start'} of this "
             f"law's segment ({name} = {setting(low)}..{setting(high)}, run --segments {name}): the law of the segment "
             f"{'above' if below else 'below'} it, in the folder beside this one, holds there")
