@@ -84,7 +84,10 @@ def find(dataset: Dataset, factor: str, fit: Fit, progress: Callable[[int, int],
     bic_one = _bic(_squares(one, dataset), len(one.constants), n)
     limited = _stopped(one)
     cuts = range(MIN_VALUES, len(values) - MIN_VALUES + 1)
-    jobs = [(fit, dataset.subset(side)) for cut in cuts for below in [column < values[cut]] for side in (below, ~below)]
+    jobs = []  # each split's side below, then above
+    for cut in cuts:
+        below = column < values[cut]
+        jobs += [(fit, dataset.subset(below)), (fit, dataset.subset(~below))]
     scores: list[tuple[float, int] | None] = [None] * len(jobs)
     for done, (i, score) in enumerate((executor or InProcess()).run(_score, jobs), start=1):
         scores[i] = None if score is None else score[:2]
