@@ -25,7 +25,7 @@ Wall times are of the command lines from process start (``exprsearch run`` with 
 ``extrap --text``), medians of --repeats.
 
     python benchmarks/multifactor.py [--repeats 1] [--no-extrap] [--no-cli] [--grammar default]
-                                     [--only synthetic,extrap,public,agreement]
+                                     [--measure all] [--only synthetic,extrap,public,agreement]
 """
 
 from __future__ import annotations
@@ -242,23 +242,27 @@ def run_cli(frame: pd.DataFrame, folder: Path, name: str, repeats: int, options=
 
 def synthetic(args, folder: Path) -> list[dict]:
     from exprsearch import load
+    from exprsearch.data import from_frame
+    from exprsearch.repeats import summarised
 
     rows = []
     for number, case in enumerate(CASES):
         frame = measure(case, seed=100 + number)
         names = list(case.grid)
         points = test_points(case)
+        data = summarised(from_frame(frame, "time", names), args.measure)
         started = time.perf_counter()
-        ours = search(frame, "time", args.grammar, resamples=0).law
+        ours = search(data, "time", args.grammar, resamples=0).law
         in_process = time.perf_counter() - started
-        truth_fit = search(frame, "time", form_grammar(case.form, case.grid), resamples=0).law
+        truth_fit = search(data, "time", form_grammar(case.form, case.grid), resamples=0).law
         row = {"case": case.name, "factors": len(names), "rows": len(frame),
                "error": error_at(ours.predict, case, points), "true_form_error": error_at(truth_fit.predict, case, points),
                "form": same_form(ours.expression, case.truth, names), "law": str(ours.template),
                "search_s": in_process}
         row["recovered"] = row["form"] and row["error"] < 3
         if args.cli:
-            wall, law_file = run_cli(frame, folder, f"case{number}", args.repeats, ["--grammar", args.grammar])
+            wall, law_file = run_cli(frame, folder, f"case{number}", args.repeats,
+                                     ["--grammar", args.grammar, "--measure", args.measure])
             row["wall_s"] = wall
             row["cli_same_law"] = str(load(law_file).template) == row["law"]
         if args.extrap:
@@ -292,7 +296,9 @@ def report_synthetic(rows: list[dict]) -> None:
     recovered = sum(r["recovered"] for r in rows)
     ours = statistics.median(r["error"] for r in rows)
     truth = statistics.median(r["true_form_error"] for r in rows)
-    print(f"\nRecovered {recovered}/{len(rows)} ({100 * recovered / len(rows):.0f} %); median error {ours:.2f} % "
+    forms = sum(r["form"] for r in rows)
+    print(f"\nRecovered {recovered}/{len(rows)} ({100 * recovered / len(rows):.0f} %; the true form on {forms}); "
+          f"median error {ours:.2f} % "
           f"vs {truth:.2f} % for the true form refitted (ratio {ours / truth:.2f}); median search "
           f"{statistics.median(r['search_s'] for r in rows):.2f} s in-process.")
     if extrap:
@@ -570,6 +576,8 @@ def main() -> None:
     parser.add_argument("--no-cli", dest="cli", action="store_false", help="skip the command-line timings")
     parser.add_argument("--only", default="synthetic,extrap,public,agreement")
     parser.add_argument("--grammar", default="default", help="the grammar of the synthetic suite (default: default)")
+    parser.add_argument("--measure", default="all", help="the synthetic suite fitted to each configuration's mean, "
+                        "median, min or max of its runs (exprsearch's --measure; default: all runs)")
     args = parser.parse_args()
     if args.extrap and not EXTRAP.exists():
         sys.exit(f"Extra-P is not installed at {EXTRAP}: python3 -m venv {EXTRAP.parents[1]} && "

@@ -54,6 +54,9 @@ class Dataset:
     held: tuple[tuple[str, float], ...] = ()  # factors left out for having one value, with it
     segment: tuple[str, float, float, str] | None = None  # --segments: the factor, its range here, the side
     measure: str | None = None  # --measure: the statistic of each configuration's runs fitted, where not all
+    # --measure: the relative noise variance of each row (the statistic of its runs) and the
+    # degrees of freedom of the runs that measured it, as no row repeats another
+    noise: tuple[float, int] | None = None
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)

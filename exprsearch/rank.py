@@ -32,11 +32,14 @@ EBIC_STRONG = 6.0  # a difference beyond this is strong evidence (Kass and Rafte
 
 @dataclass(frozen=True)
 class Noise:
-    """Pure error from repeated configurations, in relative units."""
+    """Pure error from repeated configurations, in relative units. ``summarised``: the rows are
+    each configuration's statistic of its runs (``--measure``), so a law's residuals hold the
+    whole noise (``sum_squares / dof`` is one row's) rather than leaving the repeats' part aside."""
 
     sum_squares: float
     dof: int
     configurations: int
+    summarised: bool = False
 
     @property
     def relative_sd(self) -> float | None:
@@ -125,8 +128,13 @@ def contenders(fits: Sequence[Fit], potential: Sequence[float], margin: float) -
     return [i for i in range(len(fits)) if fits[i].ok and potential[i] <= threshold[i] * (1 + margin)]
 
 
-def noise(y: np.ndarray, configurations: np.ndarray) -> Noise:
-    """Pooled within-configuration variation of ``y`` relative to each measurement."""
+def noise(y: np.ndarray, configurations: np.ndarray, given: tuple[float, int] | None = None) -> Noise:
+    """Pooled within-configuration variation of ``y`` relative to each measurement; or, where
+    ``given`` (one row's relative variance and its degrees of freedom, from the runs each row
+    summarises), that noise."""
+    if given is not None:
+        variance, dof = given
+        return Noise(variance * dof, dof, len(np.unique(configurations)), summarised=True)
     _, group = np.unique(configurations, return_inverse=True)
     count = np.bincount(group)
     mean = np.bincount(group, weights=y) / count
@@ -156,11 +164,13 @@ def extended_bic(mse: float, n_rows: int, n_constants: int, space: int) -> float
 
 
 def lack_of_fit_p(mse: float, n_rows: int, n_constants: int, pure: Noise) -> float | None:
-    """p-value of the lack-of-fit F-test, or None without repetitions to test against."""
+    """p-value of the lack-of-fit F-test, or None without repetitions to test against. Rows that
+    summarise their runs (``pure.summarised``) hold no repeats, so their whole residual is held
+    against one row's noise."""
     lof_dof = pure.configurations - n_constants
     if pure.dof < 2 or lof_dof < 1 or pure.sum_squares <= 0:
         return None
-    lack = max(n_rows * mse - pure.sum_squares, 0.0) / lof_dof
+    lack = max(n_rows * mse - (0.0 if pure.summarised else pure.sum_squares), 0.0) / lof_dof
     return f_survival(lof_dof, pure.dof, lack / (pure.sum_squares / pure.dof))
 
 

@@ -130,17 +130,23 @@ def check_measure(measure: str) -> None:
 def summarised(dataset: Dataset, measure: str) -> Dataset:
     """One row per configuration, the ``measure`` of its runs (Extra-P's --measure: the minimum of
     repetitions is the usual choice on a shared machine, whose interference only adds time), with
-    a note; ``all`` keeps every run, whose spread the selection's noise rule uses."""
+    a note and, where runs repeat, each row's noise (:func:`statistic_noise`) for the selection's
+    noise rule; ``all`` keeps every run."""
     check_measure(measure)
     if measure == "all":
         return dataset
     first, config = row_groups(dataset.X)
     counts = np.bincount(config)
+    noise = statistic_noise(config, dataset.y, measure)
     if counts.max() == 1:
         note = f"--measure {measure}: every configuration was measured once, so each is fitted as its one run"
+    elif noise is None:
+        note = (f"each configuration is fitted as the {MEASURES[measure]} of its runs (--measure {measure}); too few "
+                "runs repeat to measure their noise, so the law is chosen without the noise rule")
     else:
-        note = (f"each configuration is fitted as the {MEASURES[measure]} of its runs (--measure {measure}), so "
-                "the law is chosen without the noise rule, which needs the runs' spread; --measure all keeps it")
+        note = (f"each configuration is fitted as the {MEASURES[measure]} of its runs (--measure {measure}); the "
+                f"noise rule tests the law against the noise of such a {MEASURES[measure]}, "
+                f"{100 * np.sqrt(noise[0]):.3g} %, estimated from the spread of the runs")
     if measure == "median":
         y = medians(config, dataset.y)
     elif measure == "mean":  # each configuration's runs together, summed in the order they were read
@@ -149,4 +155,33 @@ def summarised(dataset: Dataset, measure: str) -> Dataset:
         (y,) = quantiles(config, dataset.y, 0.0 if measure == "min" else 1.0)
     return replace(dataset, X=dataset.X[first].copy(), y=np.asarray(y, dtype=float),
                    places=None if dataset.places is None else dataset.places[first], measure=measure,
-                   notes=dataset.notes + (note,))
+                   noise=noise, notes=dataset.notes + (note,))
+
+
+DRAWS = 20_000  # resampled sets of runs per count of runs: the variance factors to about 1 %
+
+
+def statistic_noise(config: np.ndarray, y: np.ndarray, measure: str) -> tuple[float, int] | None:
+    """The relative noise variance of a configuration's ``measure`` of its runs, averaged over the
+    configurations, and the degrees of freedom of the runs' pooled spread that measured it (None
+    where fewer than two runs repeat). A mean of m runs has 1/m of one run's variance; a median,
+    minimum or maximum has what m runs drawn from the pooled deviations give it (timing noise is
+    skewed, so a normal law's factors would be off), drawn with a fixed seed."""
+    counts = np.bincount(config)
+    mean = np.bincount(config, weights=y) / counts
+    deviation = (y - mean[config]) / y
+    dof = int(np.sum(counts - 1))
+    if dof < 2:
+        return None
+    variance = float(np.sum(deviation**2) / dof)
+    sizes, how_many = np.unique(counts, return_counts=True)
+    if measure == "mean" or variance == 0:
+        factors = 1 / sizes
+    else:
+        repeated = counts[config] >= 2
+        pool = deviation[repeated] * np.sqrt(counts[config][repeated] / (counts[config][repeated] - 1))
+        rng = np.random.default_rng(0)
+        take = {"median": np.median, "min": np.min, "max": np.max}[measure]
+        factors = np.array([1.0 if m == 1 else float(np.var(take(rng.choice(pool, (DRAWS, m)), axis=1)) / np.mean(pool**2))
+                            for m in sizes])
+    return variance * float(np.average(factors, weights=how_many)), dof

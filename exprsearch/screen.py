@@ -74,8 +74,9 @@ class DataScreen(TermColumns):
     """The :class:`exprsearch.candidates.Strategy` that decides by the measurements."""
 
     def __init__(self, compiler: Compiler, y: np.ndarray, kinds: dict[str, tuple[float, float]],
-                 settings: ScreenSettings = ScreenSettings(), shapes: ShapeRule | None = None) -> None:
-        super().__init__(compiler, y, kinds)
+                 settings: ScreenSettings = ScreenSettings(), shapes: ShapeRule | None = None,
+                 noise: tuple[float, int] | None = None) -> None:
+        super().__init__(compiler, y, kinds, noise)
         self.settings, self.shapes = settings, shapes
 
     # -- products ----------------------------------------------------------------------------

@@ -141,7 +141,7 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
     compiler = Compiler(dataset.factors, dataset.X)
     shapes = ShapeRule(compiler)
-    found = _candidates.generate(bound, _strategy(settings, bound, compiler, dataset.y, shapes))
+    found = _candidates.generate(bound, _strategy(settings, bound, compiler, dataset, shapes))
     usable, skipped = identifiable(found.candidates, dataset.configurations(), shapes)
     fitted = fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
                       found.guesses, settings.scheduler)
@@ -163,12 +163,13 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
                   alternatives, fitted.searched)
 
 
-def _strategy(settings: SearchSettings, bound: _grammar.Grammar, compiler: Compiler, y: np.ndarray,
+def _strategy(settings: SearchSettings, bound: _grammar.Grammar, compiler: Compiler, dataset: _data.Dataset,
               shapes: ShapeRule) -> DataScreen | None:
     if settings.strategy == "exhaustive":
         return None
     screen = ScreenSettings() if settings.near_front else ScreenSettings(margin=None)
-    return DataScreen(compiler, y, {c.name: (c.min, c.max) for c in bound.constants}, screen, shapes)
+    return DataScreen(compiler, dataset.y, {c.name: (c.min, c.max) for c in bound.constants}, screen, shapes,
+                      dataset.noise)
 
 
 def _space_notes(found: CandidateSet) -> tuple[str, ...]:
@@ -263,7 +264,7 @@ def _rank_front(
     fits: list[Fit], found: CandidateSet, compiler: Compiler, dataset: _data.Dataset,
     settings: FitSettings, validation: str,
 ) -> _rank.Ranking:
-    pure = _rank.noise(dataset.y, dataset.configurations())
+    pure = _rank.noise(dataset.y, dataset.configurations(), dataset.noise)
     space = _rank.space_sizes(found.space)
     folds = _folds(dataset, settings.seed)
     tops = _largest_values(dataset)

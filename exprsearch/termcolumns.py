@@ -21,7 +21,8 @@ class TermColumns:
     time, times the square root of its repetitions (relative errors, each configuration weighted
     by how often it was measured)."""
 
-    def __init__(self, compiler: Compiler, y: np.ndarray, kinds: dict[str, tuple[float, float]]) -> None:
+    def __init__(self, compiler: Compiler, y: np.ndarray, kinds: dict[str, tuple[float, float]],
+                 noise: tuple[float, int] | None = None) -> None:
         self.kinds = kinds
         raw = np.column_stack(compiler.columns) if compiler.columns else np.zeros((len(y), 0))
         first, inverse = row_groups(raw)
@@ -41,6 +42,9 @@ class TermColumns:
         extra = counts[keep] - 1
         dof = int(extra.sum())
         self.noise = (float(np.nansum(spread * extra) / dof), dof) if dof >= 2 else None
+        if noise is not None:  # rows that each summarise their runs (--measure): one row's noise, given
+            self.floor = noise[0] * len(keep) if noise[1] >= 2 else None
+            self.noise = noise if noise[1] >= 2 else None
 
     def _stacked(self, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, list[tuple[float, ...]]]:
         """The relative weighted columns of ``terms`` without their coefficients, side by side
