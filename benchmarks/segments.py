@@ -3,7 +3,7 @@
 1. Extra-P's own segmented test inputs (``extrap-tests-data/text/one_parameter_segmented_*.txt``
    in ../shared, noise-free): whether each tool splits a series, where, and the largest relative
    error of its model(s) on the measured means.
-2. Synthetic series at p = 1..16 (3 repetitions, 2 % noise, five noise draws each): six laws that
+2. Synthetic series at p = 1..16 (3 repetitions, 2 % noise, five noise draws each): eight laws that
    change regime at a known p and eight that do not. Judged: whether a change is found (and where),
    and the error at p = 32 (2x the largest p) of the model of the last segment, against the true law.
 
@@ -41,7 +41,11 @@ CHANGES = {  # name: (law, the last p of the first regime)
         (lambda p: np.where(p <= 8, 2 + 40 / p, 6 + 40 / p + 0.5 * np.log2(p)), 8),
     "strong scaling, then communication-bound": (lambda p: np.where(p <= 8, 2 + 60 / p, 0.3 * p + 7.1), 8),
     "falls as 1/p, then flat": (lambda p: np.where(p <= 5, 1 + 100 / p, 21.0), 5),
+    # regimes that start at a knee: their lines have negative constants (added 2026-11-26)
+    "flat, then a line from a knee (a saturated resource)": (lambda p: np.where(p <= 6, 10.0, 2 * p - 2), 6),
+    "a line, then a steeper one": (lambda p: np.where(p <= 8, 1 + 0.5 * p, 2 * p - 11), 8),
 }
+LATER = ("flat, then a line from a knee (a saturated resource)", "a line, then a steeper one")  # added 2026-11-26
 STEADY = {
     "Amdahl 2 + 40/p": lambda p: 2 + 40 / p,
     "Amdahl + linear": lambda p: 1 + 50 / p + 0.05 * p,
@@ -59,10 +63,13 @@ def fit(dataset: Dataset):
 
 
 def ours(dataset: Dataset) -> tuple[segments.Split, list]:
-    """The split search and the law of each segment (one law where no split is chosen)."""
-    split = segments.find(dataset, "p", fit)
+    """The split search and the law of each segment (one law where no split is chosen), as ``run
+    --segments p`` searches them (a segment's law in segments.grammar_of)."""
+    searcher = segments.Searcher()
+    split = segments.find(dataset, "p", searcher)
     pieces = segments.parts(dataset, split) if split.chosen else (dataset,)
-    return split, [(fit(piece), piece.column("p").min(), piece.column("p").max()) for piece in pieces]
+    return split, [((searcher if split.chosen else fit)(piece), piece.column("p").min(), piece.column("p").max())
+                   for piece in pieces]
 
 
 def predict(laws: list, p: np.ndarray) -> np.ndarray:
@@ -139,8 +146,12 @@ def write_text(path: Path, series: dict[str, tuple[np.ndarray, np.ndarray]]) -> 
 
 def synthetic(draws: int, use_extrap: bool) -> None:
     laws = {**{k: v[0] for k, v in CHANGES.items()}, **STEADY}
+    # each law's noise seed is its place among the laws as they were added, so that adding one
+    # leaves the others' draws as they were
+    added = [*(name for name in CHANGES if name not in LATER), *STEADY, *LATER]
     series = {}
-    for k, (name, law) in enumerate(laws.items()):
+    for name, law in laws.items():
+        k = added.index(name)
         for draw in range(draws):
             p = np.repeat(PS, 3)
             noise = np.random.default_rng([k, draw]).standard_normal(len(p))

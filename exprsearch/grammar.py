@@ -11,7 +11,9 @@ or those the grammar does not declare by name). See docs/grammar.md.
 
 from __future__ import annotations
 
+import ast
 import functools
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -226,6 +228,48 @@ def bind(
     rules = dict(grammar.rules)
     rules.update(_provided_rules(bound, declared))
     return replace(grammar, factors=tuple(bound), constants=constants, rules=rules, bound=True, fixed=fixed)
+
+
+def free_constant(grammar: Grammar) -> Grammar:
+    """``grammar`` with the constant its start rule adds to every law (``c`` in ``c + <term>{0,3}``,
+    a kind that cannot be negative) free to take either sign, as a new kind ``a`` (as in ``pmnf``):
+    for laws that need hold only over a segment of a factor (:mod:`exprsearch.segments`), where a
+    regime such as ``2·p − 2`` above a knee has no non-negative constant. Unchanged where the start
+    rule adds no such constant."""
+    fixed_sign = {c.written or c.name for c in grammar.constants if c.min >= 0}
+    taken = {c.written or c.name for c in grammar.constants} | {f.name for f in grammar.factors} | set(grammar.rules)
+    name = _fresh("a", taken.__contains__)
+    start = tuple(_freed(alternative, fixed_sign, name) for alternative in grammar.rules.get("start", ()))
+    if start == grammar.rules.get("start", ()):
+        return grammar
+    kind = ConstantKind(name, -math.inf, math.inf, about="the constant of a law over a segment, of either sign")
+    return replace(grammar, constants=(*grammar.constants, kind), rules={**grammar.rules, "start": start})
+
+
+def _freed(alternative: Alternative, kinds: set[str], name: str) -> Alternative:
+    """``alternative`` with each constant of ``kinds`` that stands alone in its top-level sum
+    written as ``name``; its rule references are kept as they were written."""
+    text = alternative.placeholder_text()
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return alternative
+    summed, alone = [tree], []
+    while summed:
+        node = summed.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            summed += [node.left, node.right]
+        elif isinstance(node, ast.Name) and node.id in kinds and node.lineno == node.end_lineno == 1:
+            alone.append(node)
+    if not alone:
+        return alternative
+    written = text.encode()
+    for node in sorted(alone, key=lambda n: -n.col_offset):  # ast offsets count UTF-8 bytes
+        written = written[:node.col_offset] + name.encode() + written[node.end_col_offset:]
+    text = written.decode()
+    for reference, match in zip(alternative.references, REFERENCE.finditer(alternative.text)):
+        text = text.replace(reference.placeholder, match.group(0))
+    return replace(alternative, text=text)
 
 
 def _provided_rules(

@@ -85,7 +85,12 @@ def model_series(job: _Job) -> SeriesLaw:
     where it has one); a series that cannot be modelled gets its reason, not an exception."""
     try:
         dataset, said = _last_segment(job) if job.segments else (job.dataset, ())
-        result = search(dataset, grammar=job.grammar, mapping=job.mapping, intrinsic=job.intrinsic,
+        grammar = job.grammar
+        if dataset.segment:  # the law above a change of regime, searched as a segment's law is
+            from .segments import grammar_of
+
+            grammar = grammar_of(job.grammar)
+        result = search(dataset, grammar=grammar, mapping=job.mapping, intrinsic=job.intrinsic,
                         settings=replace(job.settings, jobs=1))
     except ExprsearchError as exc:
         return SeriesLaw(job.name, error=str(exc))

@@ -1,3 +1,4 @@
+import math
 import re
 
 import pytest
@@ -159,3 +160,22 @@ def test_any_columns_bind_with_distinct_names_for_factors_and_constants(columns)
     symbols = bound.symbols()
     assert {symbols[k] for k in keys} == {sympy.Symbol(c, positive=True) for c in columns}
     assert [symbols[k.written or k.name] for k in bound.constants] == [sympy.Symbol(k, real=True) for k in kinds]
+
+
+def test_a_segment_s_grammar_frees_the_constant_every_law_adds():
+    """free_constant: the lone non-negative constant of the start rule becomes a kind of either sign
+    (named ``a`` as in pmnf, or another name where ``a`` is taken); coefficients, rule references
+    and grammars whose constant is already free are left as they were."""
+    freed = grammar.free_constant(grammar.load("default"))
+    assert [a.text for a in freed.rules["start"]] == ["a + <term>{0,3}"]
+    assert freed.constant("a").min == -math.inf and freed.constant("c").min == 0
+    assert freed.rules["term"] == grammar.load("default").rules["term"]
+    assert [a.references for a in freed.rules["start"]] == [a.references for a in grammar.load("default").rules["start"]]
+    pmnf = grammar.load("pmnf")
+    assert grammar.free_constant(pmnf) is pmnf
+    text = ('[constants]\nc = { min = 0, max = inf }\na = { min = 1, max = 2 }\n[rules]\n'
+            'start = ["c + c*<x>", "c*<x>", "<x> + c + log2(c*<x>)"]\nx = "a*<factor>"\n')
+    own = grammar.free_constant(grammar.parse_text(text, "mine.toml"))
+    assert [a.text for a in own.rules["start"]] == ["a_ + c*<x>", "c*<x>", "<x> + a_ + log2(c*<x>)"]
+    bound = grammar.bind(freed, ("a", "p"))  # a column named like the new kind keeps its name
+    assert [f.column for f in bound.factors] == ["a", "p"] and bound.constants[-1].written == "a"

@@ -134,3 +134,18 @@ def test_searches_the_time_limit_stopped_are_said():
     split = segments.find(data, "p", segments.Searcher(settings=SearchSettings(time_limit=1e-6)))
     assert split.limited >= 1 and f"{split.limited} of its 15 searches stopped at the time limit" in split.note()
     assert segments.find(data, "p", segments.Searcher()).limited == 0
+
+
+def test_a_regime_that_starts_at_a_knee_gets_its_line_with_a_negative_constant():
+    """Flat at 10 up to p = 6, then 2·p − 2 (a resource that saturates): the law above the knee
+    is the line, its constant negative, within 2 % of the truth at four times the largest p (2 % noise); the
+    default grammar's non-negative constant had bent it into 0.035·p² + 1.3·log2(p)², 51 % off."""
+    data = table(lambda p: np.where(p <= 6, 10.0, 2 * p - 2), range(1, 17), noise=0.02, seed=3)
+    searcher = segments.Searcher()
+    split = segments.find(data, "p", searcher)
+    assert split.chosen and split.last in (5, 6)
+    below, above = segments.parts(data, split)
+    law = searcher(above)
+    assert str(law.template) == "a0 + c0*p" and law.constants["a0"] < 0
+    assert law.predict({"p": np.array([64.0])})[0] == pytest.approx(126, rel=0.02)
+    assert "constant free to be negative" in above.notes[-1]

@@ -21,6 +21,7 @@ from ..law import Law
 from ..repeats import check_measure, summarised
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
+from ..segments import grammar_of
 from ..vocabulary import law_name
 from . import beside, segmented
 from .common import (
@@ -109,7 +110,7 @@ def run(
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 try:
                     result = search(
-                        dataset, grammar=rules, mapping=mapping, intrinsic=intrinsic_factors, settings=settings,
+                        dataset, grammar=grammar_of(rules) if dataset.segment else rules, mapping=mapping, intrinsic=intrinsic_factors, settings=settings,
                         progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                     )
                 except SearchError as exc:
