@@ -182,6 +182,7 @@ def statistic_noise(config: np.ndarray, y: np.ndarray, measure: str) -> tuple[fl
         pool = deviation[repeated] * np.sqrt(counts[config][repeated] / (counts[config][repeated] - 1))
         rng = np.random.default_rng(0)
         take = {"median": np.median, "min": np.min, "max": np.max}[measure]
-        factors = np.array([1.0 if m == 1 else float(np.var(take(rng.choice(pool, (DRAWS, m)), axis=1)) / np.mean(pool**2))
+        one_run = float(np.mean(pool**2))
+        factors = np.array([1.0 if m == 1 else float(np.var(take(rng.choice(pool, (DRAWS, m)), axis=1))) / one_run
                             for m in sizes])
     return variance * float(np.average(factors, weights=how_many)), dof

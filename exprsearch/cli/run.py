@@ -109,8 +109,9 @@ def run(
             with _progress(quiet=json_) as bar:
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 try:
-                    result = search(
-                        dataset, grammar=grammar_of(rules) if dataset.segment else rules, mapping=mapping, intrinsic=intrinsic_factors, settings=settings,
+                    result = search(  # a segment's law may have a negative constant (segments.grammar_of)
+                        dataset, grammar=grammar_of(rules) if dataset.segment else rules, mapping=mapping,
+                        intrinsic=intrinsic_factors, settings=settings,
                         progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                     )
                 except SearchError as exc:
