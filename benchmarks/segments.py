@@ -64,7 +64,7 @@ def fit(dataset: Dataset):
 
 def ours(dataset: Dataset) -> tuple[segments.Split, list]:
     """The split search and the law of each segment (one law where no split is chosen), as ``run
-    --segments p`` searches them (a segment's law in segments.grammar_of)."""
+    --segments p`` searches them (the law above a change in segments.grammar_for's grammar)."""
     searcher = segments.Searcher()
     split = segments.find(dataset, "p", searcher)
     pieces = segments.parts(dataset, split) if split.chosen else (dataset,)

@@ -85,11 +85,12 @@ def model_series(job: _Job) -> SeriesLaw:
     where it has one); a series that cannot be modelled gets its reason, not an exception."""
     try:
         dataset, said = _last_segment(job) if job.segments else (job.dataset, ())
-        grammar = job.grammar
-        if dataset.segment:  # the law above a change of regime, searched as a segment's law is
-            from .segments import grammar_of
+        if dataset.segment:  # the law above a change of regime, searched as run searches it
+            from .segments import grammar_for
 
-            grammar = grammar_of(job.grammar)
+            grammar = grammar_for(job.grammar, dataset)
+        else:
+            grammar = job.grammar
         result = search(dataset, grammar=grammar, mapping=job.mapping, intrinsic=job.intrinsic,
                         settings=replace(job.settings, jobs=1))
     except ExprsearchError as exc:

@@ -84,10 +84,11 @@ def find(dataset: Dataset, factor: str, fit: Fit, progress: Callable[[int, int],
     bic_one = _bic(_squares(one, dataset), len(one.constants), n)
     limited = _stopped(one)
     cuts = range(MIN_VALUES, len(values) - MIN_VALUES + 1)
-    jobs = []  # each split's side below, then above
+    jobs = []  # each split's side below, then above (which grammar_for frees)
     for cut in cuts:
         below = column < values[cut]
-        jobs += [(fit, dataset.subset(below)), (fit, dataset.subset(~below))]
+        above = replace(dataset.subset(~below), segment=(factor, float(values[cut]), float(values[-1]), "above"))
+        jobs += [(fit, dataset.subset(below)), (fit, above)]
     scores: list[tuple[float, int] | None] = [None] * len(jobs)
     for done, (i, score) in enumerate((executor or InProcess()).run(_score, jobs), start=1):
         scores[i] = None if score is None else score[:2]
@@ -118,18 +119,21 @@ class Searcher:
     settings: SearchSettings = field(default_factory=SearchSettings)
 
     def __call__(self, dataset: Dataset) -> Law:
-        return search(dataset, grammar=grammar_of(self.grammar), mapping=self.mapping, intrinsic=self.intrinsic,
+        return search(dataset, grammar=grammar_for(self.grammar, dataset), mapping=self.mapping, intrinsic=self.intrinsic,
                       settings=replace(self.settings, resamples=0)).law
 
 
-def grammar_of(grammar: Grammar | str) -> Grammar:
-    """The grammar the laws of segments are searched in: ``grammar`` with the constant every law
-    adds free to be negative (:func:`exprsearch.grammar.free_constant`). A law need hold only over
-    its segment, where it is checked positive, and a regime that starts at a knee (``2·p − 2``
-    above p = 6) has a negative constant; with it non-negative the default grammar bent such a
-    line into ``0.035·p² + 1.3·log2(p)²``, 51 % off at four times the segment's largest p. Every law
-    :func:`find` compares (the one law too) is searched in it, so that the freedom does not decide
-    the split."""
+def grammar_for(grammar: Grammar | str, dataset: Dataset) -> Grammar | str:
+    """The grammar ``dataset``'s law is searched in: ``grammar``, or, for the segment above a change
+    of regime, ``grammar`` with the constant every law adds free to be negative
+    (:func:`exprsearch.grammar.free_constant`). A regime that starts at a change (a knee: ``2·p − 2``
+    above p = 6) has a negative constant, and its law need hold only from there on, where it is
+    checked positive; with the constant non-negative the default grammar bent such a line into
+    ``0.035·p² + 1.3·log2(p)²``, 51 % off at four times the segment's largest p. A law that starts
+    at the smallest measured value (the one law, the segment below) keeps the grammar as written:
+    freed there, four points below a parameter server's limit got ``−13 + 46/p² + 84/√p``."""
+    if dataset.segment is None or dataset.segment[3] != "above":
+        return grammar
     return free_constant(load(grammar) if isinstance(grammar, str) else grammar)
 
 
@@ -155,10 +159,11 @@ def parts(dataset: Dataset, split: Split) -> tuple[Dataset, Dataset]:
     and its side of the split (``below`` or ``above``)."""
     column = dataset.column(split.factor)
     below = column <= split.last
-    said = ("its law is searched with the constant free to be negative (a0 where the grammar's constant is "
-            "non-negative), as it need hold only over this segment",)
+    said = {"below": (), "above": ("its law is searched with the constant free to be negative (a0 where the "
+                                   "grammar's constant is non-negative), as a regime that starts at a change may need",)}
     return tuple(replace(dataset.subset(rows), segment=(split.factor, float(column[rows].min()),
-                                                        float(column[rows].max()), side), notes=dataset.notes + said)
+                                                        float(column[rows].max()), side),
+                         notes=dataset.notes + said[side])
                  for rows, side in ((below, "below"), (~below, "above")))  # type: ignore[return-value]
 
 

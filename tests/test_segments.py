@@ -149,3 +149,15 @@ def test_a_regime_that_starts_at_a_knee_gets_its_line_with_a_negative_constant()
     assert str(law.template) == "a0 + c0*p" and law.constants["a0"] < 0
     assert law.predict({"p": np.array([64.0])})[0] == pytest.approx(126, rel=0.02)
     assert "constant free to be negative" in above.notes[-1]
+
+
+def test_only_the_law_above_a_change_may_have_a_negative_constant():
+    """A law that starts at the smallest measured value (the whole series, the segment below)
+    keeps the grammar as written; the one above the change gets the constant of either sign."""
+    data = table(lambda p: np.where(p <= 6, 10.0, 2 * p - 2), range(1, 17))
+    split = segments.find(data, "p", fit)
+    below, above = segments.parts(data, split)
+    assert segments.grammar_for("default", data) == "default" and segments.grammar_for("default", below) == "default"
+    freed = segments.grammar_for("default", above)
+    assert [a.text for a in freed.rules["start"]] == ["a + <term>{0,3}"]
+    assert not below.notes or "negative" not in below.notes[-1]

@@ -21,7 +21,7 @@ from ..law import Law
 from ..repeats import check_measure, summarised
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
-from ..segments import grammar_of
+from ..segments import grammar_for
 from ..vocabulary import law_name
 from . import beside, segmented
 from .common import (
@@ -109,9 +109,9 @@ def run(
             with _progress(quiet=json_) as bar:
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
                 try:
-                    result = search(  # a segment's law may have a negative constant (segments.grammar_of)
-                        dataset, grammar=grammar_of(rules) if dataset.segment else rules, mapping=mapping,
-                        intrinsic=intrinsic_factors, settings=settings,
+                    result = search(  # above a change of regime the constant may be negative
+                        dataset, grammar=grammar_for(rules, dataset), mapping=mapping, intrinsic=intrinsic_factors,
+                        settings=settings,
                         progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
                     )
                 except SearchError as exc:
