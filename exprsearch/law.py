@@ -228,6 +228,11 @@ def locate(path: str | Path) -> Path:
     path = Path(path)
     if path.is_dir():
         if not (path / "law.json").is_file():
+            inside = sorted(f.name for f in path.iterdir() if (f / "law.json").is_file())
+            if inside:  # run --by, --segments or a file of several series: a folder per law
+                shown = ", ".join(inside[:4]) + (", …" if len(inside) > 4 else "")
+                raise LawError(f"'{path}' holds {len(inside)} laws, each in its own folder ({shown}); give one, "
+                               f"such as {path / inside[-1]}")
             raise LawError(f"'{path}' is a folder with no law.json in it; give the law.json that run wrote, "
                            "or the folder run --out wrote it to")
         return path / "law.json"
@@ -243,3 +248,18 @@ def load(path: str | Path) -> Law:
         return Law.from_json(path.read_text())
     except LawError as exc:
         raise LawError(f"{path}: {exc}") from None
+
+
+def segment_laws(path: str | Path) -> list[Law] | None:
+    """The laws of one series' segments, ordered along their factor, where ``path`` is the folder
+    ``run --segments`` wrote them to (each in a folder of its own); None where it is anything else."""
+    path = Path(path)
+    if not path.is_dir() or (path / "law.json").is_file():
+        return None
+    laws = [load(f) for f in sorted(path.iterdir()) if (f / "law.json").is_file()]
+    segments = [law.dataset.get("segment") for law in laws]
+    if len(laws) < 2 or not all(segments) or len({s["factor"] for s in segments}) != 1:
+        return None
+    series = {(json.dumps(law.dataset.get("group"), sort_keys=True), law.dataset.get("series"), law.target)
+              for law in laws}
+    return sorted(laws, key=lambda law: law.dataset["segment"]["from"]) if len(series) == 1 else None

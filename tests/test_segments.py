@@ -85,6 +85,18 @@ def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
     assert plain.exit_code == 0 and "change of regime" not in plain.output and "warning" not in plain.output
     beyond = CliRunner().invoke(app, ["predict", str(tmp_path / "o" / folders[-1]), "--at", "p=40"])
     assert "change of regime" not in beyond.output and "4× the largest measured p" in " ".join(beyond.output.split())
+    # the folder of both segments: each configuration by its segment's law; other commands name the folders
+    both = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--at", "p=3", "--at", "p=9", "--json"])
+    assert both.exit_code == 0, both.output
+    rows = json.loads(both.stdout)["predictions"]
+    assert [r["segment"] for r in rows] == [f"p=1..{low - 1:g}", f"p={low:g}..10"]
+    assert [r["time"] for r in rows] == pytest.approx([9, 39], rel=1e-3)
+    assert "each configuration is predicted by the law of its segment of p" in " ".join(both.stderr.split())
+    plotted = CliRunner().invoke(app, ["explain", str(tmp_path / "o")])
+    assert plotted.exit_code == 2 and f"holds 2 laws, each in its own folder ({', '.join(folders)}); give one" \
+        in " ".join(plotted.output.split())
+    levelled = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--at", "p=3", "--levels", "p"])
+    assert levelled.exit_code == 2 and "give one segment's law.json" in levelled.output
 
 
 def test_run_by_groups_splits_those_it_can_and_fits_one_law_to_the_others(tmp_path):

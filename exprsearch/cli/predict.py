@@ -29,11 +29,17 @@ def predict(
 
     import pandas as pd
 
-    from ..configs import ConfigError, check_defined, check_factors, parse_point, setting
-    from .decide import _far_outside, _law, _read_levels
+    from ..configs import ConfigError, check_factors, parse_point, setting
+    from .decide import _law
 
     def work():
-        law = _law(law_file)
+        from ..law import segment_laws
+
+        pieces = segment_laws(law_file)  # the folder run --segments wrote a series' segments to
+        if pieces and levels is not None:
+            raise ConfigError(f"--levels: give one segment's law.json (in a folder of '{law_file}'), not the folder of "
+                              "all its segments")
+        law = pieces[-1] if pieces else _law(law_file)  # the segments' laws share their factors
         if data is not None:
             from ..data import configurations
             from ..tables import file_lines, read_table
@@ -61,24 +67,10 @@ def predict(
         else:
             raise ConfigError("give configurations with --at p=128,n=16000 or --data FILE")
         frame = frame.copy()
-        warnings = [w for f in columns if (w := _far_outside(law, f, columns[f]))]
-        if levels is not None:
-            per_value = _read_levels(law_file, law, levels)
-            frame[law.target] = per_value.predict(columns)
-            if not per_value.preferred:
-                warnings.append(f"the law over the values of '{levels}' explained the measurements as well as "
-                                "these per-value constants; without --levels it predicts unmeasured values too")
+        if pieces:
+            frame, warnings = _piecewise(pieces, columns, frame, data, lines)
         else:
-            frame[law.target] = check_defined(law, columns, f"--data '{data}'" if data is not None else "--at",
-                                              table=data is not None, lines=lines)
-        if law.bootstrap and levels is None:
-            frame["low_95"], frame["high_95"] = law.predict_interval(columns)
-            width = (frame["high_95"] - frame["low_95"]) / frame[law.target]
-            if (width > 0.5).any():
-                warnings.append(f"the 95 % prediction interval is wider than half the prediction at "
-                                f"{int((width > 0.5).sum())} configuration(s)")
-        if levels is None:
-            warnings += _apart(law, columns, frame)
+            frame, warnings = _predicted(law, law_file, columns, frame, levels, data, lines)
         if measured is not None:  # the table holds the target: set beside the prediction, not replaced
             frame["measured"] = measured
             frame["error_pct"] = 100 * (frame[law.target] / measured - 1)
@@ -105,11 +97,12 @@ def predict(
     parted = any(PARTED in w for w in warnings)  # the other plausible laws' range, where it matters
     extra = [c for c in ("low_95", "high_95", *(("plausible_low", "plausible_high") if parted else ()), "measured",
                          "runs", "error_pct") if c in frame]
-    table = Table(*[*factors, law.target, *(c.replace("_pct", " %") for c in extra)])
+    segmented = ["segment"] if "segment" in frame else []  # predicted by a folder of segments' laws
+    table = Table(*[*factors, *segmented, law.target, *(c.replace("_pct", " %") for c in extra)])
     for column in table.columns:
         column.overflow = "fold"  # a number cut to '1.2413…' would read as another number
     for _, row in frame.iterrows():
-        table.add_row(*[setting(row[f]) for f in factors],
+        table.add_row(*[setting(row[f]) for f in factors], *[row[c] for c in segmented],
                       *["" if row[c] != row[c] else f"{row[c]:+.3g}" if c == "error_pct" else
                         f"{int(row[c])}" if c == "runs" else f"{row[c]:.6g}" for c in (law.target, *extra)])
     out.print(table)
@@ -124,6 +117,68 @@ def predict(
                   highlight=False)
 
 
+def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Path | None, lines):
+    """``frame`` (the configurations, ``columns`` by factor) with the law's prediction, its interval
+    and the other plausible laws' range where they part, and the warnings."""
+    from ..configs import check_defined
+    from .decide import _far_outside, _read_levels
+
+    warnings = [w for f in columns if (w := _far_outside(law, f, columns[f]))]
+    if levels is not None:
+        per_value = _read_levels(law_file, law, levels)
+        frame[law.target] = per_value.predict(columns)
+        if not per_value.preferred:
+            warnings.append(f"the law over the values of '{levels}' explained the measurements as well as "
+                            "these per-value constants; without --levels it predicts unmeasured values too")
+    else:
+        frame[law.target] = check_defined(law, columns, f"--data '{data}'" if data is not None else "--at",
+                                          table=data is not None, lines=lines)
+    if law.bootstrap and levels is None:
+        frame["low_95"], frame["high_95"] = law.predict_interval(columns)
+        width = (frame["high_95"] - frame["low_95"]) / frame[law.target]
+        if (width > 0.5).any():
+            warnings.append(f"the 95 % prediction interval is wider than half the prediction at "
+                            f"{int((width > 0.5).sum())} configuration(s)")
+    if levels is None:
+        warnings += _apart(law, columns, frame)
+    return frame, warnings
+
+
+def _piecewise(laws: list, columns: dict, frame, data: Path | None, lines):
+    """Each configuration predicted by the law of the segment it lies in (``laws``: one series'
+    segments along their factor; a value between two segments goes to the nearer), as
+    :func:`_predicted` does for one law, with the segment named beside it."""
+    import pandas as pd
+
+    from ..configs import ConfigError, setting
+    from ..segments import name
+
+    factor = laws[0].dataset["segment"]["factor"]
+    spans = [law.dataset["segment"] for law in laws]
+    named = [name("", (s["factor"], s["from"], s["to"], s["side"])) for s in spans]
+    edges = [(below["to"] + above["from"]) / 2 for below, above in zip(spans, spans[1:])]
+    if factor not in columns:
+        raise ConfigError(f"give factor '{factor}' a value in every configuration: it says which segment's law "
+                          "predicts it")
+    which = np.searchsorted(edges, columns[factor], side="right")
+    parts, order, warnings = [], [], []
+    for k, law in enumerate(laws):
+        rows = np.flatnonzero(which == k)
+        if not rows.size:
+            continue
+        segment = named[k]
+        part, said = _predicted(law, None, {f: v[rows] for f, v in columns.items()}, frame.iloc[rows].copy(), None, data,
+                                None if lines is None else lines[rows])
+        parts.append(part.assign(segment=segment))
+        order.append(rows)
+        warnings += [f"{segment}: {w}" for w in said]
+    _note(f"each configuration is predicted by the law of its segment of {factor} ("
+          + "; ".join(f"{named[k]} {'below' if k < len(edges) else 'from'} {factor} = "
+                      f"{setting(edges[min(k, len(edges) - 1)])}" for k in range(len(laws))) + ")")
+    merged = pd.concat(parts)
+    return merged.iloc[np.argsort(np.concatenate(order), kind="stable")], warnings
+
+
 def _by_configuration(frame, target: str, factors: list[str]):
     """``frame`` with one row per configuration of ``factors`` where the rows repeat them: the
     prediction, the median of the measured runs, their count and the error; and, where the rows
@@ -133,7 +188,7 @@ def _by_configuration(frame, target: str, factors: list[str]):
 
     if "measured" not in frame or not frame.duplicated(factors).any():
         return frame, None
-    kept = [c for c in (target, "low_95", "high_95") if c in frame]
+    kept = [c for c in (target, "segment", "low_95", "high_95") if c in frame]
     shown = frame.groupby(factors, sort=False)[kept].first()
     steps = runs(frame, [str(c) for c in frame.columns], factors, "measured")
     run = None if steps is None else run_of(frame[factors].to_numpy(dtype=float), np.arange(len(frame)), steps)
