@@ -180,6 +180,11 @@ def segmented(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> No
     law = laws[int(rng.integers(0, len(laws)))]
     at = ",".join(f"{c}={float(frame[c].max()) * 2:g}" for c in frame.columns if c != "time")
     run(["predict", law, "--at", at], data)
+    # the folder of all segments: each configuration by its segment's law (or a sentence naming the folders)
+    points = [",".join(f"{c}={float(rng.choice(frame[c].unique())) * float(rng.choice([0.5, 1, 1.5, 3])):g}"
+                       for c in frame.columns if c != "time") for _ in range(int(rng.integers(1, 5)))]
+    run(["predict", out, *[a for point in points for a in ("--at", point)], *(["--json"] if rng.random() < 0.3 else [])],
+        data)
     run(["explain", law, "--vary", "p", *(["--fix", f"n={float(frame['n'].max()):g}"] if "n" in frame else [])],
         data)
     if rng.random() < 0.2:
