@@ -250,9 +250,87 @@ def load(path: str | Path) -> Law:
         raise LawError(f"{path}: {exc}") from None
 
 
-def segment_laws(path: str | Path) -> list[Law] | None:
-    """The laws of one series' segments, ordered along their factor, where ``path`` is the folder
-    ``run --segments`` wrote them to (each in a folder of its own); None where it is anything else."""
+
+@dataclass(frozen=True)
+class Segmented:
+    """A series' segments' laws (``run --segments``), ordered along their factor, as one law of
+    the target: each configuration by the law of its segment, a value between two segments by
+    the nearer (the edge is halfway). What ``predict`` and ``optimize`` ask of a law."""
+
+    laws: tuple[Law, ...]
+
+    @property
+    def factor(self) -> str:
+        return self.laws[0].dataset["segment"]["factor"]
+
+    @property
+    def edges(self) -> list[float]:
+        spans = [law.dataset["segment"] for law in self.laws]
+        return [(below["to"] + above["from"]) / 2 for below, above in zip(spans, spans[1:])]
+
+    @property
+    def names(self) -> list[str]:
+        """Each segment as run's folders name it: ``p=1..6``."""
+        from .segments import name  # segments searches: imported only where a folder of them is read
+
+        return [name("", (s["factor"], s["from"], s["to"], s["side"])) for s in (law.dataset["segment"] for law in self.laws)]
+
+    def which(self, values: np.ndarray) -> np.ndarray:
+        """The segment (its index in ``laws``) of each value of the factor."""
+        return np.searchsorted(self.edges, np.asarray(values, dtype=float), side="right")
+
+    def predict(self, data: Mapping[str, object]) -> np.ndarray:
+        segment = self.which(np.asarray(data[self.factor], dtype=float))
+        columns = {f: np.broadcast_to(np.asarray(data[f], dtype=float), segment.shape) for f in self.factors if f in data}
+        out = np.full(segment.shape, np.nan)
+        for k, law in enumerate(self.laws):
+            rows = segment == k
+            if rows.any():
+                out[rows] = law.predict({f: v[rows] for f, v in columns.items()})
+        return out
+
+    def uses(self, factor: str) -> bool:
+        return factor == self.factor or any(law.uses(factor) for law in self.laws)
+
+    def durations(self, predicted: np.ndarray, work: float | None = None) -> np.ndarray | None:
+        return self.laws[0].durations(predicted, work)
+
+    @property
+    def target(self) -> str:
+        return self.laws[0].target
+
+    @property
+    def factors(self) -> tuple[str, ...]:
+        return self.laws[0].factors
+
+    @property
+    def rate(self) -> bool:
+        return self.laws[0].rate
+
+    @property
+    def held(self) -> dict[str, float]:
+        return self.laws[0].held
+
+    @property
+    def domain(self) -> dict[str, list[float]]:
+        """Each factor's measured range over all segments."""
+        spans = [law.domain for law in self.laws]
+        return {f: [min(d[f][0] for d in spans), max(d[f][1] for d in spans)] for f in spans[0]
+                if all(f in d for d in spans)}
+
+    @property
+    def dataset(self) -> dict:
+        """The data's record, without the one segment's range."""
+        return {k: v for k, v in self.laws[0].dataset.items() if k != "segment"}
+
+    @property
+    def search(self) -> dict:
+        return {}
+
+
+def segment_laws(path: str | Path) -> Segmented | None:
+    """The laws of one series' segments, where ``path`` is the folder ``run --segments`` wrote them
+    to (each in a folder of its own); None where it is anything else."""
     path = Path(path)
     if not path.is_dir() or (path / "law.json").is_file():
         return None
@@ -262,4 +340,6 @@ def segment_laws(path: str | Path) -> list[Law] | None:
         return None
     series = {(json.dumps(law.dataset.get("group"), sort_keys=True), law.dataset.get("series"), law.target)
               for law in laws}
-    return sorted(laws, key=lambda law: law.dataset["segment"]["from"]) if len(series) == 1 else None
+    if len(series) != 1:
+        return None
+    return Segmented(tuple(sorted(laws, key=lambda law: law.dataset["segment"]["from"])))

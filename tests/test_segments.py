@@ -109,6 +109,15 @@ def test_run_by_groups_splits_those_it_can_and_fits_one_law_to_the_others(tmp_pa
     assert sorted(laws)[-1] == "kind=b" and "error" not in laws["kind=b"]
     assert "kind=b: --segments p: p was measured at 4 value(s)" in " ".join(result.stderr.split())
     assert len([name for name in laws if name.startswith("kind=a,p=")]) == 2
+    # a group's segments in its own folder, which predict and optimize take whole
+    assert sorted(f.name for f in (tmp_path / "o").iterdir()) == ["kind_a", "kind_b"]
+    assert len(list((tmp_path / "o" / "kind_a").glob("p_*/law.json"))) == 2
+    both = CliRunner().invoke(app, ["predict", str(tmp_path / "o" / "kind_a"), "--at", "p=2", "--at", "p=9", "--json"])
+    assert both.exit_code == 0 and [r["time"] for r in json.loads(both.stdout)["predictions"]] == pytest.approx(
+        [4, 39], rel=1e-3)
+    fastest = CliRunner().invoke(app, ["optimize", str(tmp_path / "o" / "kind_a"), "--vary", "p=1..10", "--json"])
+    best = json.loads(fastest.stdout)["best"]
+    assert fastest.exit_code == 0 and best["config"] == {"p": 1.0} and best["value"] == pytest.approx(1, rel=1e-3)
     nowhere = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--by", "kind", "--segments",
                                        "n", "--out", str(tmp_path / "n")])
     assert nowhere.exit_code == 2 and "the data have no factor n" in nowhere.output

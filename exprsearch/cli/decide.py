@@ -241,7 +241,17 @@ def optimize_command(
     notes: list[str] = []
 
     def work():
-        law = _law_at_level(law_file, levels, _fixed(fix))
+        from ..law import segment_laws
+
+        law = segment_laws(law_file)  # the folder run --segments wrote a series' segments to: each by its own law
+        if law is not None:
+            if levels is not None:
+                raise ConfigError(f"--levels: give one segment's law.json (in a folder of '{law_file}'), not the "
+                                  "folder of all its segments")
+            notes.append(f"each configuration is predicted by the law of its segment of {law.factor} ("
+                         + "; ".join(law.names) + ")")
+        else:
+            law = _law_at_level(law_file, levels, _fixed(fix))
         table = None
         if price_sheet is not None and price_table is None:
             raise ConfigError("--price-sheet names a sheet of the --price-table workbook; give --price-table")

@@ -39,7 +39,7 @@ def predict(
         if pieces and levels is not None:
             raise ConfigError(f"--levels: give one segment's law.json (in a folder of '{law_file}'), not the folder of "
                               "all its segments")
-        law = pieces[-1] if pieces else _law(law_file)  # the segments' laws share their factors
+        law = pieces.laws[-1] if pieces else _law(law_file)  # the segments' laws share their factors
         if data is not None:
             from ..data import configurations
             from ..tables import file_lines, read_table
@@ -144,37 +144,32 @@ def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Pa
     return frame, warnings
 
 
-def _piecewise(laws: list, columns: dict, frame, data: Path | None, lines):
-    """Each configuration predicted by the law of the segment it lies in (``laws``: one series'
-    segments along their factor; a value between two segments goes to the nearer), as
-    :func:`_predicted` does for one law, with the segment named beside it."""
+def _piecewise(pieces, columns: dict, frame, data: Path | None, lines):
+    """Each configuration predicted by the law of the segment it lies in (``pieces``: a
+    :class:`exprsearch.law.Segmented`), as :func:`_predicted` does for one law, with the segment
+    named beside it."""
     import pandas as pd
 
     from ..configs import ConfigError, setting
-    from ..segments import name
 
-    factor = laws[0].dataset["segment"]["factor"]
-    spans = [law.dataset["segment"] for law in laws]
-    named = [name("", (s["factor"], s["from"], s["to"], s["side"])) for s in spans]
-    edges = [(below["to"] + above["from"]) / 2 for below, above in zip(spans, spans[1:])]
+    factor, edges, named = pieces.factor, pieces.edges, pieces.names
     if factor not in columns:
         raise ConfigError(f"give factor '{factor}' a value in every configuration: it says which segment's law "
                           "predicts it")
-    which = np.searchsorted(edges, columns[factor], side="right")
+    which = pieces.which(columns[factor])
     parts, order, warnings = [], [], []
-    for k, law in enumerate(laws):
+    for k, law in enumerate(pieces.laws):
         rows = np.flatnonzero(which == k)
         if not rows.size:
             continue
-        segment = named[k]
-        part, said = _predicted(law, None, {f: v[rows] for f, v in columns.items()}, frame.iloc[rows].copy(), None, data,
-                                None if lines is None else lines[rows])
-        parts.append(part.assign(segment=segment))
+        part, said = _predicted(law, None, {f: v[rows] for f, v in columns.items()}, frame.iloc[rows].copy(), None,
+                                data, None if lines is None else lines[rows])
+        parts.append(part.assign(segment=named[k]))
         order.append(rows)
-        warnings += [f"{segment}: {w}" for w in said]
+        warnings += [f"{named[k]}: {w}" for w in said]
     _note(f"each configuration is predicted by the law of its segment of {factor} ("
           + "; ".join(f"{named[k]} {'below' if k < len(edges) else 'from'} {factor} = "
-                      f"{setting(edges[min(k, len(edges) - 1)])}" for k in range(len(laws))) + ")")
+                      f"{setting(edges[min(k, len(edges) - 1)])}" for k in range(len(named))) + ")")
     merged = pd.concat(parts)
     return merged.iloc[np.argsort(np.concatenate(order), kind="stable")], warnings
 

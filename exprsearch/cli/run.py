@@ -22,6 +22,7 @@ from ..repeats import check_measure, summarised
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
 from ..segments import grammar_for
+from ..segments import name as segment_name
 from ..vocabulary import law_name
 from . import beside, segmented
 from .common import (
@@ -97,7 +98,7 @@ def run(
         if segments:
             datasets = segmented.split(datasets, law_name(segments), rules, mapping, intrinsic_factors, settings,
                                        json_)
-        where = {name: directory / _folder(name) if len(datasets) > 1 else directory for name in datasets}
+        where = {name: _place(directory, name, dataset, len(datasets)) for name, dataset in datasets.items()}
         for folder in where.values():  # before the search, not after it
             if force:
                 export.check_writable(folder)
@@ -374,3 +375,14 @@ def _chosen(result: Result, directory: Path) -> None:
     out.print(f"wrote {', '.join(export.FILES)} to {directory}", highlight=False)
 
 
+def _place(directory: Path, name: str, dataset, count: int) -> Path:
+    """The folder of one law of a run of ``count``: ``directory`` itself for a run of one, else a
+    folder per group or series, holding one folder per segment where --segments split it (so
+    that the series' folder is what predict and optimize take whole)."""
+    if count == 1:
+        return directory
+    if dataset.segment is None:
+        return directory / _folder(name)
+    own = segment_name("", dataset.segment)
+    base = name.removesuffix(own).removesuffix(",")
+    return (directory / _folder(base) if base else directory) / _folder(own)
