@@ -250,7 +250,6 @@ def load(path: str | Path) -> Law:
         raise LawError(f"{path}: {exc}") from None
 
 
-
 @dataclass(frozen=True)
 class Segmented:
     """A series' segments' laws (``run --segments``), ordered along their factor, as one law of
@@ -273,7 +272,8 @@ class Segmented:
         """Each segment as run's folders name it: ``p=1..6``."""
         from .segments import name  # segments searches: imported only where a folder of them is read
 
-        return [name("", (s["factor"], s["from"], s["to"], s["side"])) for s in (law.dataset["segment"] for law in self.laws)]
+        spans = [law.dataset["segment"] for law in self.laws]
+        return [name("", (s["factor"], s["from"], s["to"], s["side"])) for s in spans]
 
     def which(self, values: np.ndarray) -> np.ndarray:
         """The segment (its index in ``laws``) of each value of the factor."""
@@ -281,7 +281,8 @@ class Segmented:
 
     def predict(self, data: Mapping[str, object]) -> np.ndarray:
         segment = self.which(np.asarray(data[self.factor], dtype=float))
-        columns = {f: np.broadcast_to(np.asarray(data[f], dtype=float), segment.shape) for f in self.factors if f in data}
+        columns = {f: np.broadcast_to(np.asarray(data[f], dtype=float), segment.shape)
+                   for f in self.factors if f in data}
         out = np.full(segment.shape, np.nan)
         for k, law in enumerate(self.laws):
             rows = segment == k
