@@ -189,6 +189,8 @@ def segmented(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> No
         data)
     if rng.random() < 0.2:
         run(["plot", law, data, "--out", folder / f"segplots{n}"], data)
+    if rng.random() < 0.2:  # the folder of all segments: both laws along the factor
+        run(["plot", out, "--out", folder / f"segfolder{n}"], data)
 
 
 KINDS = {"grids": grids, "groups": groups, "mangled": mangled, "segmented": segmented}

@@ -188,6 +188,45 @@ def pareto_set(choices: list, best, target: str, path: Path, budget: float | Non
     return _save(fig, path)
 
 
+def segments_along(pieces, path: Path, data: Dataset | None = None, fixed: dict[str, float] | None = None) -> Path:
+    """A series' segments (:class:`exprsearch.law.Segmented`) along their factor: each law solid over
+    its side of the change and dashed across the other, where it does not hold, the change marked,
+    beside the measurements at the other factors' ``fixed`` values."""
+    plt = require_matplotlib()
+    fixed = fixed or {}
+    factor, edges, names = pieces.factor, pieces.edges, pieces.names
+    low, high = pieces.domain.get(factor, [1.0, 1.0])
+    x = np.geomspace(low, 4 * high, 200) if low > 0 else np.linspace(low, 4 * high, 200)
+    columns = {factor: x, **{k: np.full_like(x, v) for k, v in fixed.items()}}
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    which = pieces.which(x)
+    held = []  # what each law gives where it holds: the axis is drawn for these and the measurements
+    for k, (law, name) in enumerate(zip(pieces.laws, names)):
+        with np.errstate(all="ignore"):
+            y = law.predict(columns)
+        held.append(y[which == k])
+        line, = ax.plot(x[which == k], y[which == k], lw=2, label=f"law of {name}")
+        ax.plot(x, np.where((which != k) & (y > 0), y, np.nan), ls="--", lw=1, color=line.get_color(), alpha=0.6)
+    for edge in edges:
+        ax.axvline(edge, color="red", ls=":", label=f"change of regime, {factor} ≈ {edge:.4g}")
+    ax.axvspan(high, x.max(), color="grey", alpha=0.15, label="extrapolation")
+    if data is not None and factor in data.factors:
+        rows = matching_rows(data, fixed)
+        if rows.any():
+            where = f" at {_levels(fixed)}" if fixed else ""
+            ax.scatter(data.column(factor)[rows], data.y[rows], s=12, color="k", alpha=0.6,
+                       label=f"{_measured(data)}{where} ({int(rows.sum())})", zorder=3)
+    shown = np.concatenate([*held, data.y if data is not None else []])
+    shown = shown[np.isfinite(shown) & (shown > 0)]
+    if shown.size:
+        ax.set_ylim(shown.min() / 2, shown.max() * 2)  # a law dashed where it does not hold may dive or soar
+    ax.set(xscale="log" if x.min() > 0 else "linear", yscale="log", xlabel=factor, ylabel=pieces.target,
+           title=f"{pieces.target} along {factor}, a law on each side of the change"
+           + (f" ({_levels(fixed)})" if fixed else ""))
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
 def all_figures(law: Law, directory: Path, data: Dataset | None = None, front_rows: list[dict] | None = None,
                 view: tuple[str, np.ndarray, dict[str, float]] | None = None) -> list[Path]:
     """Every figure that the inputs allow, written into ``directory``."""

@@ -97,6 +97,11 @@ def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
         in " ".join(plotted.output.split())
     levelled = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--at", "p=3", "--levels", "p"])
     assert levelled.exit_code == 2 and "give one segment's law.json" in levelled.output
+    drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o")])  # both laws and the whole series, read back
+    assert drawn.exit_code == 0 and (tmp_path / "o" / "segments_along.png").stat().st_size > 10_000, drawn.output
+    assert "no measurements" not in drawn.output
+    along_n = CliRunner().invoke(app, ["plot", str(tmp_path / "o"), "--vary", "n=1..4"])
+    assert along_n.exit_code == 2 and "the segments are drawn along their factor, p" in along_n.output
 
 
 def test_run_by_groups_splits_those_it_can_and_fits_one_law_to_the_others(tmp_path):

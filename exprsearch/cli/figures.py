@@ -30,7 +30,11 @@ def plot_command(
 
     def work():
         from ..export import FIGURES, check_free
+        from ..law import segment_laws
 
+        pieces = segment_laws(law_file)  # the folder run --segments wrote a series' segments to
+        if pieces is not None:
+            return [_segments_figure(pieces, law_file, data, vary, fix, out_dir, force, notes)]
         law = _law(law_file)
         folder = _folder(law_file)
         # the law's folder holds its own figures, redrawn; another directory may hold the user's files
@@ -122,3 +126,33 @@ def _fitted_data(law, notes: list[str]):
     return None
 
 
+SEGMENTS_FIGURE = "segments_along.png"
+
+
+def _segments_figure(pieces, folder: Path, data: Path | None, vary: str | None, fix: list[str], out_dir: Path | None,
+                     force: bool, notes: list[str]) -> Path:
+    """The figure of a series' segments along their factor, beside the whole series' measurements
+    (given, or read back from where law.json says they are), into the segments' folder or --out."""
+    from .. import plot as plots
+    from ..configs import ConfigError
+    from ..errors import ExprsearchError
+    from ..export import check_free
+    from ..repeats import summarised
+
+    if vary is not None:
+        raise ConfigError(f"--vary: the segments are drawn along their factor, {pieces.factor}; give one "
+                          "segment's law.json to draw it along another")
+    law = pieces.laws[-1]
+    if out_dir is not None and not force and out_dir.resolve() != folder.resolve():
+        check_free(out_dir, (SEGMENTS_FIGURE,))
+    whole = None
+    given = data if data is not None else law.dataset.get("path")
+    try:
+        whole = summarised(_read_given(law, Path(given)), law.dataset.get("measure") or "all") if given else None
+    except ExprsearchError as exc:  # the figure is drawn without measurements, and says why
+        notes.append(f"the figure shows no measurements: {exc}")
+    if whole is None and given is None:
+        notes.append("the figure shows no measurements: law.json names no data; pass them: exprsearch plot FOLDER DATA")
+    fixed = {k: v for k, v in plots.default_view(law, whole)[2].items() if k != pieces.factor}
+    fixed.update({k: v for k, v in _fixed(fix).items() if k != pieces.factor})
+    return plots.segments_along(pieces, (out_dir or folder) / SEGMENTS_FIGURE, whole, fixed)
