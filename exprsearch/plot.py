@@ -30,9 +30,10 @@ def require_matplotlib():
     return plt
 
 
-def default_view(law: Law, data: Dataset | None = None) -> tuple[str, np.ndarray, dict[str, float]]:
+def default_view(law: Law, data: Dataset | None = None,
+                 factor: str | None = None) -> tuple[str, np.ndarray, dict[str, float]]:
     """A factor the law trades off (one term falls with it, another grows), else the one with the
-    widest measured range; from its smallest value to 8× its largest. The other factors are held
+    widest measured range (or ``factor``, where given); from its smallest value to 8× its largest. The other factors are held
     at a measured combination (the one measured along most values of the factor, nearest the
     middle of their ranges) so that the curve passes through real measurements; without data, at
     the geometric middle of their measured ranges."""
@@ -47,7 +48,7 @@ def default_view(law: Law, data: Dataset | None = None) -> tuple[str, np.ndarray
         signs = {sympy.sign(sympy.diff(t, x)) for _, t in law.terms() if t.has(x)}
         return bool({-1, 1} <= {int(s) for s in signs if s.is_number})
 
-    factor = max(used, key=lambda f: (trades_off(f), spread(f)))
+    factor = factor or max(used, key=lambda f: (trades_off(f), spread(f)))
     low, high = law.domain.get(factor, [1.0, 1.0])
     values = np.geomspace(low, 8 * high, 60) if low > 0 else np.linspace(low, 8 * high, 60)
     middle = {}

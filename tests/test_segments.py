@@ -187,3 +187,15 @@ def test_only_the_law_above_a_change_may_have_a_negative_constant():
     freed = segments.grammar_for("default", above)
     assert [a.text for a in freed.rules["start"]] == ["a + <term>{0,3}"]
     assert not below.notes or "negative" not in below.notes[-1]
+
+
+def test_the_segments_of_a_series_of_two_factors_are_drawn_at_a_measured_level_of_the_other(tmp_path):
+    rows = "".join(f"{p},{n},{(p**2 if p <= 6 else p + 30) * n / 100}\n" for p in range(1, 11) for n in (100, 10000))
+    (tmp_path / "t.csv").write_text("p,n,time\n" + rows)
+    ran = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--segments", "p", "--bootstrap", "0",
+                                   "--out", str(tmp_path / "o")])
+    assert ran.exit_code == 0 and len(list((tmp_path / "o").glob("p_*/law.json"))) == 2, ran.output
+    drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o")])  # n ranges wider than p: still along p
+    assert drawn.exit_code == 0 and (tmp_path / "o" / "segments_along.png").is_file(), drawn.output
+    fixed = CliRunner().invoke(app, ["plot", str(tmp_path / "o"), "--fix", "n=100", "--out", str(tmp_path / "f")])
+    assert fixed.exit_code == 0 and (tmp_path / "f" / "segments_along.png").is_file(), fixed.output

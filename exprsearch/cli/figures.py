@@ -153,6 +153,6 @@ def _segments_figure(pieces, folder: Path, data: Path | None, vary: str | None, 
         notes.append(f"the figure shows no measurements: {exc}")
     if whole is None and given is None:
         notes.append("the figure shows no measurements: law.json names no data; pass them: exprsearch plot FOLDER DATA")
-    fixed = {k: v for k, v in plots.default_view(law, whole)[2].items() if k != pieces.factor}
-    fixed.update({k: v for k, v in _fixed(fix).items() if k != pieces.factor})
+    fixed = {**plots.default_view(law, whole, pieces.factor)[2], **_fixed(fix)}
+    fixed.pop(pieces.factor, None)
     return plots.segments_along(pieces, (out_dir or folder) / SEGMENTS_FIGURE, whole, fixed)
