@@ -199,3 +199,17 @@ def test_the_segments_of_a_series_of_two_factors_are_drawn_at_a_measured_level_o
     assert drawn.exit_code == 0 and (tmp_path / "o" / "segments_along.png").is_file(), drawn.output
     fixed = CliRunner().invoke(app, ["plot", str(tmp_path / "o"), "--fix", "n=100", "--out", str(tmp_path / "f")])
     assert fixed.exit_code == 0 and (tmp_path / "f" / "segments_along.png").is_file(), fixed.output
+
+
+def test_run_plot_draws_the_segments_beside_each_other_and_keeps_a_figure_already_there(tmp_path):
+    rows = "".join(f"{p},{p**2 if p <= 6 else p + 30}\n" for p in np.repeat(np.arange(1, 11), 2))
+    (tmp_path / "t.csv").write_text("p,time\n" + rows)
+    command = ["run", str(tmp_path / "t.csv"), "-t", "time", "--segments", "p", "--bootstrap", "0", "--plot", "--json"]
+    ran = CliRunner().invoke(app, [*command, "--out", str(tmp_path / "o")])
+    assert ran.exit_code == 0 and len(json.loads(ran.stdout)) == 2, ran.output  # stdout holds the JSON alone
+    assert (tmp_path / "o" / "segments_along.png").stat().st_size > 10_000
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "segments_along.png").write_bytes(b"the user's")
+    kept = CliRunner().invoke(app, [*command, "--out", str(tmp_path / "mine")])
+    assert kept.exit_code == 2 and "already holds segments_along.png" in " ".join(kept.output.split())
+    assert (tmp_path / "mine" / "segments_along.png").read_bytes() == b"the user's"

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from . import segmented
 from .common import _guard, _note, app, out
 from .decide import _fixed, _folder, _law, _varied
 
@@ -126,7 +127,7 @@ def _fitted_data(law, notes: list[str]):
     return None
 
 
-SEGMENTS_FIGURE = "segments_along.png"
+SEGMENTS_FIGURE = segmented.FIGURE[0]
 
 
 def _segments_figure(pieces, folder: Path, data: Path | None, vary: str | None, fix: list[str], out_dir: Path | None,

@@ -95,15 +95,17 @@ def run(
         rates = [] if target_kind else sorted({d.target for d in datasets.values() if kind_of(d.target, None) == "rate"})
         for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates]:
             _note(note)  # said before the search
+        whole = datasets  # each series before --segments splits it, for the figure of its segments
         if segments:
             datasets = segmented.split(datasets, law_name(segments), rules, mapping, intrinsic_factors, settings,
                                        json_)
         where = {name: _place(directory, name, dataset, len(datasets)) for name, dataset in datasets.items()}
-        for folder in where.values():  # before the search, not after it
-            if force:
+        parents = {where[name].parent for name, dataset in datasets.items() if dataset.segment} if plot else set()
+        for folder, files in [*((f, names) for f in where.values()), *((f, segmented.FIGURE) for f in parents)]:
+            if force:  # before the search, not after it
                 export.check_writable(folder)
             else:
-                export.check_free(folder, names)
+                export.check_free(folder, files)
         kinds = {name: kind_of(dataset.target, target_kind) for name, dataset in datasets.items()}
         results = []
         for name, dataset in datasets.items():
@@ -129,6 +131,7 @@ def run(
                 verdicts = [sentence for sentence, _ in checked.get(name, [])]
                 _figures_and_report(result, where[name], plot, report, verdicts)
             results.append((name, where[name], result))
+        drawn.extend(segmented.figures(results, whole) if plot and parents else ())
         if failed and not results:
             name, reason = next(iter(failed.items()))
             raise SearchError(f"no group could be fitted; the first, {name}: {reason}")
@@ -137,6 +140,7 @@ def run(
 
     checked: dict[str, list] = {}
     failed: dict[str, str] = {}
+    drawn: list[Path] = []  # the figures of segments beside each other (--segments --plot)
     results, shared = _guard(work)
     if json_:
         _say_failed(failed)
@@ -176,6 +180,8 @@ def run(
         out.print(table)
     if shared is not None:
         beside.print_shared(shared)
+    for path in drawn:
+        out.print(f"wrote {path}", highlight=False)
     _say_failed(failed)
 
 

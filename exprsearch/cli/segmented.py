@@ -49,3 +49,30 @@ def say_regime(result: Result) -> None:
         _note(f"the law misses the measurements by more than their noise: if the times change regime along "
               f"{' or '.join(factors)} (a cache, memory or node boundary), --segments {named} fits a law on each "
               "side of the change")
+
+
+FIGURE = ("segments_along.png",)
+
+
+def figures(results: list, whole: dict) -> list:
+    """``segments_along.png`` in the folder of each series that --segments split (``results``: run's
+    (name, folder, result); ``whole``: each series before the split), and their paths: both laws
+    along the factor, beside the series' measurements, as ``plot`` draws a segments' folder."""
+    from .. import plot as plots
+    from ..law import Segmented
+
+    split: dict = {}
+    paths = []
+    for name, folder, result in results:
+        segment = result.dataset.segment
+        if segment is not None:
+            base = name.removesuffix(segments.name("", segment)).removesuffix(",")
+            split.setdefault((folder.parent, base), []).append(result.law)
+    for (folder, base), laws in split.items():
+        if len(laws) < 2:  # a side the search could not fit: nothing to draw beside it
+            continue
+        pieces = Segmented(tuple(sorted(laws, key=lambda law: law.dataset["segment"]["from"])))
+        fixed = plots.default_view(pieces.laws[-1], whole.get(base), pieces.factor)[2]
+        fixed.pop(pieces.factor, None)
+        paths.append(plots.segments_along(pieces, folder / FIGURE[0], whole.get(base), fixed))
+    return paths
