@@ -33,10 +33,10 @@ def require_matplotlib():
 def default_view(law: Law, data: Dataset | None = None,
                  factor: str | None = None) -> tuple[str, np.ndarray, dict[str, float]]:
     """A factor the law trades off (one term falls with it, another grows), else the one with the
-    widest measured range (or ``factor``, where given); from its smallest value to 8× its largest. The other factors are held
-    at a measured combination (the one measured along most values of the factor, nearest the
-    middle of their ranges) so that the curve passes through real measurements; without data, at
-    the geometric middle of their measured ranges."""
+    widest measured range (or ``factor``, where given); from its smallest value to 8× its largest.
+    The other factors are held at a measured combination (the one measured along most values of
+    the factor, nearest the middle of their ranges) so that the curve passes through real
+    measurements; without data, at the geometric middle of their measured ranges."""
     used = [f for f in law.factors if law.uses(f)] or list(law.factors)
 
     def spread(f: str) -> float:

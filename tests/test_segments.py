@@ -100,6 +100,10 @@ def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
     drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o")])  # both laws and the whole series, read back
     assert drawn.exit_code == 0 and (tmp_path / "o" / "segments_along.png").stat().st_size > 10_000, drawn.output
     assert "no measurements" not in drawn.output
+    with open(tmp_path / "t.csv", "a") as table:  # the data changed since the run
+        table.write("11,41\n")
+    stale = CliRunner().invoke(app, ["plot", str(tmp_path / "o"), "--out", str(tmp_path / "again")])
+    assert stale.exit_code == 0 and "has changed since; pass the data" in " ".join(stale.output.split())
     along_n = CliRunner().invoke(app, ["plot", str(tmp_path / "o"), "--vary", "n=1..4"])
     assert along_n.exit_code == 2 and "the segments are drawn along their factor, p" in along_n.output
 

@@ -152,6 +152,10 @@ def _segments_figure(pieces, folder: Path, data: Path | None, vary: str | None, 
         whole = summarised(_read_given(law, Path(given)), law.dataset.get("measure") or "all") if given else None
     except ExprsearchError as exc:  # the figure is drawn without measurements, and says why
         notes.append(f"the figure shows no measurements: {exc}")
+    if whole is not None and data is None and whole.sha256 != law.dataset.get("sha256"):
+        notes.append(f"the figure shows no measurements: '{given}', the data the laws were fitted on, has changed "
+                     "since; pass the data: exprsearch plot FOLDER DATA")
+        whole = None
     if whole is None and given is None:
         notes.append("the figure shows no measurements: law.json names no data; pass them: exprsearch plot FOLDER DATA")
     fixed = {**plots.default_view(law, whole, pieces.factor)[2], **_fixed(fix)}
