@@ -92,6 +92,10 @@ def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
     assert [r["segment"] for r in rows] == [f"p=1..{low - 1:g}", f"p={low:g}..10"]
     assert [r["time"] for r in rows] == pytest.approx([9, 39], rel=1e-3)
     assert "each configuration is predicted by the law of its segment of p" in " ".join(both.stderr.split())
+    between = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--at", f"p={low - 0.6:g}"])
+    said = " ".join(between.output.split())
+    assert between.exit_code == 0 and f"lies between the segments, past p = {low - 1:g} and before {low:g}" in said
+    assert "lies past the change of regime" not in said
     plotted = CliRunner().invoke(app, ["explain", str(tmp_path / "o")])
     assert plotted.exit_code == 2 and f"holds 2 laws, each in its own folder ({', '.join(folders)}); give one" \
         in " ".join(plotted.output.split())

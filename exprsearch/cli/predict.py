@@ -166,7 +166,16 @@ def _piecewise(pieces, columns: dict, frame, data: Path | None, lines):
                                 data, None if lines is None else lines[rows])
         parts.append(part.assign(segment=named[k]))
         order.append(rows)
-        warnings += [f"{named[k]}: {w}" for w in said]
+        # a value past a segment's end was sent to it as the nearer: said below, not as a crossing
+        warnings += [f"{named[k]}: {w}" for w in said if "lies past the change of regime" not in w]
+    spans = [law.dataset["segment"] for law in pieces.laws]
+    between = [(v, below, above) for v in np.unique(columns[factor])
+               for below, above in zip(spans, spans[1:]) if below["to"] < v < above["from"]]
+    for v, below, above in between[:1]:
+        nearer = named[int(pieces.which(np.array([v]))[0])]
+        warnings.append(f"{factor} = {setting(v)} lies between the segments, past {factor} = {setting(below['to'])} "
+                        f"and before {setting(above['from'])}, where the times change regime: it is predicted by the "
+                        f"nearer segment's law ({nearer}), but the change may lie on either side of it")
     _note(f"each configuration is predicted by the law of its segment of {factor} ("
           + "; ".join(f"{named[k]} {'below' if k < len(edges) else 'from'} {factor} = "
                       f"{setting(edges[min(k, len(edges) - 1)])}" for k in range(len(named))) + ")")
