@@ -228,11 +228,12 @@ def locate(path: str | Path) -> Path:
     path = Path(path)
     if path.is_dir():
         if not (path / "law.json").is_file():
-            inside = sorted(f.name for f in path.iterdir() if (f / "law.json").is_file())
-            if inside:  # run --by, --segments or a file of several series: a folder per law
+            # run --by, --segments or a file of several series: a folder per law, or per series of segments
+            inside = sorted(f.name for f in path.iterdir() if (f / "law.json").is_file() or any(f.glob("*/law.json")))
+            if inside:
                 shown = ", ".join(inside[:4]) + (", …" if len(inside) > 4 else "")
-                raise LawError(f"'{path}' holds {len(inside)} laws, each in its own folder ({shown}); give one, "
-                               f"such as {path / inside[-1]}")
+                raise LawError(f"'{path}' holds {len(inside)} {'law' if len(inside) == 1 else 'laws'}, each in its own "
+                               f"folder ({shown}); give one, such as {path / inside[-1]}")
             raise LawError(f"'{path}' is a folder with no law.json in it; give the law.json that run wrote, "
                            "or the folder run --out wrote it to")
         return path / "law.json"

@@ -96,9 +96,13 @@ def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
     said = " ".join(between.output.split())
     assert between.exit_code == 0 and f"lies between the segments, past p = {low - 1:g} and before {low:g}" in said
     assert "lies past the change of regime" not in said
-    plotted = CliRunner().invoke(app, ["explain", str(tmp_path / "o")])
-    assert plotted.exit_code == 2 and f"holds 2 laws, each in its own folder ({', '.join(folders)}); give one" \
-        in " ".join(plotted.output.split())
+    explained = CliRunner().invoke(app, ["explain", str(tmp_path / "o"), "--json"])  # each law over its side
+    sides = json.loads(explained.stdout)["segments"]
+    assert explained.exit_code == 0 and [s["segment"] for s in sides] == [f"p=1..{low - 1:g}", f"p={low:g}..10"]
+    assert max(sides[0]["values"]) < low <= min(sides[1]["values"]) and sides[1]["values"][-1] >= 80
+    assert "each segment's law is explained over its side of the change" in " ".join(explained.stderr.split())
+    elsewhere = CliRunner().invoke(app, ["explain", str(tmp_path / "o"), "--vary", "n"])
+    assert elsewhere.exit_code == 2 and "a series' segments are explained along their factor, p" in elsewhere.output
     levelled = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--at", "p=3", "--levels", "p"])
     assert levelled.exit_code == 2 and "give one segment's law.json" in levelled.output
     drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o")])  # both laws and the whole series, read back
@@ -129,6 +133,9 @@ def test_run_by_groups_splits_those_it_can_and_fits_one_law_to_the_others(tmp_pa
     assert both.exit_code == 0 and [r["time"] for r in json.loads(both.stdout)["predictions"]] == pytest.approx(
         [4, 39], rel=1e-3)
     fastest = CliRunner().invoke(app, ["optimize", str(tmp_path / "o" / "kind_a"), "--vary", "p=1..10", "--json"])
+    groups = CliRunner().invoke(app, ["explain", str(tmp_path / "o")])  # two groups' laws: which one?
+    assert groups.exit_code == 2 and "holds 2 laws, each in its own folder (kind_a, kind_b); give one" \
+        in " ".join(groups.output.split())
     best = json.loads(fastest.stdout)["best"]
     assert fastest.exit_code == 0 and best["config"] == {"p": 1.0} and best["value"] == pytest.approx(1, rel=1e-3)
     nowhere = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--by", "kind", "--segments",

@@ -134,42 +134,91 @@ def explain_command(
     levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).")] = None,
 ) -> None:
     """Each term's contribution along a factor, speedup, efficiency and the scalability limit."""
-    import numpy as np
-
-    from ..configs import setting
+    from ..configs import ConfigError
     from ..explain import explain
 
     def work():
-        fixed = _fixed(fix)
-        law = _law_at_level(law_file, levels, fixed)
-        factor, values, note = _followed(law, vary, fixed)
-        return law, explain(law, factor, values, fixed, threshold), note
+        from ..law import segment_laws
 
-    law, e, note = _guard(work)
+        fixed = _fixed(fix)
+        pieces = segment_laws(law_file)  # the folder run --segments wrote a series' segments to
+        if pieces is None:
+            law = _law_at_level(law_file, levels, fixed)
+            factor, values, note = _followed(law, vary, fixed)
+            return [(None, law, explain(law, factor, values, fixed, threshold))], note
+        if levels is not None:
+            raise ConfigError(f"--levels: give one segment's law.json (in a folder of '{law_file}'), not the folder "
+                              "of all its segments")
+        return _explained_segments(pieces, vary, fixed, threshold)
+
+    explained, note = _guard(work)
     if note:
         _note(note)
-    if e.factor in law.search.get("unpinned", {}) and (warning := _far_outside(law, e.factor, e.values.tolist())):
-        _warn(warning)
-    elif crossed := _past_change(law, e.factor, e.values.tolist()):  # the other segment's law holds there
-        _warn(crossed)
+    records = [_said(law, e, json_, segment) for segment, law, e in explained]
+    if json_:
+        sys.stdout.write(json.dumps(records[0] if len(records) == 1 else {"segments": records}, indent=2) + "\n")
+
+
+def _explained_segments(pieces, vary: str | None, fixed: dict[str, float], threshold: float):
+    """Each segment's law explained over the values of its side of the change (of --vary, or from
+    the series' smallest measured value, doubling, to 8× its largest), with a note saying so."""
+    import numpy as np
+
+    from ..configs import ConfigError, setting
+    from ..explain import explain
+
+    factor = pieces.factor
+    if vary is not None and "=" in vary:
+        (named, values), = _varied([vary]).items()
+    else:
+        named = law_name(vary) if vary is not None and vary.strip() else factor
+        low, high = pieces.domain[factor]
+        values = low * 2.0 ** np.arange(int(np.ceil(np.log2(8 * high / low) - 1e-9)) + 1) if low > 0 else None
+    if named != factor:
+        raise ConfigError(f"--vary {named}: a series' segments are explained along their factor, {factor}; give one "
+                          "segment's law.json to follow another")
+    if values is None:
+        raise ConfigError(f"--vary {factor}: give the range to follow ({factor}=1..64)")
+    which = pieces.which(values)
+    explained = [(pieces.names[k], law, explain(law, factor, values[which == k], fixed, threshold))
+                 for k, law in enumerate(pieces.laws) if (which == k).sum() >= 2]
+    if not explained:
+        raise ConfigError(f"--vary {factor}: give at least two values on one side of the change")
+    return explained, (f"each segment's law is explained over its side of the change ({'; '.join(pieces.names)}), "
+                       f"following {factor} from {setting(values[0])} to {setting(values[-1])}; speedup and "
+                       "efficiency are from each side's first value")
+
+
+def _said(law, e, json_: bool, segment: str | None) -> dict | None:
+    """What explain says of one law (``segment``: the segment it holds on, where it is one of a
+    series' segments): the warnings, then the table and sentences, or the JSON record."""
+    import numpy as np
+
+    from ..configs import setting
+
+    if segment is None:
+        if e.factor in law.search.get("unpinned", {}) and (warning := _far_outside(law, e.factor, e.values.tolist())):
+            _warn(warning)
+        elif crossed := _past_change(law, e.factor, e.values.tolist()):  # the other segment's law holds there
+            _warn(crossed)
     # a fixed value far outside the measurements makes every row an extrapolation, as predict warns
     for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := _far_outside(law, f, [v]))]:
         _warn(f"--fix {warning}")
     if json_:
         limit = None if e.limit is None else e.limit.__dict__
         # "time" holds the law's target along the factor: a rate where target_kind says so
-        record = {"factor": e.factor, "fixed": e.fixed, "values": e.values.tolist(), "time": e.total.tolist(),
-                  "target_kind": "rate" if e.rate else "time",
-                  "terms": [{"rule": lab, "term": t, "contribution": c.tolist()}
-                            for lab, t, c in zip(e.labels, e.terms, e.contributions)],
-                  "speedup": e.speedup.tolist(),
-                  "efficiency": [None if v != v else v for v in e.efficiency.tolist()],  # none from 0: NaN is no JSON
-                  "limit": limit,
-                  "regimes": [{**r.__dict__, "interval": None if r.interval is None else list(r.interval)}
-                              for r in e.regimes],
-                  "summary": list(e.sentences)}
-        sys.stdout.write(json.dumps(record, indent=2) + "\n")
-        return
+        return {**({"segment": segment} if segment else {}), "factor": e.factor, "fixed": e.fixed,
+                "values": e.values.tolist(), "time": e.total.tolist(), "target_kind": "rate" if e.rate else "time",
+                "terms": [{"rule": lab, "term": t, "contribution": c.tolist()}
+                          for lab, t, c in zip(e.labels, e.terms, e.contributions)],
+                "speedup": e.speedup.tolist(),
+                "efficiency": [None if v != v else v for v in e.efficiency.tolist()],  # none from 0: NaN is no JSON
+                "limit": limit,
+                "regimes": [{**r.__dict__, "interval": None if r.interval is None else list(r.interval)}
+                            for r in e.regimes],
+                "summary": list(e.sentences)}
+    if segment:
+        out.rule(segment)
     names = [f"term {k}" for k in range(1, len(e.terms) + 1)]
     table = Table(e.factor, law.target, *names, "dominant", "speedup", "efficiency", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False,
                   title=f"Where the {'rate comes from' if e.rate else 'time goes'}; the terms are listed below", title_justify="left")
@@ -185,6 +234,7 @@ def explain_command(
         out.print(f"{name}: {term} ({label})", highlight=False, soft_wrap=True, markup=False)
     for sentence in e.sentences:
         out.print(sentence, highlight=False)
+    return None
 
 
 def _followed(law, vary: str | None, fixed: dict[str, float]):
