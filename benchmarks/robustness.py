@@ -191,6 +191,9 @@ def segmented(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> No
         run(["plot", law, data, "--out", folder / f"segplots{n}"], data)
     if rng.random() < 0.2:  # the folder of all segments: both laws along the factor
         run(["plot", out, "--out", folder / f"segfolder{n}"], data)
+    if rng.random() < 0.3:  # and each law explained over its side of the change
+        run(["explain", out, *(["--fix", f"n={float(frame['n'].max()):g}"] if "n" in frame else []),
+             *(["--json"] if rng.random() < 0.3 else [])], data)
 
 
 KINDS = {"grids": grids, "groups": groups, "mangled": mangled, "segmented": segmented}
