@@ -21,6 +21,19 @@ def _law(path: Path):
     return load(path)
 
 
+def _segments(law_file: Path, levels: str | None = None):
+    """The laws of a series' segments where ``law_file`` is the folder run --segments wrote them to
+    (:func:`exprsearch.law.segment_laws`), else None; ``--levels`` needs one segment's law.json."""
+    from ..configs import ConfigError
+    from ..law import segment_laws
+
+    pieces = segment_laws(law_file)
+    if pieces is not None and levels is not None:
+        raise ConfigError(f"--levels: give one segment's law.json (in a folder of '{law_file}'), not the folder of "
+                          "all its segments")
+    return pieces
+
+
 def _folder(law_file: Path) -> Path:
     """The folder run wrote the law to, with levels.json and front.csv (``law_file`` may name it)."""
     from ..law import locate
@@ -83,7 +96,9 @@ def _varied(specs: list[str]) -> dict:
     return {name: parse_values(value, name) for name, value in parse_assignments(specs, "--vary").items()}
 
 
-def _far_outside(law, name: str, values) -> str | None:
+def _far_outside(law, name: str, values, crossing: bool = True) -> str | None:
+    """Where ``values`` of factor ``name`` lie outside the law's measurements, the warning that says
+    so; with ``crossing``, past the change of regime a segment's law ends at (:func:`_past_change`)."""
     from ..configs import setting
 
     low, high = law.domain.get(name, [None, None])
@@ -91,7 +106,7 @@ def _far_outside(law, name: str, values) -> str | None:
         return None
     unpinned = law.search.get("unpinned", {}).get(name)
     outside = [v for v in values if v < low or v > high]
-    if crossed := _past_change(law, name, outside):
+    if crossing and (crossed := _past_change(law, name, outside)):
         return crossed
     if unpinned and outside:
         return (f"{name} = {setting(outside[0])} is outside the measured {name} ({setting(low)}..{setting(high)}), where "
@@ -134,21 +149,15 @@ def explain_command(
     levels: Annotated[str | None, typer.Option(help="Use the law's constants for the --fix value of this intrinsic factor (levels.json beside LAW.json).")] = None,
 ) -> None:
     """Each term's contribution along a factor, speedup, efficiency and the scalability limit."""
-    from ..configs import ConfigError
     from ..explain import explain
 
     def work():
-        from ..law import segment_laws
-
         fixed = _fixed(fix)
-        pieces = segment_laws(law_file)  # the folder run --segments wrote a series' segments to
+        pieces = _segments(law_file, levels)
         if pieces is None:
             law = _law_at_level(law_file, levels, fixed)
             factor, values, note = _followed(law, vary, fixed)
             return [(None, law, explain(law, factor, values, fixed, threshold))], note
-        if levels is not None:
-            raise ConfigError(f"--levels: give one segment's law.json (in a folder of '{law_file}'), not the folder "
-                              "of all its segments")
         return _explained_segments(pieces, vary, fixed, threshold)
 
     explained, note = _guard(work)
@@ -291,13 +300,8 @@ def optimize_command(
     notes: list[str] = []
 
     def work():
-        from ..law import segment_laws
-
-        law = segment_laws(law_file)  # the folder run --segments wrote a series' segments to: each by its own law
+        law = _segments(law_file, levels)  # a series' segments: each configuration by its own segment's law
         if law is not None:
-            if levels is not None:
-                raise ConfigError(f"--levels: give one segment's law.json (in a folder of '{law_file}'), not the "
-                                  "folder of all its segments")
             notes.append(f"each configuration is predicted by the law of its segment of {law.factor} ("
                          + "; ".join(law.names) + ")")
         else:

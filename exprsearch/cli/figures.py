@@ -12,7 +12,7 @@ import typer
 
 from . import segmented
 from .common import _guard, _note, app, out
-from .decide import _fixed, _folder, _law, _varied
+from .decide import _fixed, _folder, _law, _segments, _varied
 
 
 @app.command("plot")
@@ -31,9 +31,8 @@ def plot_command(
 
     def work():
         from ..export import FIGURES, check_free
-        from ..law import segment_laws
 
-        pieces = segment_laws(law_file)  # the folder run --segments wrote a series' segments to
+        pieces = _segments(law_file)  # the folder run --segments wrote a series' segments to
         if pieces is not None:
             return [_segments_figure(pieces, law_file, data, vary, fix, out_dir, force, notes)]
         law = _law(law_file)

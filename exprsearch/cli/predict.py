@@ -30,15 +30,10 @@ def predict(
     import pandas as pd
 
     from ..configs import ConfigError, check_factors, parse_point, setting
-    from .decide import _law
+    from .decide import _law, _segments
 
     def work():
-        from ..law import segment_laws
-
-        pieces = segment_laws(law_file)  # the folder run --segments wrote a series' segments to
-        if pieces and levels is not None:
-            raise ConfigError(f"--levels: give one segment's law.json (in a folder of '{law_file}'), not the folder of "
-                              "all its segments")
+        pieces = _segments(law_file, levels)  # the folder run --segments wrote a series' segments to
         law = pieces.laws[-1] if pieces else _law(law_file)  # the segments' laws share their factors
         if data is not None:
             from ..data import configurations
@@ -117,13 +112,15 @@ def predict(
                   highlight=False)
 
 
-def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Path | None, lines):
+def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Path | None, lines,
+               crossing: bool = True):
     """``frame`` (the configurations, ``columns`` by factor) with the law's prediction, its interval
-    and the other plausible laws' range where they part, and the warnings."""
+    and the other plausible laws' range where they part, and the warnings (``crossing``: also of a
+    configuration past the change of regime a segment's law ends at)."""
     from ..configs import check_defined
     from .decide import _far_outside, _read_levels
 
-    warnings = [w for f in columns if (w := _far_outside(law, f, columns[f]))]
+    warnings = [w for f in columns if (w := _far_outside(law, f, columns[f], crossing))]
     if levels is not None:
         per_value = _read_levels(law_file, law, levels)
         frame[law.target] = per_value.predict(columns)
@@ -162,12 +159,12 @@ def _piecewise(pieces, columns: dict, frame, data: Path | None, lines):
         rows = np.flatnonzero(which == k)
         if not rows.size:
             continue
+        # a value past a segment's end was sent to it as the nearer: said below, not as a crossing
         part, said = _predicted(law, None, {f: v[rows] for f, v in columns.items()}, frame.iloc[rows].copy(), None,
-                                data, None if lines is None else lines[rows])
+                                data, None if lines is None else lines[rows], crossing=False)
         parts.append(part.assign(segment=named[k]))
         order.append(rows)
-        # a value past a segment's end was sent to it as the nearer: said below, not as a crossing
-        warnings += [f"{named[k]}: {w}" for w in said if "lies past the change of regime" not in w]
+        warnings += [f"{named[k]}: {w}" for w in said]
     spans = [law.dataset["segment"] for law in pieces.laws]
     between = [(v, below, above) for v in np.unique(columns[factor])
                for below, above in zip(spans, spans[1:]) if below["to"] < v < above["from"]]
