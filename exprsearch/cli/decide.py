@@ -171,23 +171,23 @@ def explain_command(
 def _explained_segments(pieces, vary: str | None, fixed: dict[str, float], threshold: float):
     """Each segment's law explained over the values of its side of the change (of --vary, or from
     the series' smallest measured value, doubling, to 8× its largest), with a note saying so."""
-    import numpy as np
+    from dataclasses import replace
 
     from ..configs import ConfigError, setting
-    from ..explain import explain
+    from ..explain import default_values, explain
 
     factor = pieces.factor
     if vary is not None and "=" in vary:
         (named, values), = _varied([vary]).items()
     else:
         named = law_name(vary) if vary is not None and vary.strip() else factor
-        low, high = pieces.domain[factor]
-        values = low * 2.0 ** np.arange(int(np.ceil(np.log2(8 * high / low) - 1e-9)) + 1) if low > 0 else None
+        values = None
     if named != factor:
         raise ConfigError(f"--vary {named}: a series' segments are explained along their factor, {factor}; give one "
                           "segment's law.json to follow another")
-    if values is None:
-        raise ConfigError(f"--vary {factor}: give the range to follow ({factor}=1..64)")
+    if values is None:  # explain's default range, over the whole series' measured range of the factor
+        last = pieces.laws[-1]
+        values = default_values(replace(last, domain={**last.domain, factor: pieces.domain[factor]}), factor)
     which = pieces.which(values)
     explained = [(pieces.names[k], law, explain(law, factor, values[which == k], fixed, threshold))
                  for k, law in enumerate(pieces.laws) if (which == k).sum() >= 2]
