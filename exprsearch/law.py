@@ -259,6 +259,11 @@ class Segmented:
 
     laws: tuple[Law, ...]
 
+    @classmethod
+    def of(cls, laws) -> Segmented:
+        """The segments' ``laws`` in any order, put in order along their factor."""
+        return cls(tuple(sorted(laws, key=lambda law: law.dataset["segment"]["from"])))
+
     @property
     def factor(self) -> str:
         return self.laws[0].dataset["segment"]["factor"]
@@ -344,4 +349,4 @@ def segment_laws(path: str | Path) -> Segmented | None:
               for law in laws}
     if len(series) != 1:
         return None
-    return Segmented(tuple(sorted(laws, key=lambda law: law.dataset["segment"]["from"])))
+    return Segmented.of(laws)

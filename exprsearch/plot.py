@@ -192,10 +192,11 @@ def pareto_set(choices: list, best, target: str, path: Path, budget: float | Non
 def segments_along(pieces, path: Path, data: Dataset | None = None, fixed: dict[str, float] | None = None) -> Path:
     """A series' segments (:class:`exprsearch.law.Segmented`) along their factor: each law solid over
     its side of the change and dashed across the other, where it does not hold, the change marked,
-    beside the measurements at the other factors' ``fixed`` values."""
+    beside the measurements; the other factors at ``fixed``, else as :func:`default_view` holds them."""
     plt = require_matplotlib()
-    fixed = fixed or {}
     factor, edges, names = pieces.factor, pieces.edges, pieces.names
+    fixed = {**default_view(pieces.laws[-1], data, factor)[2], **(fixed or {})}
+    fixed.pop(factor, None)
     low, high = pieces.domain.get(factor, [1.0, 1.0])
     x = np.geomspace(low, 4 * high, 200) if low > 0 else np.linspace(low, 4 * high, 200)
     columns = {factor: x, **{k: np.full_like(x, v) for k, v in fixed.items()}}

@@ -60,14 +60,20 @@ def plot_command(
 def _given_data(law, data: Path):
     """The measurements given to plot: a table, or the series of an Extra-P file that law.json
     names; summarised as it was fitted (--measure), of the segment it was fitted on (--segments)."""
-    from ..repeats import summarised
     from ..segments import within
 
-    dataset = summarised(_read_given(law, data), law.dataset.get("measure") or "all")
+    dataset = _whole_series(law, data)
     segment = law.dataset.get("segment")
     if segment and segment["factor"] in dataset.factors:
         return dataset.subset(within(dataset.column(segment["factor"]), segment))
     return dataset
+
+
+def _whole_series(law, data: Path):
+    """The series the law's segment is part of (or the law's own data), summarised as it was fitted."""
+    from ..repeats import summarised
+
+    return summarised(_read_given(law, data), law.dataset.get("measure") or "all")
 
 
 def _read_given(law, data: Path):
@@ -101,10 +107,11 @@ def _read_given(law, data: Path):
     return next(iter(found.values()))
 
 
-def _fitted_data(law, notes: list[str]):
-    """The data the law was fitted on (a table, or the series of an Extra-P file), where law.json
-    names it and it is still there unchanged (so that plot draws measured vs predicted without
-    being given it); else a note saying why not."""
+def _fitted_data(law, notes: list[str], read=_given_data, what: str = "no measured-vs-predicted figure",
+                 given: str = "LAW.json"):
+    """The data the law was fitted on (a table, or the series of an Extra-P file; as ``read`` gives
+    them), where law.json names it and it is still there unchanged (so that plot draws them without
+    being given them); else a note saying why not, beginning with ``what``."""
     import hashlib
 
     from ..errors import ExprsearchError
@@ -113,16 +120,16 @@ def _fitted_data(law, notes: list[str]):
     if not path:
         return None
     try:
-        dataset = _given_data(law, Path(path))  # it holds the file's sha256: one read
+        dataset = read(law, Path(path))  # it holds the file's sha256: one read
     except ExprsearchError:
         dataset = None
     if dataset is not None and dataset.sha256 == sha:
         return dataset
     if dataset is None and Path(path).is_file() and hashlib.sha256(Path(path).read_bytes()).hexdigest() == sha:
-        notes.append(f"no measured-vs-predicted figure: '{path}' is not a table; pass one: exprsearch plot LAW.json DATA")
+        notes.append(f"{what}: '{path}' is not a table; pass one: exprsearch plot {given} DATA")
     else:
-        notes.append(f"no measured-vs-predicted figure: '{path}', the data the law was fitted on, is not here "
-                     "or has changed since; pass the data: exprsearch plot LAW.json DATA")
+        notes.append(f"{what}: '{path}', the data the law was fitted on, is not here or has changed since; pass the "
+                     f"data: exprsearch plot {given} DATA")
     return None
 
 
@@ -137,7 +144,6 @@ def _segments_figure(pieces, folder: Path, data: Path | None, vary: str | None, 
     from ..configs import ConfigError
     from ..errors import ExprsearchError
     from ..export import check_free
-    from ..repeats import summarised
 
     if vary is not None:
         raise ConfigError(f"--vary: the segments are drawn along their factor, {pieces.factor}; give one "
@@ -145,18 +151,15 @@ def _segments_figure(pieces, folder: Path, data: Path | None, vary: str | None, 
     law = pieces.laws[-1]
     if out_dir is not None and not force and out_dir.resolve() != folder.resolve():
         check_free(out_dir, (SEGMENTS_FIGURE,))
+    what = "the figure shows no measurements"
     whole = None
-    given = data if data is not None else law.dataset.get("path")
-    try:
-        whole = summarised(_read_given(law, Path(given)), law.dataset.get("measure") or "all") if given else None
-    except ExprsearchError as exc:  # the figure is drawn without measurements, and says why
-        notes.append(f"the figure shows no measurements: {exc}")
-    if whole is not None and data is None and whole.sha256 != law.dataset.get("sha256"):
-        notes.append(f"the figure shows no measurements: '{given}', the data the laws were fitted on, has changed "
-                     "since; pass the data: exprsearch plot FOLDER DATA")
-        whole = None
-    if whole is None and given is None:
-        notes.append("the figure shows no measurements: law.json names no data; pass them: exprsearch plot FOLDER DATA")
-    fixed = {**plots.default_view(law, whole, pieces.factor)[2], **_fixed(fix)}
-    fixed.pop(pieces.factor, None)
-    return plots.segments_along(pieces, (out_dir or folder) / SEGMENTS_FIGURE, whole, fixed)
+    if data is not None:
+        try:
+            whole = _whole_series(law, data)
+        except ExprsearchError as exc:  # the figure is drawn without measurements, and says why
+            notes.append(f"{what}: {exc}")
+    elif law.dataset.get("path"):
+        whole = _fitted_data(law, notes, _whole_series, what, "FOLDER")
+    else:
+        notes.append(f"{what}: law.json names no data; pass them: exprsearch plot FOLDER DATA")
+    return plots.segments_along(pieces, (out_dir or folder) / SEGMENTS_FIGURE, whole, _fixed(fix))

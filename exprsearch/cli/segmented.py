@@ -71,8 +71,5 @@ def figures(results: list, whole: dict) -> list:
     for (folder, base), laws in split.items():
         if len(laws) < 2:  # a side the search could not fit: nothing to draw beside it
             continue
-        pieces = Segmented(tuple(sorted(laws, key=lambda law: law.dataset["segment"]["from"])))
-        fixed = plots.default_view(pieces.laws[-1], whole.get(base), pieces.factor)[2]
-        fixed.pop(pieces.factor, None)
-        paths.append(plots.segments_along(pieces, folder / FIGURE[0], whole.get(base), fixed))
+        paths.append(plots.segments_along(Segmented.of(laws), folder / FIGURE[0], whole.get(base)))
     return paths
