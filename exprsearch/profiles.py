@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import sympy
 
+from . import segments
 from .compile import to_function
 from .data import Dataset
 from .errors import ExprsearchError
@@ -23,6 +24,7 @@ from .grammar import Grammar
 from .law import Law
 from .roles import target_kind as kind_of
 from .search import SearchSettings, search
+from .segments import grammar_for
 from .vocabulary import to_readable
 
 
@@ -85,13 +87,8 @@ def model_series(job: _Job) -> SeriesLaw:
     where it has one); a series that cannot be modelled gets its reason, not an exception."""
     try:
         dataset, said = _last_segment(job) if job.segments else (job.dataset, ())
-        if dataset.segment:  # the law above a change of regime, searched as run searches it
-            from .segments import grammar_for
-
-            grammar = grammar_for(job.grammar, dataset)
-        else:
-            grammar = job.grammar
-        result = search(dataset, grammar=grammar, mapping=job.mapping, intrinsic=job.intrinsic,
+        # the law above a change of regime searched as run searches it; any other in the grammar as written
+        result = search(dataset, grammar=grammar_for(job.grammar, dataset), mapping=job.mapping, intrinsic=job.intrinsic,
                         settings=replace(job.settings, jobs=1))
     except ExprsearchError as exc:
         return SeriesLaw(job.name, error=str(exc))
@@ -101,7 +98,6 @@ def model_series(job: _Job) -> SeriesLaw:
 def _last_segment(job: _Job) -> tuple[Dataset, tuple[str, ...]]:
     """The series' rows above its change of regime along ``job.segments`` where two laws explain
     them much better than one (:mod:`exprsearch.segments`), with a note of what was found."""
-    from . import segments
 
     searcher = segments.Searcher(job.grammar, job.mapping, job.intrinsic, replace(job.settings, jobs=1))
     try:
