@@ -174,6 +174,11 @@ def name(base: str, segment: tuple[str, float, float, str]) -> str:
     return f"{base},{own}" if base else own
 
 
+def base(name_given: str, segment: tuple[str, float, float, str]) -> str:
+    """The group or series name a segment's :func:`name` was made from ("" for a series alone)."""
+    return name_given.removesuffix(name("", segment)).removesuffix(",")
+
+
 def within(column: np.ndarray, segment: dict) -> np.ndarray:
     """The rows of ``column`` in a segment as law.json records it (``{"factor", "from", "to", "side"}``)."""
     return (column >= segment["from"]) & (column <= segment["to"])

@@ -21,6 +21,7 @@ from ..law import Law
 from ..repeats import check_measure, summarised
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
+from ..segments import base as segment_base
 from ..segments import grammar_for
 from ..segments import name as segment_name
 from ..vocabulary import law_name
@@ -389,6 +390,5 @@ def _place(directory: Path, name: str, dataset, count: int) -> Path:
         return directory
     if dataset.segment is None:
         return directory / _folder(name)
-    own = segment_name("", dataset.segment)
-    base = name.removesuffix(own).removesuffix(",")
-    return (directory / _folder(base) if base else directory) / _folder(own)
+    series = segment_base(name, dataset.segment)
+    return (directory / _folder(series) if series else directory) / _folder(segment_name("", dataset.segment))

@@ -66,8 +66,7 @@ def figures(results: list, whole: dict) -> list:
     for name, folder, result in results:
         segment = result.dataset.segment
         if segment is not None:
-            base = name.removesuffix(segments.name("", segment)).removesuffix(",")
-            split.setdefault((folder.parent, base), []).append(result.law)
+            split.setdefault((folder.parent, segments.base(name, segment)), []).append(result.law)
     for (folder, base), laws in split.items():
         if len(laws) < 2:  # a side the search could not fit: nothing to draw beside it
             continue
