@@ -15,11 +15,17 @@ from exprsearch.cli import app
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.md"))
+# Tutorials of several searches each (4-5 s): run in the slow step, beside the other integration tests.
+LONG_TUTORIALS = {"where-scaling-stops.md", "generic-model-frameworks.md"}
 SHARED = ROOT.parent / "shared"
 
 
 def blocks(path: Path, language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", path.read_text(), flags=re.S)
+
+
+def test_the_long_tutorials_named_are_tutorials():
+    assert LONG_TUTORIALS <= {t.name for t in TUTORIALS}  # a renamed one would otherwise not run in either step
 
 
 def test_readme_commands_run_as_written(tmp_path, monkeypatch):
@@ -70,7 +76,8 @@ def test_python_examples_run(path):
         exec(compile(code, str(path), "exec"), {})
 
 
-@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [pytest.param(t, marks=pytest.mark.slow) if t.name in LONG_TUTORIALS else t
+                                  for t in TUTORIALS], ids=lambda p: p.name)
 def test_tutorials_run_as_written(path, tmp_path, monkeypatch):
     """Each tutorial's code, then its commands, in a fresh directory laid out like the project
     (datasets/ inside, ../shared beside it), so files the code writes are there for the commands."""

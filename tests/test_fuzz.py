@@ -3,6 +3,7 @@ library's own error with a message, never another exception; a law.json round-tr
 
 import json
 import math
+import os
 
 import pytest
 import sympy
@@ -15,7 +16,10 @@ from exprsearch.law import Law
 from exprsearch.vocabulary import ExpressionSyntaxError, parse
 from tests.test_law import make_law
 
-EXAMPLES = settings(max_examples=500, deadline=None, derandomize=True,  # the same examples in every CI run
+pytestmark = pytest.mark.fuzz
+# A short pass in the README's test command; CI's slow step runs these again at length (.ci/run).
+THOROUGH = os.environ.get("EXPRSEARCH_FUZZ") == "thorough"
+EXAMPLES = settings(max_examples=500 if THOROUGH else 150, deadline=None, derandomize=True,  # the same examples in every CI run
                     suppress_health_check=[HealthCheck.too_slow])
 SYMBOLS = {"p": sympy.Symbol("p", positive=True), "n": sympy.Symbol("n", positive=True),
            "c0": sympy.Symbol("c0", real=True)}
@@ -208,7 +212,8 @@ def _options(command: str):
                        for option, values in choices.items()]).map(lambda pairs: [p for p in pairs if p])
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150 if THOROUGH else 40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(DECISIONS)).flatmap(lambda command: st.tuples(st.just(command), _options(command))))
 def test_decision_commands_answer_or_say_why(tmp_path_factory, call):
     """predict, explain and optimize with any mix of option values: a result, or exit 2 with a

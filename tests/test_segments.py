@@ -156,6 +156,7 @@ def test_a_law_that_misses_a_change_of_regime_points_to_segments(tmp_path):
         assert result.exit_code == 0 and (said in " ".join(result.output.split())) == note, (name, result.output)
 
 
+@pytest.mark.slow
 def test_the_split_is_the_same_whatever_runs_the_sides():
     from exprsearch.executor import LocalPool
 
@@ -204,6 +205,7 @@ def test_only_the_law_above_a_change_may_have_a_negative_constant():
     assert not below.notes or "negative" not in below.notes[-1]
 
 
+@pytest.mark.slow
 def test_the_segments_of_a_series_of_two_factors_are_drawn_at_a_measured_level_of_the_other(tmp_path):
     rows = "".join(f"{p},{n},{(p**2 if p <= 6 else p + 30) * n / 100}\n" for p in range(1, 11) for n in (100, 10000))
     (tmp_path / "t.csv").write_text("p,n,time\n" + rows)
@@ -216,6 +218,7 @@ def test_the_segments_of_a_series_of_two_factors_are_drawn_at_a_measured_level_o
     assert fixed.exit_code == 0 and (tmp_path / "f" / "segments_along.png").is_file(), fixed.output
 
 
+@pytest.mark.slow
 def test_run_plot_draws_the_segments_beside_each_other_and_keeps_a_figure_already_there(tmp_path):
     rows = "".join(f"{p},{p**2 if p <= 6 else p + 30}\n" for p in np.repeat(np.arange(1, 11), 2))
     (tmp_path / "t.csv").write_text("p,time\n" + rows)

@@ -1,8 +1,6 @@
 """What ``run`` writes beside the laws it finds: one form shared by its ``--by`` groups
 (shared.json) and the per-value laws of its intrinsic factors (levels.json)."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 

@@ -1,7 +1,5 @@
 """What every command shares: the app, the consoles, and turning the library's errors into one sentence."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable
 from typing import Annotated, TypeVar

@@ -1,7 +1,5 @@
 """From a law to decisions: ``explain`` and ``optimize`` (``predict`` is in ``predict``, ``plot`` in ``figures``)."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path

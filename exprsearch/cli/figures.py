@@ -1,8 +1,6 @@
 """``exprsearch plot``: the law's figures, with the measurements it was fitted on where they can
 be found again."""
 
-from __future__ import annotations
-
 import csv
 import io
 from pathlib import Path

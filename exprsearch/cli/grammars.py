@@ -1,7 +1,5 @@
 """``exprsearch grammar list|show|check``."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated

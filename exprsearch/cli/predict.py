@@ -1,8 +1,6 @@
 """``exprsearch predict``: the law's target at configurations given or in a table, beside the
 measured target where the table holds it. Registered by the package's ``__init__``."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path

@@ -1,8 +1,6 @@
 """``exprsearch profile``: a law for every series of a profile, summarised and ranked. Registered
 by the package's ``__init__``; it uses ``common``'s consoles and error handling."""
 
-from __future__ import annotations
-
 import json
 import time
 from pathlib import Path

@@ -1,7 +1,5 @@
 """``exprsearch run``: search a law per series and write it, with figures and a report on request."""
 
-from __future__ import annotations
-
 import csv
 import io
 import math

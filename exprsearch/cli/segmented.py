@@ -1,8 +1,6 @@
 """``run --segments``: each series split where its times change regime along a factor, and the
 note that points to it where a law misses its measurements by more than their noise."""
 
-from __future__ import annotations
-
 from dataclasses import replace
 
 import numpy as np

@@ -1,8 +1,6 @@
 """``exprsearch suggest``: which configurations to measure next, and when to stop. Registered by
 the package's ``__init__``; it uses ``common``'s consoles and error handling."""
 
-from __future__ import annotations
-
 import json
 import sys
 from dataclasses import replace
