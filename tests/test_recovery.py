@@ -86,7 +86,8 @@ def test_predictions_agree_between_result_expression_and_template():
     np.testing.assert_allclose(result.law.predict(points), direct, rtol=1e-9)
 
 
-@pytest.mark.parametrize("loss, seed", [("absolute", 0), pytest.param("absolute", 1, marks=pytest.mark.slow), ("huber", 0)])
+@pytest.mark.parametrize("loss, seed", [pytest.param("absolute", 0, marks=pytest.mark.slow), pytest.param("absolute", 1, marks=pytest.mark.slow),
+                                          ("huber", 0)])
 def test_robust_loss_ignores_warm_up_rows(loss, seed):
     law, grid, form = CASES["linear-communication"]
     frame = measurements(law, grid, seed=5 + seed)
