@@ -51,6 +51,7 @@ class ConstantKind:
     max: float
     about: str = ""
     written: str = ""  # the name the rules use, where binding renamed the kind away from a column
+    negative_if_growing: bool = False  # a lone constant of this kind may be negative where the law grows (intercept.py)
 
 
 @dataclass(frozen=True)

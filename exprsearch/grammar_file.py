@@ -137,13 +137,21 @@ def _constants(table: object, where: _Locator) -> tuple[ConstantKind, ...]:
                                f"{name}0, {name}1, … and a digit in the name would make them ambiguous")
         if not isinstance(spec, dict) or "min" not in spec or "max" not in spec:
             raise GrammarError(f"{loc}: constant '{name}' needs min and max, e.g. {{ min = 0, max = inf }}")
-        extra = sorted(set(spec) - {"min", "max", "about"})
+        extra = sorted(set(spec) - {"min", "max", "about", "negative_if_growing"})
         if extra:
-            raise GrammarError(f"{loc}: constant '{name}' has unknown key '{extra[0]}'; use min, max, about")
+            raise GrammarError(f"{loc}: constant '{name}' has unknown key '{extra[0]}'; use min, max, about, "
+                               "negative_if_growing")
         low, high = spec["min"], spec["max"]
         if not all(isinstance(v, (int, float)) and not math.isnan(v) for v in (low, high)) or low >= high:
             raise GrammarError(f"{loc}: constant '{name}' needs numbers min < max, got {low!r} and {high!r}")
-        kinds.append(ConstantKind(name, float(low), float(high), str(spec.get("about", ""))))
+        growing = spec.get("negative_if_growing", False)
+        if not isinstance(growing, bool):
+            raise GrammarError(f"{loc}: constant '{name}': negative_if_growing must be true or false, got {growing!r}")
+        if growing and (low != 0 or high <= 0):
+            raise GrammarError(f"{loc}: constant '{name}': negative_if_growing frees a constant bounded below by 0; "
+                               f"this one has min = {low:g}, max = {high:g}")
+        kinds.append(ConstantKind(name, float(low), float(high), str(spec.get("about", "")),
+                                  negative_if_growing=growing))
     if not kinds:
         raise GrammarError(f"{where.source}: a grammar needs a [constants] table with at least one kind")
     return tuple(kinds)

@@ -26,6 +26,7 @@ from .errors import SearchError, SettingsError, number, whole
 from .executor import check_scheduler
 from .fit import Fit, FitSettings, verify
 from .identify import ShapeRule, identifiable, unpinned_notes, unpinned_record
+from .intercept import free_where_growing
 from .law import Law
 from .refine import Fitted, Progress, fit_all
 from .screen import DataScreen, ScreenSettings
@@ -146,6 +147,8 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     fitted = fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
                       found.guesses, settings.scheduler)
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
+    fits = free_where_growing(fits, compiler, dataset.y, settings.fit,
+                              {c.name for c in bound.constants if c.negative_if_growing})
     ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
     unpinned = unpinned_record(ranking.law.fit.candidate.terms, shapes)

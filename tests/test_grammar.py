@@ -57,6 +57,12 @@ def test_parses_factors_constants_rules_and_limits():
         (('role = "extrinsic", about = "workers"', 'role = "extrinsik"'), "role 'extrinsik' (did you mean 'extrinsic'?)"),
         (("k = { min = 0.25, max = 3 }", "k = { min = 3, max = 1 }"), "constant 'k' needs numbers min < max"),
         (('start = ["c + <terms>"]', 'begin = ["c + <terms>"]'), "needs a 'start' rule"),
+        (("c = { min = 0, max = inf }", "c = { min = 0, max = inf, negative_if_growing = 1 }"),
+         "line 7: constant 'c': negative_if_growing must be true or false, got 1"),
+        (("k = { min = 0.25, max = 3 }", "k = { min = 0.25, max = 3, negative_if_growing = true }"),
+         "line 8: constant 'k': negative_if_growing frees a constant bounded below by 0; this one has min = 0.25"),
+        (("c = { min = 0, max = inf }", "c = { min = 0, max = inf, negative = true }"),
+         "constant 'c' has unknown key 'negative'; use min, max, about, negative_if_growing"),
     ],
 )
 def test_broken_grammars_are_rejected_with_file_and_line(edit, fragment):
