@@ -127,6 +127,13 @@ def check_measure(measure: str) -> None:
         raise SettingsError(f"--measure {measure}: give one of {', '.join(MEASURES)}")
 
 
+def runs_each(dataset: Dataset) -> int:
+    """How many runs a configuration of ``dataset`` has had: the median count, at least 1 (what one
+    more configuration measured alike costs, where each is fitted as a statistic of its runs)."""
+    counts = np.bincount(row_groups(dataset.X)[1])
+    return max(1, int(np.median(counts[counts > 0]) + 0.5))
+
+
 def summarised(dataset: Dataset, measure: str) -> Dataset:
     """One row per configuration, the ``measure`` of its runs (Extra-P's --measure: the minimum of
     repetitions is the usual choice on a shared machine, whose interference only adds time), with

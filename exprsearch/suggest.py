@@ -76,13 +76,17 @@ def candidates(space: Mapping[str, np.ndarray], factors: tuple[str, ...]) -> dic
 
 def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
            devices: str | None = None, price: float = 1.0, tolerance: float = 0.05,
-           budget: float | None = None, work: float | None = None) -> Advice:
+           budget: float | None = None, work: float | None = None, runs: int = 1) -> Advice:
     """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``, planned for
     ``budget`` more cost and within it (default: planned for as much as the measurements so far
     cost, without a limit). Search with ``near_front=False``, as ``exprsearch suggest`` does, so
     that the laws off the front that fit nearly as well are among the plausible ones. A run of a
     law of a rate (:attr:`Law.rate`) takes ``work`` / rate (one unit of work where not given), a law of
-    a time per step ``work`` × time."""
+    a time per step ``work`` × time. ``runs``: each configuration is measured that many times and
+    fitted as one statistic of them (``--measure``), so a suggestion costs ``runs`` runs, and the
+    measurements so far cost about ``runs`` runs a configuration."""
+    if runs < 1:
+        raise ConfigError(f"runs per configuration must be at least 1, got {runs}")
     law = result.law
     check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]
@@ -120,7 +124,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     measured = _measured(result, grid)
     nearest = _nearest(grid, at)
     near_measured = bool(measured[nearest])
-    scale = (grid[devices] if devices else 1.0) * price
+    scale = (grid[devices] if devices else 1.0) * price * runs
     amount = 1.0 if work is None else work
     with np.errstate(all="ignore"):
         cost = law.durations(predictions[0, :-1], amount) * scale
@@ -132,7 +136,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
         data = result.dataset
-        budget = float(np.sum(law.durations(data.y, amount) * (data.column(devices) if devices else 1.0) * price))
+        budget = float(np.sum(law.durations(data.y, amount) * (data.column(devices) if devices else 1.0) * price)) * runs
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
     agree = max(abs(p / point - 1) for p in predictions[:, -1])
@@ -181,7 +185,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         budget = max(budget - (dearest[best] if capped else cost[best]), 0.0)
     plausible = tuple((advice.written(t, v, 4), to_readable(t), float(w), float(p))
                       for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
-    suggestions, basis = [], advice.basis(devices, price, law.target if law.rate else None, work)
+    suggestions, basis = [], advice.basis(devices, price, law.target if law.rate else None, work, runs)
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
         sentence = (advice.again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else

@@ -374,3 +374,29 @@ def test_where_the_law_s_shapes_of_a_measured_factor_are_not_pinned_suggest_says
     assert "--vary n=1000..64000:x2 offers new values of n" in note
     varied = run("suggest", path, "-t", "time", "--at", "p=16,n=64000", "--vary", "n=1000..64000:x2", "--json")
     assert varied.exit_code == 0 and "shapes of n" not in varied.stderr
+
+
+def test_with_measure_each_suggestion_is_as_many_runs_as_a_configuration_has_had(tmp_path):
+    frame = measured(lambda p: 2 + 40 / p + 0.05 * p, [1, 2, 4, 8, 16], reps=3)
+    result = search(frame, "time", settings=SearchSettings(resamples=50))
+    one, three = (advise(result, SPACE, {"p": 512}, count=1, devices="p", runs=runs) for runs in (1, 3))
+    assert three.suggestions[0].cost == pytest.approx(3 * one.suggestions[0].cost)
+    assert "(3 runs × p × predicted time)" in three.suggestions[0].sentence
+    path = tmp_path / "m.csv"
+    frame.to_csv(path, index=False)
+    answer = run("suggest", path, "-t", "time", "--vary", "p=1..64:x2", "--at", "p=512", "--measure", "median", "--json")
+    assert answer.exit_code == 0, answer.output
+    assert all(s["runs"] == 3 for s in json.loads(answer.stdout)["suggestions"])
+    said = run("suggest", path, "-t", "time", "--vary", "p=1..64:x2", "--at", "p=512", "--measure", "median")
+    assert said.exit_code == 0 and "each suggestion is 3 runs" in " ".join(said.output.split())
+    bad = run("suggest", path, "-t", "time", "--vary", "p=1..64:x2", "--at", "p=512", "--measure", "mode")
+    assert bad.exit_code == 2 and "--measure mode: give one of all, mean, median, min, max" in bad.output
+
+
+def test_runs_each_is_the_median_count_of_runs_per_configuration():
+    from exprsearch.data import from_frame
+    from exprsearch.repeats import runs_each
+
+    frame = pd.DataFrame({"p": [1, 1, 1, 2, 2, 2, 4, 4], "time": [3.0, 3.1, 2.9, 2, 2.1, 1.9, 1.5, 1.6]})
+    assert runs_each(from_frame(frame, "time")) == 3
+    assert runs_each(from_frame(frame.drop_duplicates("p"), "time")) == 1

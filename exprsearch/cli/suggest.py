@@ -28,6 +28,7 @@ def suggest(
     seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.", rich_help_panel="Search")] = 0,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of sentences and a table.", rich_help_panel="Output")] = False,
     target_kind: Annotated[str | None, typer.Option(help="time or rate (a throughput: a run takes work / rate). Default: read from the target's name.", rich_help_panel="Data")] = None,
+    measure: Annotated[str, typer.Option(help="Fit every run (all), or each configuration's mean, median, min or max of its runs, as run --measure does; each suggestion is then as many runs as a configuration has had.", rich_help_panel="Data")] = "all",
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
     work_: Annotated[float | None, typer.Option("--work", help="What one run processes: with a rate, its time is work / rate (default 1: costs per unit of work); with a time per step (or per sample), work × time.", rich_help_panel="Plan")] = None,
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
@@ -41,6 +42,7 @@ def suggest(
     from ..errors import SettingsError
     from ..fit import FitSettings
     from ..grammar import load as load_grammar
+    from ..repeats import check_measure, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
     from ..suggest import advise
@@ -60,12 +62,15 @@ def suggest(
             if bad:
                 raise SettingsError(sentence)
         _check_kind(target_kind)
+        check_measure(measure)
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         datasets, _ = _datasets(data, target, factors, None, (drop_missing, drop_stray), sheet=sheet)
         if len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         dataset = next(iter(datasets.values()))
+        runs = 1 if measure == "all" else runs_each(dataset)
+        dataset = summarised(dataset, measure)
         if at is None:
             example = ",".join(f"{f}={setting(2 * dataset.column(f).max())}" for f in dataset.factors)
             raise ConfigError(f"give the configuration whose time to settle, such as twice the largest measured: "
@@ -101,13 +106,16 @@ def suggest(
                           f"{unpinned['values']} measured values can tell apart, so runs at those values cannot "
                           f"test its course beyond them; --vary {name}={setting(dataset.column(name).min())}.."
                           f"{setting(4 * dataset.column(name).max())}:x2 offers new values of {name}")
-        return result, advise(result, space, point, count, devices and law_name(devices), price, tolerance, budget,
-                              work_)
+        if runs > 1:
+            cli._note(f"each suggestion is {runs} runs, as many as a configuration has had (the median), to be "
+                      f"fitted as one value like the others (--measure {measure}); its cost is that of all {runs}")
+        return result, runs, advise(result, space, point, count, devices and law_name(devices), price, tolerance,
+                                    budget, work_, runs)
 
-    result, advice = cli._guard(work)
+    result, runs, advice = cli._guard(work)
     if json_:
         shown = () if advice.settled else advice.suggestions  # settled: nothing more to measure
-        record = {"suggestions": [{**s.config, "cost": s.cost, "gain": s.gain, "measured": s.measured,
+        record = {"suggestions": [{**s.config, "runs": runs, "cost": s.cost, "gain": s.gain, "measured": s.measured,
                                    "repeats_suggestion": s.repeats, "why": s.sentence} for s in shown],
                   "settled": advice.settled, "prediction_at": advice.prediction_at,
                   "interval_at": list(advice.interval_at),
