@@ -13,6 +13,7 @@ as it was; the ranking chooses between them as between any two laws.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection
 
 import numpy as np
@@ -61,7 +62,7 @@ def _freed(fitted: Fit, compiler: Compiler, kinds: Collection[str]) -> tuple[Can
         held = [exponents[n] for k, n in enumerate(names) if k != term.coefficient]
         if j != i and not _grows(term, held, compiler):
             return None
-    name = next(n for n in ("a", *(f"a{x}" for x in "abcdefghijklmnopqrstuvwxyz")) if n not in candidate.limits)
+    name = _fresh(candidate, compiler.factors)
     symbol = sympy.Symbol(name, real=True)
     old = candidate.terms[i]
     free = Term(symbol, occurrence(0), (name,), 0, old.key, old.complexity, symbol)
@@ -69,6 +70,14 @@ def _freed(fitted: Fit, compiler: Compiler, kinds: Collection[str]) -> tuple[Can
                       {**candidate.limits, name: (-math.inf, math.inf)})
     start = Fit(freed, dict(zip((s.name for s in freed.nonlinear), exponents.values())), ok=True)
     return freed, start, freed.names[i][0]
+
+
+def _fresh(candidate: Candidate, factors: Collection[str]) -> str:
+    """A kind name for the freed constant (``a``, as in pmnf) that no kind of the candidate has and
+    whose numbered constants (``a0``) no factor is called."""
+    taken = set(candidate.limits)
+    return next(n for n in ("a", *(f"a{x}" for x in "abcdefghijklmnopqrstuvwxyz"))
+                if n not in taken and not any(re.fullmatch(rf"{n}\d+", f) for f in factors))
 
 
 def _grows(term: Term, exponents: list[float], compiler: Compiler) -> bool:

@@ -65,3 +65,11 @@ def test_a_term_grows_only_if_no_factor_s_doubling_lowers_it(shape, exponents, g
                                                     "log2": lambda x: sympy.log(x) / sympy.log(2)}), kinds)
     compiler = Compiler(("p", "n"), np.array([[1.0, 10.0], [2.0, 10.0], [4.0, 20.0]]))
     assert _grows(term, exponents, compiler) is grows
+
+
+def test_the_freed_constant_is_named_apart_from_the_factors():
+    law = lambda p: 1e-6 * p**2 + np.log2(p / 1000) + 1  # noqa: E731
+    data = table(law).rename(columns={"p": "a0"})
+    found = search(data, "time", resamples=0).law
+    assert found.constants["aa0"] < 0 and "a0" not in found.constants, found.template  # a0 is the factor
+    assert found.predict({"a0": np.array([16000.0])})[0] == pytest.approx(law(16000), rel=0.002)
