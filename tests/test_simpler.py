@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exprsearch.search import search
-from exprsearch.simpler import KEPT, Families, simpler_models
+from exprsearch.simpler import KEPT, Families, cheaper, simpler_models
 
 n, b, p = sympy.symbols("n b p", positive=True)
 FACTORS = (n, b, p)
@@ -133,3 +133,12 @@ def test_the_models_found_are_the_best_simpler_sets_solved_one_by_one(seed, mode
     assert {combo for _, combo in found} == set(expected)
     for cost, combo in found:
         assert cost == pytest.approx(expected[combo], rel=1e-6, abs=1e-9 * float(residual @ residual))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.integers(1, 9), max_size=12), st.integers(1, 3), st.integers(0, 25))
+def test_cheaper_combinations_are_those_itertools_gives_in_its_order(sizes, k, limit):
+    members = [10 * i + 3 for i in range(len(sizes))]
+    expected = [combo for combo in itertools.combinations(members, k)
+                if sum(sizes[members.index(c)] for c in combo) < limit]
+    assert cheaper(members, sizes, k, limit) == expected
