@@ -57,6 +57,7 @@ def test_a_split_needs_values_on_both_sides_and_a_factor_of_the_data():
         segments.find(table(lambda p: 2 + 40 / p, range(1, 8)), "n", fit)
 
 
+@pytest.mark.slow
 def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
     ps = np.repeat(np.arange(1, 11), 2)
     rows = "".join(f"{p},{p**2 if p <= 6 else p + 30}\n" for p in ps)
@@ -171,6 +172,7 @@ def test_the_split_is_the_same_whatever_runs_the_sides():
 
 
 
+@pytest.mark.slow
 def test_searches_the_time_limit_stopped_are_said():
     data = table(lambda p: np.where(p <= 6, 2 + 40 / p, 9 + 0.3 * p), range(1, 13))
     split = segments.find(data, "p", segments.Searcher(settings=SearchSettings(time_limit=1e-6)))
@@ -178,6 +180,7 @@ def test_searches_the_time_limit_stopped_are_said():
     assert segments.find(data, "p", segments.Searcher()).limited == 0
 
 
+@pytest.mark.slow
 def test_a_regime_that_starts_at_a_knee_gets_its_line_with_a_negative_constant():
     """Flat at 10 up to p = 6, then 2·p − 2 (a resource that saturates): the law above the knee
     is the line, its constant negative, within 2 % of the truth at four times the largest p (2 % noise); the
@@ -193,6 +196,7 @@ def test_a_regime_that_starts_at_a_knee_gets_its_line_with_a_negative_constant()
     assert "constant free to be negative" in above.notes[-1]
 
 
+@pytest.mark.slow
 def test_only_the_law_above_a_change_may_have_a_negative_constant():
     """A law that starts at the smallest measured value (the whole series, the segment below)
     keeps the grammar as written; the one above the change gets the constant of either sign."""
