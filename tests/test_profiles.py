@@ -1,6 +1,7 @@
 """A law per series of a profile: the library's summary and ranking, the executors (one process,
 local processes, a Dask LocalCluster) giving the same laws, and the profile command end to end."""
 
+import importlib.util
 import json
 import os
 import signal
@@ -306,7 +307,11 @@ def test_a_scheduler_that_cannot_be_one_is_refused_before_the_search(tmp_path):
 
     with pytest.raises(SettingsError, match="write a Dask address"):
         SearchSettings(scheduler="nonsense")
-    assert SearchSettings(scheduler="local:2").scheduler == "local:2"
+    if importlib.util.find_spec("distributed") is None:  # the README's test command installs no dask extra
+        with pytest.raises(SettingsError, match=r"a scheduler needs dask.distributed: pip install 'exprsearch\[dask\]'"):
+            SearchSettings(scheduler="local:2")
+    else:
+        assert SearchSettings(scheduler="local:2").scheduler == "local:2"
 
 
 def test_rows_in_no_series_stop_profile_unless_dropped(tmp_path):
