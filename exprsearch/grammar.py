@@ -223,7 +223,7 @@ def bind(
     for column in free:
         role = "intrinsic" if column in intrinsic else "extrinsic"
         # the key the rules know it by: its name, unless a constant kind or another factor has it
-        key = column if column not in names else _fresh(column + "_", keys.__contains__)
+        key = column if column not in names else fresh(column + "_", keys.__contains__)
         keys.add(key)
         bound.append(Factor(name=key, role=role, column=column))
     rules = dict(grammar.rules)
@@ -239,7 +239,7 @@ def free_constant(grammar: Grammar) -> Grammar:
     rule adds no such constant."""
     fixed_sign = {c.written or c.name for c in grammar.constants if c.min >= 0}
     taken = {c.written or c.name for c in grammar.constants} | {f.name for f in grammar.factors} | set(grammar.rules)
-    name = _fresh("a", taken.__contains__)
+    name = fresh("a", taken.__contains__)
     start = tuple(_freed(alternative, fixed_sign, name) for alternative in grammar.rules.get("start", ()))
     if start == grammar.rules.get("start", ()):
         return grammar
@@ -297,7 +297,7 @@ def _builtin_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "grammars"
 
 
-def _fresh(name: str, taken: Callable[[str], bool], extend: str = "_") -> str:
+def fresh(name: str, taken: Callable[[str], bool], extend: str = "_") -> str:
     """``name``, extended until ``taken`` no longer holds for it."""
     while taken(name):
         name += extend
@@ -315,7 +315,7 @@ def _renamed(kinds: tuple[ConstantKind, ...], columns: set[str]) -> tuple[Consta
             return any(numbered.match(c) for c in columns) or (name != kind.name and name in names)
 
         if taken(kind.name):
-            kind = replace(kind, name=_fresh(kind.name, taken, kind.name[-1]), written=kind.name)
+            kind = replace(kind, name=fresh(kind.name, taken, kind.name[-1]), written=kind.name)
             names.add(kind.name)
         out.append(kind)
     return tuple(out)

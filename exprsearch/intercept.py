@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 import sympy
@@ -22,6 +22,7 @@ import sympy
 from .candidates import Candidate, Term, occurrence, theta
 from .compile import Compiler, to_function
 from .fit import Fit, FitSettings, fit
+from .grammar import fresh
 
 DOUBLINGS = 2.0 ** np.arange(0, 11)  # a term grows if it never falls up to 1024 times a factor's measured values
 
@@ -33,9 +34,18 @@ def free_where_growing(fits: list[Fit], compiler: Compiler, y: np.ndarray, setti
     fitted) fitted again with that constant free, where it comes out negative."""
     if not kinds:
         return fits
+    columns = np.column_stack(compiler.columns)
+    known: dict[tuple[Term, tuple[float, ...]], bool] = {}  # a term is shared by many fits
+
+    def grows(term: Term, exponents: list[float]) -> bool:
+        key = (term, tuple(exponents))
+        if key not in known:
+            known[key] = _grows(term, exponents, compiler.factors, columns)
+        return known[key]
+
     extra = []
     for fitted in fits:
-        freed = _freed(fitted, compiler, kinds)
+        freed = _freed(fitted, compiler.factors, kinds, grows)
         if freed is None:
             continue
         candidate, start, name = freed
@@ -45,12 +55,13 @@ def free_where_growing(fits: list[Fit], compiler: Compiler, y: np.ndarray, setti
     return fits + extra
 
 
-def _freed(fitted: Fit, compiler: Compiler, kinds: Collection[str]) -> tuple[Candidate, Fit, str] | None:
+def _freed(fitted: Fit, factors: Sequence[str], kinds: Collection[str],
+           grows: Callable[[Term, list[float]], bool]) -> tuple[Candidate, Fit, str] | None:
     """The candidate of ``fitted`` with its lone constant of a kind in ``kinds`` free, a start at
-    its exponents and the freed constant's name; None where the rule does not apply."""
+    its exponents and the freed constant's name; None where the rule does not apply (``grows``
+    says whether a term, at its exponents, grows with each factor)."""
     candidate = fitted.candidate
-    alone = [i for i, t in enumerate(candidate.terms) if t.key == 1 and t.kinds and t.coefficient == 0
-             and len(t.kinds) == 1]
+    alone = [i for i, t in enumerate(candidate.terms) if t.key == 1 and len(t.kinds) == 1 and t.coefficient == 0]
     if not fitted.ok or len(alone) != 1 or len(candidate.terms) < 2:
         return None
     i = alone[0]
@@ -60,9 +71,10 @@ def _freed(fitted: Fit, compiler: Compiler, kinds: Collection[str]) -> tuple[Can
     exponents = {s.name: fitted.values[s.name] for s in candidate.nonlinear}
     for j, (term, names) in enumerate(zip(candidate.terms, candidate.names)):
         held = [exponents[n] for k, n in enumerate(names) if k != term.coefficient]
-        if j != i and not _grows(term, held, compiler):
+        if j != i and not grows(term, held):
             return None
-    name = _fresh(candidate, compiler.factors)
+    # as binding renames a kind: a name no kind has and whose numbered constants no factor is called
+    name = fresh("a", lambda n: n in candidate.limits or any(re.fullmatch(rf"{n}\d+", f) for f in factors), "a")
     symbol = sympy.Symbol(name, real=True)
     old = candidate.terms[i]
     free = Term(symbol, occurrence(0), (name,), 0, old.key, old.complexity, symbol)
@@ -72,21 +84,12 @@ def _freed(fitted: Fit, compiler: Compiler, kinds: Collection[str]) -> tuple[Can
     return freed, start, freed.names[i][0]
 
 
-def _fresh(candidate: Candidate, factors: Collection[str]) -> str:
-    """A kind name for the freed constant (``a``, as in pmnf) that no kind of the candidate has and
-    whose numbered constants (``a0``) no factor is called."""
-    taken = set(candidate.limits)
-    return next(n for n in ("a", *(f"a{x}" for x in "abcdefghijklmnopqrstuvwxyz"))
-                if n not in taken and not any(re.fullmatch(rf"{n}\d+", f) for f in factors))
-
-
-def _grows(term: Term, exponents: list[float], compiler: Compiler) -> bool:
+def _grows(term: Term, exponents: list[float], factors: Sequence[str], columns: np.ndarray) -> bool:
     """Whether ``term`` (its exponents at ``exponents``) never falls as any one factor doubles,
-    up to 1024 times, from any measured configuration."""
+    up to 1024 times, from any measured configuration (the rows of ``columns``)."""
     if not term.varies:
         return True
-    function = to_function(term.key, compiler.factors, [theta(k) for k in range(len(exponents))])
-    columns = np.column_stack(compiler.columns)
+    function = to_function(term.key, factors, [theta(k) for k in range(len(exponents))])
     values = [np.array(v) for v in exponents]
     for f in range(columns.shape[1]):
         grid = np.repeat(columns[None], len(DOUBLINGS), axis=0)
