@@ -1,3 +1,5 @@
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,13 +20,21 @@ t = ["<factor>", "1/<factor>", "log2(<factor>)", "<factor>**2", "<factor>**4", "
 """
 
 
+@functools.cache
+def _rules_candidates() -> dict:
+    """The grammar's candidates by their text; they do not depend on the data, and printing
+    thousands of them took most of this file's time when every test made its own."""
+    found = candidates.generate(grammar.bind(grammar.parse_text(RULES), ("p", "n")))
+    return {str(c): c for c in found.candidates}
+
+
 def rule_for(levels_n: list[float]):
     p, n = np.meshgrid([1.0, 2, 4, 8, 16], levels_n)
     X = np.column_stack([p.ravel(), n.ravel()])
-    found = candidates.generate(grammar.bind(grammar.parse_text(RULES), ("p", "n")))
+    found = _rules_candidates()
     rule = ShapeRule(Compiler(("p", "n"), X))
-    rule.prepare(t for c in found.candidates for t in c.terms)
-    return rule, {str(c): c for c in found.candidates}
+    rule.prepare(t for c in found.values() for t in c.terms)
+    return rule, found
 
 
 def test_a_factor_at_two_values_keeps_only_its_simplest_rising_and_falling_shapes():
