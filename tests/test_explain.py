@@ -122,3 +122,17 @@ def test_a_term_with_a_fixed_log_factor_is_labelled_by_its_direction():
     by_term = {str(term): label for (_, term), label in zip(model.terms(), e.labels)}
     assert [label for term, label in by_term.items() if "log2" in term] == ["falls with p"]
     assert [label for term, label in by_term.items() if "log2" not in term and "p" in term] == ["grows with p"]
+
+
+@pytest.mark.parametrize("f, low, high, root", [
+    (lambda v: 0.15 - 160 / v**2, 1.0, 1024.0, np.sqrt(160 / 0.15)),  # the turn of 2 + 0.15·p + 160/p
+    (lambda v: np.log2(v) - 4.5, 1.0, 100.0, 2**4.5),
+    (lambda v: v**1.7 - 1e3 * np.sqrt(v), 1.0, 1e6, 1e3 ** (1 / 1.2)),
+    (lambda v: 2 - 40 / v, 1.0, 64.0, 20.0),
+])
+def test_a_turn_or_crossing_is_found_to_machine_precision(f, low, high, root):
+    from exprsearch.explain import _root
+
+    grid = np.geomspace(low, high, 2049)
+    i = int(np.flatnonzero(np.sign(f(grid[:-1])) != np.sign(f(grid[1:])))[0])
+    assert _root(f, grid[i], grid[i + 1]) == pytest.approx(root, rel=1e-12)
