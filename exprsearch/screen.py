@@ -57,7 +57,7 @@ SHAPE_TIE = 2.0
 # the beam's best fixed-shape sum misses by more than the noise where its squared residual is this
 # many times what repetitions alone leave; only then are the best pairs grown as a beam of their own
 MISFIT = 1.5
-ANCHORS = 10  # the beam's best single terms beside which the best pairs are scanned
+ANCHORS = 20  # the beam's best single terms beside which the best pairs are scanned
 
 
 @dataclass(frozen=True)
