@@ -227,12 +227,16 @@ class DataScreen(TermColumns):
         # triples of which no two terms fit well together (1/p + b·log2 b + √p·log2 b). (Where the
         # sums of three miss, so did those of two: the pairs above were scanned, and ``plain`` is set.)
         if paired and len(levels) > 2 and best_plain[2] > MISFIT * self.floor:
-            # The anchors: the beam's best single terms of fixed shape, then the fixed shapes its best
-            # terms with fitted exponents land on (b**k·n²·p**k at 0 and -1 is n²/p)
+            # The anchors: the beam's best single terms of fixed shape, the fixed shapes its best terms
+            # with fitted exponents land on (b**k·n²·p**k at 0 and -1 is n²/p), then the terms of its
+            # best pair (√p + p² + b·log2(b)/p, each term worse alone than p^1.5 or p²·log2 b, is
+            # reached from the pair p^1.5 + b·log2(b)/p)
             fixed_column = {same[c]: c for c in plain.tolist()}  # plain: one column of each content
             anchors = [columns[0] for _, cost, columns, _ in first_models if not cost][:ANCHORS]
             landed = [fixed_column.get(same[columns[0]]) for _, cost, columns, _ in first_models if cost]
             anchors += [c for c in dict.fromkeys(landed) if c is not None and c not in anchors][:ANCHORS]
+            singles, pair = len(anchors), [fixed_column.get(same[c]) for c in (tops[1][1] if len(tops) > 1 else ())]
+            anchors += [c for c in dict.fromkeys(pair) if c is not None and c not in anchors]
             for sse, triple in anchored_triples(design, residual, owner, nonlinear, room, plain, anchors, 2)[:2 * s.beam]:
                 if sse < best_sse[2]:
                     extra.append(tuple(sorted(owners[c] for c in triple)))
@@ -272,7 +276,9 @@ class DataScreen(TermColumns):
         if anchors:
             beside = (f" (the {ANCHORED_COLUMNS:,} of them that fit best beside each)"
                       if min(paired, PAIR_COLUMNS) > ANCHORED_COLUMNS else "")
-            pairs += f", alone and beside each of its {len(anchors)} best single terms{beside}"
+            more = len(anchors) - singles
+            pairs += (f", alone and beside each of its {singles} best single terms"
+                      + (f" and {more} term{'s' * (more > 1)} of its best pair" if more else "") + beside)
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
                f"{len(seeds)} terms of each factor's best shapes{pairs}) and formed every sum of up to {most} of "
                f"the {len(survivors)} terms that took part ({len(every):,} sums)")
