@@ -147,7 +147,7 @@ transform = ["c*<factor>", "<factor>**2", "<factor>**k", "2*<factor>", "c**2*<fa
 """
 
 
-@pytest.mark.parametrize("which", ["default", "odd"])
+@pytest.mark.parametrize("which", [pytest.param("default", marks=pytest.mark.slow), "odd"])  # default: 2.3 s
 def test_terms_made_directly_are_the_terms_analyse_makes(monkeypatch, which):
     """Products of transforms and ``c·<transform>*{1,3}`` terms are built from their parts
     (Expander._multiplied, Expander._scaled); the default grammar over three factors gives the
@@ -181,7 +181,8 @@ max_candidates = 50
 """
 
 
-@pytest.mark.parametrize("which", ["default", "pmnf", "generic-dl", "recursive"])
+@pytest.mark.parametrize("which", [pytest.param("default", marks=pytest.mark.slow), pytest.param("pmnf", marks=pytest.mark.slow),
+                                   "generic-dl", "recursive"])  # default and pmnf: 2 s each
 def test_a_second_expansion_of_a_grammar_is_the_first(which):
     """Expansions no choice or cut went into are kept for the next search of the same grammar (a
     profile's series); replayed, they give the same candidates, counts and producers, also where

@@ -160,7 +160,7 @@ def test_explain_asks_which_factor_where_several_are_open(law_file):
     assert "not a factor of the law" in " ".join(run("explain", law_file, "--vary", "q").output.split())
 
 
-@pytest.mark.parametrize("columns", ["40", "80"])
+@pytest.mark.parametrize("columns", ["40", pytest.param("80", marks=pytest.mark.slow)])  # a process each
 def test_explain_lists_its_terms_whole_at_any_width(law_file, columns):
     import os
     import subprocess

@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from exprsearch import search
@@ -69,6 +70,7 @@ def test_a_group_of_a_constant_law_is_left_out_of_the_shared_form_and_skipped_fo
     assert any(why == "framework=jax does not vary n" for why in shared["forms_skipped"].values())
 
 
+@pytest.mark.slow  # six searches; --by of one column is tested in the fast step
 def test_cli_by_takes_several_columns_as_profile_does(tmp_path):
     data = pd.read_csv(frameworks(tmp_path)).assign(precision=lambda f: ["fp16", "fp32"] * (len(f) // 2))
     data.to_csv(tmp_path / "two.csv", index=False)

@@ -172,6 +172,7 @@ def test_run_json_keeps_stdout_to_the_law_and_says_the_verdict_on_stderr(written
     assert "do not order the times" in result.stderr and (tmp_path / "out" / "levels.json").is_file()
 
 
+@pytest.mark.slow  # the report and levels.json are tested apart in the fast step
 def test_report_states_the_levels_verdict(written, tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "out"

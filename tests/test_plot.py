@@ -174,6 +174,7 @@ def test_report_carries_the_notes_on_the_data_and_the_search(tmp_path):
     assert "stopped at the time limit of 0 s" in page
 
 
+@pytest.mark.slow  # plot finding a CSV's data is tested in the fast step
 def test_plot_finds_the_series_of_an_extrap_file_law_json_names(tmp_path, monkeypatch):
     """A law of one series of an Extra-P file records the series, so plot draws measured vs
     predicted from the file (it said the file was not a table), with or without it given."""
@@ -197,6 +198,7 @@ def test_plot_finds_the_series_of_an_extrap_file_law_json_names(tmp_path, monkey
     assert given.exit_code == 0 and figure.is_file(), given.output
 
 
+@pytest.mark.slow  # a search and four figures
 def test_plot_draws_the_rows_of_the_group_a_law_was_fitted_on(tmp_path, monkeypatch):
     """A law of one --by group records the group (and --drop-missing), so plot draws that group's
     measurements, not the whole table's (LLM Foundry: 78 of 216 rows), and finds them at all where
@@ -221,6 +223,7 @@ def test_plot_draws_the_rows_of_the_group_a_law_was_fitted_on(tmp_path, monkeypa
     assert drawn == [[42.0, 22.0, 7.0, 4.5, 3.25]]  # tf's five rows with a time
 
 
+@pytest.mark.slow  # a search and four figures
 def test_a_law_fitted_without_stray_runs_is_drawn_without_them(tmp_path, monkeypatch):
     """--drop-stray is recorded in law.json, so plot reads the rows the law was fitted on: runs of
     a rate, the last repeat of each configuration cut short: kept, those runs decide the law (a

@@ -105,6 +105,7 @@ def test_profile_of_a_long_table(tmp_path):
     assert names == ["kernel=halo,metric=time", "kernel=solve,metric=time"]
 
 
+@pytest.mark.slow  # run --by --segments is tested in the fast step
 def test_profile_segments_ranks_a_series_that_changes_regime_by_the_segment_above(tmp_path):
     lines = ["kernel,p,value"] + [f"{k},{p},{f(p)}" for k, f in (("cache", lambda p: p**2 if p <= 6 else p + 30),
                                                                  ("plain", lambda p: 2 + 40 / p))

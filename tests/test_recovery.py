@@ -67,6 +67,7 @@ def test_default_grammar_recovers_three_single_factor_terms_side_by_side(seed):
     check(result, law, grid, "c0 + c1*log2(p) + c3*s/p + c2/b")
 
 
+@pytest.mark.slow  # byte-identical law.json per seed is tested in the fast step
 def test_same_seed_same_law_and_other_seed_same_form():
     law, grid, _ = CASES["fitted-exponent"]
     frame = measurements(law, grid, seed=3)
