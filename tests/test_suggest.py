@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -400,3 +401,41 @@ def test_runs_each_is_the_median_count_of_runs_per_configuration():
     frame = pd.DataFrame({"p": [1, 1, 1, 2, 2, 2, 4, 4], "time": [3.0, 3.1, 2.9, 2, 2.1, 1.9, 1.5, 1.6]})
     assert runs_each(from_frame(frame, "time")) == 3
     assert runs_each(from_frame(frame.drop_duplicates("p"), "time")) == 1
+
+
+def _line(output: str, lead: str) -> str:
+    return next(line for line in output.splitlines() if line.startswith(lead))
+
+
+def test_suggest_plans_on_the_law_run_finds_with_run_s_search_options(tmp_path):
+    """suggest takes run's --map, --intrinsic and --validation and searches as run does; its error
+    for a grammar factor the data lack used to tell the user to pass --map, which it did not take."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame([{"gpus": g, "n": n, "time": (2 + 0.5 * np.log2(n) + 20 / g) * (1 + 0.01 * rng.standard_normal())}
+                          for g in (1, 2, 4, 8, 16) for n in (1000, 4000, 16000) for _ in range(2)])
+    path = tmp_path / "m.csv"
+    frame.to_csv(path, index=False)
+    plan = ("--at", "gpus=64,n=16000", "--bootstrap", "20")
+    unmapped = run("suggest", path, "-t", "time", "-g", "data-parallel", *plan)
+    assert unmapped.exit_code == 2 and "pass --map p=COLUMN" in " ".join(unmapped.output.split())
+    for options in (["-g", "data-parallel", "--map", "p=gpus", "--validation", "kfold"], ["-g", "generic-dl", "--intrinsic", "n"]):
+        law = _line(run("run", path, "-t", "time", *options, "--bootstrap", "20", "--out", tmp_path / options[1]).output,
+                    "time = ")
+        advised = run("suggest", path, "-t", "time", *options, *plan)
+        assert advised.exit_code == 0, advised.output
+        assert _line(advised.output, "law: ") == f"law: {law}"
+    assert "log2(n)" not in law  # generic-dl takes log2 of extrinsic factors only, and n is marked intrinsic
+
+
+def test_suggest_says_what_a_limit_left_out_of_the_search(tmp_path):
+    """A limit that cut the search is said, as run says it (suggest printed none of the search's notes)."""
+    grammar = tmp_path / "small.toml"
+    default = Path(__file__).resolve().parents[1] / "grammars" / "default.toml"
+    grammar.write_text(default.read_text().replace("max_terms = 4", "max_terms = 2"))
+    path = tmp_path / "m.csv"
+    measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 4, 8]).to_csv(path, index=False)
+    result = run("suggest", path, "-t", "time", "-g", grammar, "--strategy", "exhaustive", "--at", "p=64",
+                 "--bootstrap", "20")
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    assert "not searched:" in flat and "more than max_terms = 2 terms" in flat

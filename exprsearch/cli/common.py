@@ -127,6 +127,17 @@ _SPREADS = ("std", "var", "sem", "iqr", "mad")
 # --drop-stray, as run, profile and suggest take it
 DROP_STRAY_HELP = ("Drop runs far from the other runs of their configuration (a stall, a step cut short), which "
                    "the notes list, instead of keeping them.")
+# the search's options, as run and suggest take them (suggest plans on the law run finds with the same ones)
+FORMAT_HELP = ("table, extrap-text, extrap-json, extrap-jsonl, talpas, extrap-experiment, extrap3 or cube (a directory "
+               "of CUBE runs; default: detected).")
+MAP_HELP = "Bind grammar factor to a column: p=gpus (repeatable)."
+INTRINSIC_HELP = "Comma-separated factors that are intrinsic (layers, parameters)."
+JOBS_HELP = "Processes refining candidates (0: one per core); the law does not depend on it."
+TIME_LIMIT_HELP = "Seconds: stop refining when they run out and keep the best law found so far."
+LOSS_HELP = "squared, or huber / absolute to resist outliers (warm-up rows, failed runs)."
+VALIDATION_HELP = "largest: prefer laws that predict the held-out largest configurations; kfold: 5-fold CV."
+STRATEGY_HELP = ("auto: the data choose what to fit where the grammar's space is larger than its limits; exhaustive: "
+                 "fit up to the limits and report what they cut.")
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:

@@ -10,7 +10,17 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .common import DROP_STRAY_HELP
+from .common import (
+    DROP_STRAY_HELP,
+    FORMAT_HELP,
+    INTRINSIC_HELP,
+    JOBS_HELP,
+    LOSS_HELP,
+    MAP_HELP,
+    STRATEGY_HELP,
+    TIME_LIMIT_HELP,
+    VALIDATION_HELP,
+)
 
 
 def suggest(
@@ -34,14 +44,24 @@ def suggest(
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.", rich_help_panel="Data")] = False,
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
+    fmt: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP, rich_help_panel="Data")] = None,
+    map_: Annotated[list[str], typer.Option("--map", help=MAP_HELP, rich_help_panel="Data")] = [],  # noqa: B006
+    intrinsic: Annotated[str | None, typer.Option(help=INTRINSIC_HELP, rich_help_panel="Data")] = None,
+    loss: Annotated[str, typer.Option(help=LOSS_HELP, rich_help_panel="Search")] = "squared",
+    validation: Annotated[str, typer.Option(help=VALIDATION_HELP, rich_help_panel="Search")] = "largest",
+    strategy: Annotated[str, typer.Option(help=STRATEGY_HELP, rich_help_panel="Search")] = "auto",
+    time_limit: Annotated[float | None, typer.Option(help=TIME_LIMIT_HELP, rich_help_panel="Search")] = None,
+    jobs: Annotated[int, typer.Option(help=JOBS_HELP, rich_help_panel="Search")] = 0,
 ) -> None:
-    """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at."""
+    """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at.
+    The law is searched as run searches it with the same options (--grammar, --map, --intrinsic, --loss, …)."""
     from .. import export
     from ..advice import per_step
     from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values, setting
     from ..errors import SettingsError
     from ..fit import FitSettings
     from ..grammar import load as load_grammar
+    from ..identify import unpinned_notes
     from ..repeats import check_measure, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
@@ -64,8 +84,10 @@ def suggest(
         _check_kind(target_kind)
         check_measure(measure)
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
+        mapping = cli._pairs(map_, "--map")
+        intrinsic_factors = tuple(law_name(name) for name in cli._split(intrinsic) or ())  # as run names them
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
-        datasets, _ = _datasets(data, target, factors, None, (drop_missing, drop_stray), sheet=sheet)
+        datasets, _ = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), sheet=sheet)
         if len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         dataset = next(iter(datasets.values()))
@@ -93,13 +115,20 @@ def suggest(
                 f"{next(iter(measured))}=LOW..HIGH offers values not measured")
             space |= measured
         # every sum the screening forms: the plausible laws include those off the front
-        settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap, near_front=False)
+        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
+                                  near_front=False)
         kind = kind_of(dataset.target, target_kind)
         if work_ is None:
             for note in per_step(dataset.target, kind == "rate", dataset.steps, dataset.clock):
                 cli._note(note)
-        result = search(dataset, grammar=rules, settings=settings)
+        result = search(dataset, grammar=rules, mapping=mapping, intrinsic=intrinsic_factors, settings=settings)
         result = replace(result, law=replace(result.law, target_kind=kind))
+        # what the search says that warns, as run says it without its front (a grammar factor not in the
+        # data, a limit or the time limit that cut the search); the unpinned shapes in suggest's own words
+        own = set(dataset.notes) | set(unpinned_notes(result.law.search.get("unpinned", {}), result.law.domain))
+        for note in result.notes:
+            if note not in own and not note.startswith("the space holds"):
+                cli._note(note)
         for name, unpinned in result.law.search.get("unpinned", {}).items():
             if name in measured:  # only a value not measured yet can test the law's shapes there
                 cli._note(f"the law's shapes of {name} ({', '.join(unpinned['shapes'])}) are as many as its "
