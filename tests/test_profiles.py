@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from exprsearch.executor import InProcess, LocalPool
@@ -184,6 +185,32 @@ def test_profile_drops_stray_runs_when_asked(tmp_path):
     assert json.loads((tmp_path / "o" / "laws.json").read_text())["context"]["drop_stray"] is True
 
 
+def test_profile_searches_each_series_with_run_s_search_options(tmp_path):
+    """--loss, --validation and --time-limit as run takes them: each series' law is the one search
+    finds with the same settings (huber discounts kernel b's stalled run), and a time limit that
+    stopped a series' search is in its notes."""
+    from exprsearch.fit import FitSettings
+    from exprsearch.search import search
+    from exprsearch.vocabulary import to_text
+
+    lines = ["kernel,p,n,value"] + [f"{k},{p},1000,{(2 + 40 / p) * (5 if (k, p, r) == ('b', 8, 1) else 1 + 0.01 * r):.6g}"
+                                  for k in "ab" for p in (1, 2, 4, 8, 16, 32) for r in range(3)]
+    (tmp_path / "k.csv").write_text("\n".join(lines) + "\n")
+    laws = {}
+    for name, options in (("squared", []), ("huber", ["--loss", "huber", "--validation", "kfold"]),
+                          ("limited", ["--time-limit", "0.0001"])):
+        result = run("profile", tmp_path / "k.csv", "--out", tmp_path / name, *options)
+        assert result.exit_code == 0, result.output
+        laws[name] = {r["series"]: (r["law_json"]["expression"], r["notes"])
+                      for r in json.loads((tmp_path / name / "laws.json").read_text())["series"]}
+    frame = pd.read_csv(tmp_path / "k.csv")
+    alone = search(frame[frame.kernel == "b"].drop(columns="kernel"), "value",
+                   settings=SearchSettings(FitSettings(loss="huber"), "kfold", 0)).law
+    assert laws["huber"]["kernel=b"][0] == to_text(alone.expression) != laws["squared"]["kernel=b"][0]
+    assert json.loads((tmp_path / "huber" / "laws.json").read_text())["context"]["loss"] == "huber"
+    assert any(n.startswith("stopped at the time limit of 0.0001 s") for n in laws["limited"]["kernel=a"][1])
+
+
 def test_profile_keeps_a_report_already_in_its_directory(tmp_path):
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "report.html").write_text("the user's own")
@@ -257,6 +284,8 @@ def test_ctrl_c_keeps_the_finished_series_and_says_how_to_resume(tmp_path):
     (["-g", "data-parallel", "--map", "q=p"], "'q' is not a factor of grammar 'data-parallel'"),
     (["--intrinsic", "layers"], "--intrinsic names 'layers', which is not a factor of the data"),
     (["--target-kind", "up"], "--target-kind up: give time or rate"),
+    (["--loss", "cubic"], "loss (--loss) must be one of squared, huber, absolute"),
+    (["--time-limit", "-1"], "time_limit (--time-limit) must be a finite number of at least 0"),
 ])
 def test_bad_profile_options_exit_2_with_one_sentence(tmp_path, args, fragment):
     result = run("profile", write_profile(tmp_path / "p.txt"), *args, "--out", tmp_path / "o")

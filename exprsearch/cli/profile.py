@@ -17,7 +17,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .common import DROP_STRAY_HELP
+from .common import DROP_STRAY_HELP, LOSS_HELP, STRATEGY_HELP, VALIDATION_HELP
 
 SUMMARY = ("laws.csv", "laws.json")
 
@@ -28,7 +28,7 @@ def profile(
     by: Annotated[str | None, typer.Option(help="Tables: comma-separated columns naming a series (default: callpath/kernel and metric if present).", rich_help_panel="Data")] = None,
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas, extrap-experiment, extrap3 or cube (default: detected).", rich_help_panel="Data")] = None,
-    grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file; pmnf (Extra-P's normal form) is about 7x faster on large profiles.", rich_help_panel="Search")] = "default",
+    grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file; pmnf (Extra-P's normal form) is about 4x faster on large profiles.", rich_help_panel="Search")] = "default",
     at: Annotated[str | None, typer.Option(help="The configuration to rank series at: p=512,n=16000 (factors not given: --scale × their largest measured value).", rich_help_panel="Ranking")] = None,
     scale: Annotated[float, typer.Option(help="Factors missing from --at are taken at this multiple of their largest measured value.", rich_help_panel="Ranking")] = 2.0,
     jobs: Annotated[int, typer.Option(help="Local processes, one series each (0: one per core).", rich_help_panel="Search")] = 0,
@@ -49,6 +49,10 @@ def profile(
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
     measure: Annotated[str, typer.Option(help="Fit every run (all), or each configuration's mean, median, min or max of its runs (Extra-P's --measure; min resists a shared machine's interference).", rich_help_panel="Data")] = "all",
     segments: Annotated[str | None, typer.Option(help="Model a series whose times change regime along this factor by the segment above the change, where two laws explain them much better than one (run's --segments; the law below is in the series' notes).", rich_help_panel="Search")] = None,
+    loss: Annotated[str, typer.Option(help=LOSS_HELP, rich_help_panel="Search")] = "squared",
+    validation: Annotated[str, typer.Option(help=VALIDATION_HELP, rich_help_panel="Search")] = "largest",
+    strategy: Annotated[str, typer.Option(help=STRATEGY_HELP, rich_help_panel="Search")] = "auto",
+    time_limit: Annotated[float | None, typer.Option(help="Seconds per series: stop refining its law when they run out and keep the best found so far (said in its notes).", rich_help_panel="Search")] = None,
 ) -> None:
     """A law for every series (callpath × metric, or table group), ranked by predicted growth."""
     from .. import export as _export
@@ -85,7 +89,9 @@ def profile(
                                 f"{', '.join(sorted({f for d in series.values() for f in d.factors}))})")
         check_binding(series, grammar, mapping, intrinsic_factors)
         point = parse_point(at, "--at") if at else {}
-        settings = SearchSettings(FitSettings(seed=seed), resamples=bootstrap)
+        # as run searches each series (the series themselves go to --jobs processes or --scheduler)
+        settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, time_limit=time_limit,
+                                  strategy=strategy)
         sha = next((d.sha256 for d in series.values()), None) or digest(data)  # read once when it can be
         context = {"data": str(data), "sha256": sha, "grammar": grammar, "at": point, "factors": factors,
                    "scale": scale, "seed": seed, "bootstrap": bootstrap}
@@ -94,7 +100,11 @@ def profile(
                                           ("intrinsic", list(intrinsic_factors)), ("drop_missing", drop_missing),
                                           ("drop_stray", drop_stray),
                                           ("measure", "" if measure == "all" else measure),
-                                          ("segments", law_name(segments) if segments else "")) if v})
+                                          ("segments", law_name(segments) if segments else ""),
+                                          ("loss", "" if loss == "squared" else loss),
+                                          ("validation", "" if validation == "largest" else validation),
+                                          ("strategy", "" if strategy == "auto" else strategy),
+                                          ("time_limit", time_limit)) if v})
         done = []
         if resume and (directory / "laws.json").is_file():
             earlier, rows = from_summary((directory / "laws.json").read_text())
