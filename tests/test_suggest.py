@@ -439,3 +439,25 @@ def test_suggest_says_what_a_limit_left_out_of_the_search(tmp_path):
     flat = " ".join(result.output.split())
     assert result.exit_code == 0, result.output
     assert "not searched:" in flat and "more than max_terms = 2 terms" in flat
+
+
+def test_suggest_plans_for_one_series_of_a_long_table(tmp_path):
+    """A table of several series (the notes on reading it say to pass --by) is planned one series at
+    a time: --by names the columns and --series the one to plan for, as run --by names it."""
+    rng = np.random.default_rng(5)
+    laws = {"a": lambda p: 2 + 40 / p, "b": lambda p: 1 + 0.5 * p}
+    rows = [{"kernel": k, "p": p, "time": law(p) * (1 + 0.01 * rng.standard_normal())}
+            for k, law in laws.items() for p in (1, 2, 4, 8) for _ in range(2)]
+    pd.DataFrame(rows).to_csv(tmp_path / "k.csv", index=False)
+    pd.DataFrame([r for r in rows if r["kernel"] == "b"]).drop(columns="kernel").to_csv(tmp_path / "b.csv", index=False)
+    plan = ("-t", "time", "--at", "p=64", "--bootstrap", "20")
+    unnamed = run("suggest", tmp_path / "k.csv", *plan, "--by", "kernel")
+    assert unnamed.exit_code == 2
+    assert "the rows hold 2 series by kernel, and suggest plans for one: give --series with its name, such as " \
+           "--series kernel=a (of kernel=a; kernel=b)" in " ".join(unnamed.output.split())
+    chosen = run("suggest", tmp_path / "k.csv", *plan, "--series", "kernel=b")
+    assert chosen.exit_code == 0, chosen.output
+    assert _line(chosen.output, "law: ") == _line(run("suggest", tmp_path / "b.csv", *plan).output, "law: ")
+    missing = run("suggest", tmp_path / "k.csv", *plan, "--series", "kernel=c")
+    assert missing.exit_code == 2 and "--series kernel=c: no such series by kernel; the series are kernel=a; kernel=b" \
+        in " ".join(missing.output.split())

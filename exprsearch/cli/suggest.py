@@ -52,6 +52,8 @@ def suggest(
     strategy: Annotated[str, typer.Option(help=STRATEGY_HELP, rich_help_panel="Search")] = "auto",
     time_limit: Annotated[float | None, typer.Option(help=TIME_LIMIT_HELP, rich_help_panel="Search")] = None,
     jobs: Annotated[int, typer.Option(help=JOBS_HELP, rich_help_panel="Search")] = 0,
+    by: Annotated[str | None, typer.Option(help="Tables: the columns that name separate series, as run --by takes them; suggest plans for one, named by --series.", rich_help_panel="Data")] = None,
+    series: Annotated[str | None, typer.Option(help="Tables: the series to plan for, as run --by names it: model=ResNet-50,platform=DGX-1 (its columns are --by's when --by is not given).", rich_help_panel="Data")] = None,
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at.
     The law is searched as run searches it with the same options (--grammar, --map, --intrinsic, --loss, …)."""
@@ -87,10 +89,15 @@ def suggest(
         mapping = cli._pairs(map_, "--map")
         intrinsic_factors = tuple(law_name(name) for name in cli._split(intrinsic) or ())  # as run names them
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
-        datasets, _ = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), sheet=sheet)
-        if len(datasets) != 1:
+        columns = _series_columns(by, series)
+        datasets, failed = _datasets(data, target, factors, fmt, (drop_missing, drop_stray),
+                                     ",".join(columns) if columns else None, sheet=sheet)
+        if columns:
+            dataset = _one_series(datasets, failed, columns, series)
+        elif len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
-        dataset = next(iter(datasets.values()))
+        else:
+            dataset = next(iter(datasets.values()))
         runs = 1 if measure == "all" else runs_each(dataset)
         dataset = summarised(dataset, measure)
         if at is None:
@@ -166,6 +173,53 @@ def suggest(
         cli.out.print(table)
         for i, s in enumerate(advice.suggestions, start=1):
             cli.out.print(f"{i}. {s.sentence}", highlight=False, soft_wrap=True)
+
+
+def _series_columns(by: str | None, series: str | None) -> list[str]:
+    """The columns that name the series: --by's, or those --series names (COLUMN=VALUE,…)."""
+    from .common import _split
+
+    if by is not None:
+        return _split(by) or [by]
+    return list(_series_pairs(series)) if series is not None else []
+
+
+def _series_pairs(series: str) -> dict[str, str]:
+    from ..configs import ConfigError
+
+    pairs = [part.partition("=") for part in series.split(",")]
+    if any(not sep or not column.strip() for column, sep, _ in pairs):
+        raise ConfigError(f"--series {series}: name the series as run --by names it, COLUMN=VALUE pairs joined by "
+                          "commas (model=ResNet-50,platform=DGX-1)")
+    return {column.strip(): value.strip() for column, _, value in pairs}
+
+
+def _one_series(datasets: dict, failed: dict, columns: list[str], series: str | None):
+    """The --by group --series names (or the only one), or one sentence naming those to choose from
+    (those that share a value with --series first)."""
+    from ..configs import ConfigError
+    from ..grouped import group_name
+
+    names = sorted([*datasets, *failed])
+    if series is None and len(names) == 1 and datasets:
+        return next(iter(datasets.values()))
+    pairs = _series_pairs(series) if series is not None else {}
+    given = [group_name(pairs.items())]
+    close = [n for n in names if set(n.split(",")) & set(given[0].split(","))]
+    listed = list(dict.fromkeys(close + names))
+    shown = "; ".join(listed[:4]) + ("; …" if len(listed) > 4 else "")
+    if series is None:
+        raise ConfigError(f"the rows hold {len(names)} series by {', '.join(columns)}, and suggest plans for one: "
+                          f"give --series with its name, such as --series {names[0]} (of {shown})")
+    if set(pairs) != set(columns):
+        raise ConfigError(f"--series {series} names the columns {', '.join(pairs)}, but --by names "
+                          f"{', '.join(columns)}: give a value of each --by column")
+    wanted = group_name((c, pairs[c]) for c in columns)
+    if wanted in failed:
+        raise ConfigError(f"--series {wanted}: {failed[wanted]}")
+    if wanted not in datasets:
+        raise ConfigError(f"--series {wanted}: no such series by {', '.join(columns)}; the series are {shown}")
+    return datasets[wanted]
 
 
 def _measured(values):
