@@ -199,12 +199,13 @@ def test_profile_searches_each_series_with_run_s_search_options(tmp_path):
     laws = {}
     for name, options in (("squared", []), ("huber", ["--loss", "huber", "--validation", "kfold"]),
                           ("limited", ["--time-limit", "0.0001"])):
-        result = run("profile", tmp_path / "k.csv", "--out", tmp_path / name, *options)
+        result = run("profile", tmp_path / "k.csv", "-g", "data-parallel", "--out", tmp_path / name, "--jobs", "1",
+                     *options)
         assert result.exit_code == 0, result.output
         laws[name] = {r["series"]: (r["law_json"]["expression"], r["notes"])
                       for r in json.loads((tmp_path / name / "laws.json").read_text())["series"]}
     frame = pd.read_csv(tmp_path / "k.csv")
-    alone = search(frame[frame.kernel == "b"].drop(columns="kernel"), "value",
+    alone = search(frame[frame.kernel == "b"].drop(columns="kernel"), "value", "data-parallel",
                    settings=SearchSettings(FitSettings(loss="huber"), "kfold", 0)).law
     assert laws["huber"]["kernel=b"][0] == to_text(alone.expression) != laws["squared"]["kernel=b"][0]
     assert json.loads((tmp_path / "huber" / "laws.json").read_text())["context"]["loss"] == "huber"
