@@ -2,6 +2,7 @@
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
@@ -11,7 +12,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from .. import __version__
-from ..errors import ExprsearchError
+from ..errors import ExprsearchError, SettingsError
 
 
 def _repeated(command, args: list[str]) -> tuple[str, int] | None:
@@ -165,3 +166,43 @@ def _progress(quiet: bool) -> Progress:
 
 def _folder(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "series"
+
+
+def _check_kind(given: str | None) -> None:
+    if given is not None and given not in ("time", "rate"):
+        raise SettingsError(f"--target-kind {given}: give time or rate")
+
+
+def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drops: tuple[bool, bool],
+              by: str | None = None, sheet: str | None = None):
+    """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
+    file's CALLPATH:METRICs; and the --by groups that cannot be fitted, with the reason (an error
+    where none can). ``drops``: --drop-missing and --drop-stray."""
+    from ..data import DataError, load_table
+    from ..errors import ShortData
+    from ..grouped import load_grouped
+    from ..readers import detect_format, load_series
+
+    fmt = fmt or detect_format(data)
+    drop_missing, drop_stray = drops
+    if fmt == "table":
+        if target is None:
+            raise _target_needed(data, sheet=sheet)
+        if by is not None:
+            # a group too small for a law is named and the others fitted; a bad value stops the run
+            groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
+                                          tolerate=ShortData, sheet=sheet, drop_stray=drop_stray)
+            if not groups:
+                name, reason = next(iter(failed.items()))
+                raise DataError(f"group {name}: {reason}" if len(failed) == 1 else
+                                f"no group could be fitted; the first, {name}: {reason}")
+            return groups, failed
+        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing, sheet=sheet,
+                               drop_stray=drop_stray)}, {}
+    if sheet is not None:
+        raise DataError(f"--sheet {sheet}: '{data}' is no Excel workbook; --sheet names a workbook's sheet")
+    if by is not None:
+        raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
+    if drop_missing:
+        raise DataError("--drop-missing drops a table's rows; an Extra-P file holds no missing values")
+    return load_series(data, fmt, target, drop_stray), {}

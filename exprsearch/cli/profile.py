@@ -66,7 +66,7 @@ def profile(
     from ..search import SearchSettings
     from ..vocabulary import law_name
     from . import common as cli
-    from .run import _check_kind
+    from .common import _check_kind
 
     directory = out_dir or Path("exprsearch-out") / f"{data.stem}-profile"
     mapping = cli._pairs(map_, "--map")

@@ -12,7 +12,6 @@ import typer
 from rich.table import Column, Table
 
 from .. import export
-from ..errors import SettingsError
 from ..fit import FitSettings
 from ..grammar import load as load_grammar
 from ..law import Law
@@ -34,13 +33,14 @@ from .common import (
     STRATEGY_HELP,
     TIME_LIMIT_HELP,
     VALIDATION_HELP,
+    _check_kind,
+    _datasets,
     _folder,
     _guard,
     _note,
     _pairs,
     _progress,
     _split,
-    _target_needed,
     _warn,
     app,
     out,
@@ -234,46 +234,6 @@ _RATE_NOTE = ("target {0} reads as a rate (higher is better): optimize takes the
 _RATE_MISFIT = ("{0} is a rate and its law misses the measurements by more than their noise (lack-of-fit p < 0.01): "
                 "sums of terms that rise cannot level off or fall as a rate does where scaling saturates; its time, a "
                 "column 1 / {0}, may have a law that fits (docs/accuracy.md compares the two on public tables)")
-
-
-def _check_kind(given: str | None) -> None:
-    if given is not None and given not in ("time", "rate"):
-        raise SettingsError(f"--target-kind {given}: give time or rate")
-
-
-def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drops: tuple[bool, bool],
-              by: str | None = None, sheet: str | None = None):
-    """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
-    file's CALLPATH:METRICs; and the --by groups that cannot be fitted, with the reason (an error
-    where none can). ``drops``: --drop-missing and --drop-stray."""
-    from ..data import DataError, load_table
-    from ..errors import ShortData
-    from ..grouped import load_grouped
-    from ..readers import detect_format, load_series
-
-    fmt = fmt or detect_format(data)
-    drop_missing, drop_stray = drops
-    if fmt == "table":
-        if target is None:
-            raise _target_needed(data, sheet=sheet)
-        if by is not None:
-            # a group too small for a law is named and the others fitted; a bad value stops the run
-            groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
-                                          tolerate=ShortData, sheet=sheet, drop_stray=drop_stray)
-            if not groups:
-                name, reason = next(iter(failed.items()))
-                raise DataError(f"group {name}: {reason}" if len(failed) == 1 else
-                                f"no group could be fitted; the first, {name}: {reason}")
-            return groups, failed
-        return {"": load_table(data, target, _split(factors), drop_missing=drop_missing, sheet=sheet,
-                               drop_stray=drop_stray)}, {}
-    if sheet is not None:
-        raise DataError(f"--sheet {sheet}: '{data}' is no Excel workbook; --sheet names a workbook's sheet")
-    if by is not None:
-        raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
-    if drop_missing:
-        raise DataError("--drop-missing drops a table's rows; an Extra-P file holds no missing values")
-    return load_series(data, fmt, target, drop_stray), {}
 
 
 def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool, verdicts: list[str]) -> None:

@@ -70,7 +70,7 @@ def suggest(
     from ..suggest import advise
     from ..vocabulary import law_name
     from . import common as cli
-    from .run import _check_kind, _datasets
+    from .common import _check_kind, _datasets
 
     def work():
         for bad, sentence in ((count < 1, f"--count {count}: give at least 1"),
