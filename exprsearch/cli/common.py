@@ -168,6 +168,13 @@ def _folder(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "series"
 
 
+def _search_notes(result, front: bool = True, skip=()) -> list[str]:
+    """What a search said beyond its data's notes (said before it) and ``skip``; without the front,
+    not how the space was screened either (law.json's search keeps that, as front.csv the front)."""
+    return [note for note in result.notes if note not in result.dataset.notes and note not in skip
+            and (front or not note.startswith("the space holds"))]
+
+
 def _check_kind(given: str | None) -> None:
     if given is not None and given not in ("time", "rate"):
         raise SettingsError(f"--target-kind {given}: give time or rate")

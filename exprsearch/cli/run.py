@@ -40,6 +40,7 @@ from .common import (
     _note,
     _pairs,
     _progress,
+    _search_notes,
     _split,
     _warn,
     app,
@@ -262,9 +263,8 @@ def _figures_and_report(result: Result, directory: Path, plot: bool, report: boo
 def _report(result: Result, directory: Path, front: bool = True) -> None:
     """A law's search and result; without ``front``, the law alone (with the notes that warn: how
     the search space was screened is in law.json's search, as the front is in front.csv)."""
-    for note in result.notes:
-        if note not in result.dataset.notes and (front or not note.startswith("the space holds")):
-            _note(note)  # data notes came before
+    for note in _search_notes(result, front):  # data notes came before
+        _note(note)
     if front:
         _front(result)
     _chosen(result, directory)

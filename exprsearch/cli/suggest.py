@@ -132,10 +132,9 @@ def suggest(
         result = replace(result, law=replace(result.law, target_kind=kind))
         # what the search says that warns, as run says it without its front (a grammar factor not in the
         # data, a limit or the time limit that cut the search); the unpinned shapes in suggest's own words
-        own = set(dataset.notes) | set(unpinned_notes(result.law.search.get("unpinned", {}), result.law.domain))
-        for note in result.notes:
-            if note not in own and not note.startswith("the space holds"):
-                cli._note(note)
+        in_own_words = unpinned_notes(result.law.search.get("unpinned", {}), result.law.domain)
+        for note in cli._search_notes(result, front=False, skip=in_own_words):
+            cli._note(note)
         for name, unpinned in result.law.search.get("unpinned", {}).items():
             if name in measured:  # only a value not measured yet can test the law's shapes there
                 cli._note(f"the law's shapes of {name} ({', '.join(unpinned['shapes'])}) are as many as its "
@@ -204,8 +203,8 @@ def _one_series(datasets: dict, failed: dict, columns: list[str], series: str | 
     if series is None and len(names) == 1 and datasets:
         return next(iter(datasets.values()))
     pairs = _series_pairs(series) if series is not None else {}
-    given = [group_name(pairs.items())]
-    close = [n for n in names if set(n.split(",")) & set(given[0].split(","))]
+    given = set(group_name(pairs.items()).split(","))  # its COLUMN=VALUE parts, as group names hold them
+    close = [n for n in names if set(n.split(",")) & given]
     listed = list(dict.fromkeys(close + names))
     shown = "; ".join(listed[:4]) + ("; …" if len(listed) > 4 else "")
     if series is None:
