@@ -1,6 +1,7 @@
 """End to end through the command line (typer's CliRunner and a real subprocess)."""
 
 import importlib.util
+import inspect
 import json
 import os
 import signal
@@ -37,6 +38,18 @@ def law_module(path: Path, name: str):
 def test_version_and_help():
     assert __version__ in run("--version").output
     assert "run" in run("--help").output
+
+
+def test_every_command_is_listed_by_one_sentence():
+    """The command list shows a docstring's first paragraph; a second line there (suggest's had one)
+    crowds the list, so what more a command says goes after a blank line."""
+    groups = [app]
+    while groups:
+        group = groups.pop()
+        groups += [g.typer_instance for g in group.registered_groups]
+        for command in group.registered_commands:
+            first = inspect.getdoc(command.callback).split("\n\n")[0]
+            assert "\n" not in first and first.endswith("."), command.callback.__name__
 
 
 def test_run_writes_every_file_and_they_agree(amdahl_csv, tmp_path):

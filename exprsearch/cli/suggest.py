@@ -56,6 +56,7 @@ def suggest(
     series: Annotated[str | None, typer.Option(help="Tables: the series to plan for, as run --by names it: model=ResNet-50,platform=DGX-1 (its columns are --by's when --by is not given).", rich_help_panel="Data")] = None,
 ) -> None:
     """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at.
+
     The law is searched as run searches it with the same options (--grammar, --map, --intrinsic, --loss, …)."""
     from .. import export
     from ..advice import per_step
