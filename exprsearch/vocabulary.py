@@ -62,10 +62,18 @@ def law_name(column: str) -> str:
     return name + "_" if keyword.iskeyword(name) or name in FUNCTIONS else name
 
 
+ALIKE = 0.1  # names whose closeness (difflib's ratio) is within this of the closest are offered too
+
+
 def suggest(name: str, choices: list[str]) -> str:
-    """Return ' (did you mean X?)' when ``name`` is close to one of ``choices``."""
-    close = difflib.get_close_matches(name, choices, n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    """Return ' (did you mean X?)' when ``name`` is close to one of ``choices``; ' (did you mean X,
+    Y or Z?)' when up to three are about as close (a rate measured as its mean, median and spread)."""
+    close = difflib.get_close_matches(name, choices, n=3)
+    if not close:
+        return ""
+    ratio = [difflib.SequenceMatcher(None, name, c).ratio() for c in close]
+    named = [f"'{c}'" for c, r in zip(close, ratio) if r >= ratio[0] - ALIKE]
+    return f" (did you mean {' or '.join(named) if len(named) < 3 else ', '.join(named[:-1]) + ' or ' + named[-1]}?)"
 
 
 def parse(text: str, symbols: Mapping[str, sympy.Symbol]) -> sympy.Expr:

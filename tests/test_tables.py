@@ -150,7 +150,7 @@ def test_a_workbook_with_data_on_several_sheets_or_none_is_refused(tmp_path):
     with pytest.raises(ExprsearchError, match=r"has data on 2 sheets \(sheet1, sheet2\); name the one to read with --sheet"):
         read_table(two)
     assert read_table(two, "sheet1").shape == (3, 2)
-    with pytest.raises(ExprsearchError, match=r"--sheet sheet3: .* has no such sheet \(did you mean 'sheet2'\?\); its sheets"):
+    with pytest.raises(ExprsearchError, match=r"--sheet sheet3: .* has no such sheet \(did you mean 'sheet2' or 'sheet1'\?\); its sheets"):
         read_table(two, "sheet3")
     with pytest.raises(ExprsearchError, match="--sheet runs: .* is no Excel workbook"):
         (tmp_path / "t.csv").write_text("p,time\n1,2\n")
