@@ -26,7 +26,7 @@ from .common import (
 def suggest(
     data: Annotated[Path, typer.Argument(help="The measurements so far: a table (or an Extra-P file with --target).")],
     target: Annotated[str | None, typer.Option("--target", "-t", help="The measured column (Extra-P files: CALLPATH:METRIC).", rich_help_panel="Data")] = None,
-    vary: Annotated[list[str], typer.Option(help="A factor's values that could be measured: p=1..64 or n=1000,4000 (repeatable). Default: its measured values and range, doubling.", rich_help_panel="Plan")] = [],  # noqa: B006
+    vary: Annotated[list[str], typer.Option(help="A factor's values that could be measured: p=1..64 (every integer), p=1..64:x2 (doubling) or n=1000,4000 (repeatable). Default: its measured values (its measured range, doubling, where it has more than 16).", rich_help_panel="Plan")] = [],  # noqa: B006
     at: Annotated[str | None, typer.Option(help="The configuration whose prediction should be settled: p=512,n=16000.", rich_help_panel="Plan")] = None,
     count: Annotated[int, typer.Option(help="How many configurations to suggest.", rich_help_panel="Plan")] = 3,
     devices: Annotated[str | None, typer.Option(help="The factor that counts the devices a run occupies (cost = devices × time).", rich_help_panel="Plan")] = None,
@@ -120,7 +120,7 @@ def suggest(
             shown = "; ".join(f"{f} {', '.join(setting(v) for v in values)}" for f, values in measured.items())
             cli._note(
                 f"suggesting among the measured values of {shown}; --vary "
-                f"{next(iter(measured))}=LOW..HIGH offers values not measured")
+                f"{next(iter(measured))}=LOW..HIGH (every integer) or LOW..HIGH:x2 (doubling) offers values not measured")
             space |= measured
         # every sum the screening forms: the plausible laws include those off the front
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
