@@ -34,9 +34,6 @@ REGIMES = ("max", "min")  # the functions of two or more arguments
 MAX_EXPONENT = 64  # the largest power a literal number may be raised to in an expression
 MAX_LENGTH = 10_000  # characters in one expression (a law's template is a few hundred)
 
-# Functions whose argument must be strictly positive for a real, finite value.
-POSITIVE_DOMAIN = (log2, sympy.log)
-
 
 class ExpressionSyntaxError(ValueError):
     """Raised by :func:`parse` with a message that names the offending token."""

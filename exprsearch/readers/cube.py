@@ -16,8 +16,6 @@ import numpy as np
 from ..errors import DataError
 from .profile import Collector, Profile
 
-SCALING = ("weak", "strong")
-
 
 def is_cube_directory(path: Path) -> bool:
     return path.is_dir() and any(path.glob("*/[!.]*.cubex"))
