@@ -216,7 +216,7 @@ def test_a_written_index_is_left_out_and_a_factor_counting_up_is_not(tmp_path):
     assert row_numbers(["index"], np.array([[0.0], [2.0], [1.0]])) == []  # not the rows' numbers
 
 
-def _logged(tmp_path, steps: int = 40, runtime: bool = False):
+def _logged(tmp_path, steps: int = 40):
     """A W&B-style per-step log: runs over gpus × batch, logged at every step under namespaced
     keys, with a learning-rate schedule and the time since each run began."""
     rng = np.random.default_rng(2)
