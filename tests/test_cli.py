@@ -52,6 +52,30 @@ def test_every_command_is_listed_by_one_sentence():
             assert "\n" not in first and first.endswith("."), command.callback.__name__
 
 
+def test_run_says_how_far_the_fitting_is_where_no_bar_shows(amdahl_csv, tmp_path, monkeypatch):
+    """Piped to a log, a line every LOG_EVERY seconds says how many candidates are fitted (none in
+    the first LOG_EVERY seconds, and none with --json, whose output is the JSON alone)."""
+    from exprsearch.cli import common
+
+    plain = run("run", amdahl_csv, "--target", "time", "--out", tmp_path / "a")
+    assert plain.exit_code == 0 and "candidates done in" not in plain.output
+    monkeypatch.setattr(common, "LOG_EVERY", 0.0)
+    logged = run("run", amdahl_csv, "--target", "time", "--out", tmp_path / "b")
+    lines = [line for line in logged.output.splitlines() if line.startswith("fitting: ")]
+    assert logged.exit_code == 0 and lines
+    done, total = lines[-1].removeprefix("fitting: ").split(" candidates")[0].split(" of ")
+    assert done == total and lines[-1].endswith(", about 0 s left")
+    assert "candidates done" not in run("run", amdahl_csv, "--target", "time", "--out", tmp_path / "c", "--json").output
+
+
+@pytest.mark.parametrize(("seconds", "said"), [(0.4, "0 s"), (99.4, "99 s"), (121, "2 min 01 s"),
+                                                (5999, "99 min 59 s"), (7384, "2 h 03 min")])
+def test_progress_lines_give_durations_as_people_read_them(seconds, said):
+    from exprsearch.cli.common import _duration
+
+    assert _duration(seconds) == said
+
+
 def test_run_writes_every_file_and_they_agree(amdahl_csv, tmp_path):
     out = tmp_path / "out"
     result = run("run", amdahl_csv, "--target", "time", "--grammar", "data-parallel", "--out", out)

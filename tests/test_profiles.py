@@ -92,6 +92,22 @@ def test_profile_command_writes_the_summary_and_resumes(tmp_path):
     assert other.exit_code == 2 and "made with other inputs (grammar)" in " ".join(other.output.split())
 
 
+def test_a_long_profile_says_how_far_it_is_where_no_bar_shows(tmp_path, monkeypatch):
+    """Piped to a log, profile's bar does not show: a line every LOG_EVERY seconds says how many
+    series are done and about how long the rest will take; a profile shorter than that says none."""
+    from exprsearch.cli import common
+
+    data = write_profile(tmp_path / "p.txt")
+    short = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", tmp_path / "a", "--jobs", "1")
+    assert short.exit_code == 0 and "series done in" not in short.output
+    monkeypatch.setattr(common, "LOG_EVERY", 0.0)
+    logged = run("profile", data, "-g", "data-parallel", "--at", "p=64", "--out", tmp_path / "b", "--jobs", "1")
+    lines = [line for line in logged.output.splitlines() if line.startswith("modelling: ")]
+    assert logged.exit_code == 0 and [line.split(" series")[0] for line in lines] == \
+        [f"modelling: {k} of {len(lines)}" for k in range(1, len(lines) + 1)] and len(lines) >= 3
+    assert all(" s, about " in line and line.endswith(" left") for line in lines)
+
+
 def test_profile_of_a_long_table(tmp_path):
     lines = ["p,n,kernel,metric,value"] + [f"{p},{n},{k},time,{f(p, n) * (1 + 0.01 * r):.6g}"
                                            for k, f in (("solve", LAWS["solve"]), ("halo", LAWS["halo"]))

@@ -235,3 +235,17 @@ def test_run_plot_draws_the_segments_beside_each_other_and_keeps_a_figure_alread
     kept = CliRunner().invoke(app, [*command, "--out", str(tmp_path / "mine")])
     assert kept.exit_code == 2 and "already holds segments_along.png" in " ".join(kept.output.split())
     assert (tmp_path / "mine" / "segments_along.png").read_bytes() == b"the user's"
+
+
+def test_splitting_says_how_far_it_is_where_no_bar_shows(tmp_path, monkeypatch):
+    """Piped to a log, a line every LOG_EVERY seconds (here every search) counts the splits' searches."""
+    from exprsearch.cli import common
+
+    monkeypatch.setattr(common, "LOG_EVERY", 0.0)
+    (tmp_path / "t.csv").write_text("p,time\n" + "".join(f"{p},{2 + 40 / p if p <= 6 else p - 1}\n" for p in range(1, 11)))
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--segments", "p", "--bootstrap", "0",
+                                      "--jobs", "1", "--out", str(tmp_path / "o")])
+    lines = [line for line in result.output.splitlines() if line.startswith("splitting the series along p: ")]
+    assert result.exit_code == 0 and lines, result.output
+    done, total = lines[-1].removeprefix("splitting the series along p: ").split(" searches")[0].split(" of ")
+    assert done == total and int(total) == len(lines)

@@ -1,6 +1,7 @@
 """What every command shares: the app, the consoles, and turning the library's errors into one sentence."""
 
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, TypeVar
@@ -154,6 +155,35 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
 
 def _split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+LOG_EVERY = 30.0  # seconds between the progress lines said where stderr is no terminal
+
+
+class Heartbeat:
+    """Progress said in a line every :data:`LOG_EVERY` seconds where stderr is no terminal (a log
+    or a pipe, where the bars do not show), so that a long profile in a batch job shows that it is
+    moving and when it should end. Nothing is said in the first LOG_EVERY seconds: short work stays quiet."""
+
+    def __init__(self, what: str, unit: str, quiet: bool = False) -> None:
+        self.what, self.unit, self.on = what, unit, not quiet and not err.is_terminal
+        self.started = self.last = time.monotonic()
+
+    def __call__(self, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if not self.on or now - self.last < LOG_EVERY:
+            return
+        self.last, elapsed = now, now - self.started
+        of = f" of {total:,}" if total else ""
+        left = f", about {_duration(elapsed * (total - done) / done)} left" if total and done else ""
+        err.print(f"{self.what}: {done:,}{of} {self.unit} done in {_duration(elapsed)}{left}", highlight=False)
+
+
+def _duration(seconds: float) -> str:
+    whole = round(seconds)
+    if whole < 100:
+        return f"{whole} s"
+    return f"{whole // 60} min {whole % 60:02d} s" if whole < 6000 else f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
 def _progress(quiet: bool) -> Progress:

@@ -127,6 +127,7 @@ def profile(
     progress = Progress(TextColumn("series"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("eta"), TimeRemainingColumn(), console=cli.err, transient=True)
     stopped, ran = False, 0
+    beat = cli.Heartbeat("modelling", "series")
     try:
         with progress:
             task = progress.add_task("series", total=len(todo))
@@ -136,6 +137,7 @@ def profile(
                 finished.append(row)
                 ran += 1
                 progress.advance(task)
+                beat(ran, len(todo))
     except KeyboardInterrupt:
         stopped = True
     finally:

@@ -33,6 +33,7 @@ from .common import (
     STRATEGY_HELP,
     TIME_LIMIT_HELP,
     VALIDATION_HELP,
+    Heartbeat,
     _check_kind,
     _datasets,
     _folder,
@@ -119,11 +120,13 @@ def run(
         for name, dataset in datasets.items():
             with _progress(quiet=json_) as bar:
                 task = bar.add_task(f"fitting {name or 'candidates'}", total=None)
+                beat = Heartbeat(f"fitting {name}" if name else "fitting", "candidates", quiet=json_)
                 try:
                     result = search(  # above a change of regime the constant may be negative
                         dataset, grammar=grammar_for(rules, dataset), mapping=mapping, intrinsic=intrinsic_factors,
                         settings=settings,
-                        progress=lambda done, total, bar=bar, task=task: bar.update(task, completed=done, total=total),
+                        progress=lambda done, total, bar=bar, task=task, beat=beat: (
+                            bar.update(task, completed=done, total=total), beat(done, total)),
                     )
                 except SearchError as exc:
                     if len(datasets) == 1:

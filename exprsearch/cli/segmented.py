@@ -8,7 +8,7 @@ import numpy as np
 from .. import segments
 from ..executor import executor
 from ..search import Result, SearchSettings
-from .common import _note, _progress
+from .common import Heartbeat, _note, _progress
 
 
 def split(datasets: dict, factor: str, rules, mapping: dict, intrinsic: tuple, settings: SearchSettings,
@@ -21,9 +21,15 @@ def split(datasets: dict, factor: str, rules, mapping: dict, intrinsic: tuple, s
     try:
         with _progress(quiet) as bar:
             task = bar.add_task(f"splitting along {factor}", total=None)
-            parts, notes = segments.split_all(
-                datasets, factor, searcher, lambda name, done, total: bar.update(task, completed=done, total=total),
-                pool)
+            beats: dict[str, Heartbeat] = {}  # one per series: its searches are counted afresh
+
+            def told(name: str, done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+                if name not in beats:
+                    beats[name] = Heartbeat(f"splitting {name or 'the series'} along {factor}", "searches", quiet)
+                beats[name](done, total)
+
+            parts, notes = segments.split_all(datasets, factor, searcher, told, pool)
     finally:
         pool.close()
     for note in notes:
