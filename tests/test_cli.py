@@ -551,6 +551,19 @@ def test_an_option_that_takes_one_value_given_twice_is_refused(tmp_path, args):
     assert ("--target/-t" if "-t" in args else "--vary" if "--vary" in args else "--target") in result.output
 
 
+@pytest.mark.parametrize("args", [
+    ("predict", "LAW", "p=128,n=16000"),
+    ("predict", "LAW", "--json", "p=128"),
+    ("suggest", "DATA", "--target", "time", "p=512"),
+    ("profile", "DATA", "--grammar", "pmnf", "p=64"),
+])
+def test_a_configuration_given_without_at_is_pointed_to_at(args):
+    """click said only "unexpected extra argument"; the user meant a configuration."""
+    result = run(*args)
+    setting = args[-1]
+    assert result.exit_code == 2 and f"give it with --at {setting}" in " ".join(result.output.split())
+
+
 def test_repeatable_options_and_repeated_flags_are_not_refused(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text("p,time\n" + "".join(f"{p},{2 + 10 / p:.6g}\n" for p in (1, 2, 4, 8, 16)))

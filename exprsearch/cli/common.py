@@ -36,15 +36,39 @@ def _repeated(command, args: list[str]) -> tuple[str, int] | None:
     return next(((option, len(names)) for option, names in uses.items() if len(names) > 1), None)
 
 
+def _stray_setting(command, args: list[str]) -> str | None:
+    """The first argument beyond the command's own that reads as a setting ``name=value``
+    (``predict LAW.json p=128``), where the command takes settings with ``--at``."""
+    options = {name: param for param in getattr(command, "params", ()) for name in getattr(param, "opts", ())
+               if name.startswith("-")}
+    if "--at" not in options:
+        return None
+    arguments = sum(1 for param in command.params if param.param_type_name == "argument")
+    positional, i = [], 0
+    while i < len(args) and args[i] != "--":
+        name, eq, _ = args[i].partition("=") if args[i].startswith("--") else (args[i], "", "")
+        if name in options:
+            param = options[name]
+            i += 1 if eq or param.is_flag or param.count else 2
+            continue
+        positional.append(args[i])
+        i += 1
+    return next((a for a in positional[arguments:] if "=" in a and not a.startswith("-")), None)
+
+
 class _OnceGroup(TyperGroup):
     """Commands whose one-value options refuse a second value (click would keep the last one
-    silently: ``explain --vary p=… --vary n=…`` would explain n alone)."""
+    silently: ``explain --vary p=… --vary n=…`` would explain n alone), and that say where a
+    configuration given without ``--at`` goes (click said only "unexpected extra argument")."""
 
     def resolve_command(self, ctx, args):
         name, command, rest = super().resolve_command(ctx, args)
         repeated = _repeated(command, rest)
         if repeated:
             ctx.fail(f"{repeated[0]} was given {repeated[1]} times but takes one value; keep the one you mean")
+        stray = _stray_setting(command, rest)
+        if stray:
+            ctx.fail(f"'{stray}' reads as a configuration: give it with --at {stray}")
         return name, command, rest
 
 
