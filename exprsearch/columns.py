@@ -4,6 +4,7 @@ metrics logged on rows of their own, each left out with a note saying why."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -111,7 +112,23 @@ def columns_named(factors: list[str] | None, columns: list[str]) -> list[str] | 
     if factors is None:
         return None
     in_laws = {law_name(c): c for c in columns}
-    return [f if f in columns or f not in in_laws else in_laws[f] for f in factors]
+    return [f if f in columns or f not in in_laws else in_laws[f] for f in rejoined(factors, columns)]
+
+
+def rejoined(names: list[str], columns: list[str]) -> list[str]:
+    """``names`` as an option split them at commas, with the pieces of a column whose own name holds
+    commas put back together ('batch, per device' from --factors 'batch, per device,gpus'), where
+    the pieces are not all columns themselves."""
+    with_commas = {re.sub(r"\s*,\s*", ",", c.strip()): c for c in columns if "," in c}
+    if not with_commas:
+        return names
+    found, i = [], 0
+    while i < len(names):
+        j = next((j for j in range(len(names), i + 1, -1) if ",".join(names[i:j]) in with_commas
+                  and not all(n in columns for n in names[i:j])), None)
+        found.append(names[i] if j is None else with_commas[",".join(names[i:j])])
+        i = i + 1 if j is None else j
+    return found
 
 
 def require_column(name: str, columns: list[str], where: str, what: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .columns import inferred, require_column
+from .columns import inferred, rejoined, require_column
 from .data import Dataset, from_frame
 from .errors import DataError
 from .tables import file_lines, read_table, rows_named
@@ -42,7 +42,8 @@ def load_grouped(
     path = Path(path)
     frame = read_table(path, sheet)
     columns = [str(c) for c in frame.columns]
-    keys = [by] if isinstance(by, str) else list(by)
+    keys = [by] if isinstance(by, str) else rejoined(list(by), columns)
+    factors = None if factors is None else rejoined(factors, columns)
     for key in keys:
         require_column(key, columns, f"'{path}'", "--by")
         if key == target:

@@ -21,3 +21,32 @@ def test_a_column_of_days_shared_by_runs_is_not_offered_for_by(tmp_path):
     (tmp_path / "runs.csv").write_text("Created,p,time\n" + "\n".join(rows) + "\n")
     (note,) = [n for n in load_table(tmp_path / "runs.csv", "time").notes if n.startswith("ignored")]
     assert note == "ignored non-numeric column(s) Created"
+
+
+def test_a_column_whose_name_holds_a_comma_can_be_named():
+    """--factors and --by split their text at commas; the pieces of a column named with one are put
+    back together, unless they name columns of their own."""
+    from exprsearch.columns import rejoined
+
+    columns = ["batch, per device", "gpus", "time"]
+    assert rejoined(["batch", "per device", "gpus"], columns) == ["batch, per device", "gpus"]
+    assert rejoined(["gpus", "batch", "per device"], columns) == ["gpus", "batch, per device"]
+    assert rejoined(["batch"], columns) == ["batch"]  # not a column: said so by the reader, not guessed
+    assert rejoined(["a", "b"], ["a", "b", "a,b"]) == ["a", "b"]  # two columns of their own
+    assert rejoined(["gpus", "time"], ["gpus", "time"]) == ["gpus", "time"]
+
+
+def test_factors_and_series_with_a_comma_in_a_column_s_name(tmp_path):
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    rows = [f"{b},{g},{m},{(0.5 + b / (8 * g)) * (1.01 if g % 3 else 0.99):.6g}"
+            for m in ("a", "b") for b in (16, 32, 64) for g in (1, 2, 4, 8)]
+    (tmp_path / "c.csv").write_text('"batch, per device",gpus,model,time\n' + "\n".join(rows) + "\n")
+    named = load_table(tmp_path / "c.csv", "time", ["batch", "per device", "gpus"])
+    assert named.factors == ("batch_per_device", "gpus")
+    result = CliRunner().invoke(app, ["suggest", str(tmp_path / "c.csv"), "-t", "time", "--by", "batch, per device,model",
+                                      "--series", "batch, per device=16,model=a", "--at", "gpus=64", "--bootstrap", "20"])
+    assert result.exit_code == 0, result.output
+    assert "law: time = " in result.output

@@ -184,9 +184,18 @@ def _series_columns(by: str | None, series: str | None) -> list[str]:
     return list(_series_pairs(series)) if series is not None else []
 
 
-def _series_pairs(series: str) -> dict[str, str]:
+def _series_pairs(series: str, columns: list[str] = ()) -> dict[str, str]:
+    """--series' COLUMN=VALUE pairs; split where one of ``columns`` (the --by columns, where known)
+    begins a pair, so that a column's name or a value may hold a comma."""
+    import re
+
     from ..configs import ConfigError
 
+    names = "|".join(re.escape(c) for c in sorted(columns, key=len, reverse=True))
+    starts = list(re.finditer(rf"(?:^|,)\s*({names})\s*=", series)) if names else []
+    if starts and starts[0].start() == 0:
+        ends = [m.start() for m in starts[1:]] + [len(series)]
+        return {m.group(1): series[m.end():end].strip() for m, end in zip(starts, ends)}
     pairs = [part.partition("=") for part in series.split(",")]
     if any(not sep or not column.strip() for column, sep, _ in pairs):
         raise ConfigError(f"--series {series}: name the series as run --by names it, COLUMN=VALUE pairs joined by "
@@ -203,7 +212,9 @@ def _one_series(datasets: dict, failed: dict, columns: list[str], series: str | 
     names = sorted([*datasets, *failed])
     if series is None and len(names) == 1 and datasets:
         return next(iter(datasets.values()))
-    pairs = _series_pairs(series) if series is not None else {}
+    if datasets:  # the columns as the table names them (--by 'batch, per device' was split at its comma)
+        columns = [column for column, _ in next(iter(datasets.values())).group]
+    pairs = _series_pairs(series, columns) if series is not None else {}
     given = set(group_name(pairs.items()).split(","))  # its COLUMN=VALUE parts, as group names hold them
     close = [n for n in names if set(n.split(",")) & given]
     listed = list(dict.fromkeys(close + names))
