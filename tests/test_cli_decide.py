@@ -57,16 +57,20 @@ def test_a_second_value_of_a_factor_in_at_is_pointed_to_a_second_at(law_file):
 
 
 def test_decisions_take_the_folder_run_wrote(law_file, tmp_path):
-    """`run --out results` writes results/law.json; `predict results` reads it, and `plot` writes
-    its figures into that folder."""
+    """`run --out results` writes results/law.json, and `predict results` reads it."""
     assert run("predict", tmp_path, "--at", "p=128,n=16000").stdout == run(
         "predict", law_file, "--at", "p=128,n=16000").stdout
-    assert run("plot", tmp_path, "--vary", "p=1..64").exit_code == 0
-    assert any(tmp_path.glob("*.png"))
     empty = tmp_path / "empty"
     empty.mkdir()
     result = run("explain", empty, "--vary", "p=1..8")
     assert result.exit_code == 2 and "is a folder with no law.json in it" in " ".join(result.output.split())
+
+
+@pytest.mark.plot
+def test_plot_writes_its_figures_into_the_folder_run_wrote(law_file, tmp_path):
+    pytest.importorskip("matplotlib")
+    assert run("plot", tmp_path, "--vary", "p=1..64").exit_code == 0
+    assert any(tmp_path.glob("*.png"))
 
 
 def test_predict_sets_a_measured_target_beside_the_prediction(law_file, tmp_path):
@@ -194,6 +198,7 @@ def test_optimize_warns_when_its_answer_lies_far_beyond_the_measurements(law_fil
     assert inside["warnings"] == []
 
 
+@pytest.mark.plot
 def test_optimize_draws_the_pareto_set(law_file, tmp_path):
     pytest.importorskip("matplotlib")
     figure = tmp_path / "pareto.png"
@@ -211,6 +216,7 @@ def test_optimize_draws_the_pareto_set(law_file, tmp_path):
     assert run(*args, "--force").exit_code == 0 and mine.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.plot
 def test_plot_keeps_the_user_s_files_in_another_directory(law_file, tmp_path):
     pytest.importorskip("matplotlib")
     (tmp_path / "figs").mkdir()
@@ -298,6 +304,7 @@ def test_missing_law_file(tmp_path):
     assert result.exit_code == 2 and "does not exist" in result.output
 
 
+@pytest.mark.plot
 def test_plot_command_and_run_with_plot_and_report(law_file, amdahl_csv, tmp_path):
     pytest.importorskip("matplotlib")
     result = run("plot", law_file, "--vary", "p=1..256", "--fix", "n=16000", "--out", tmp_path / "figs")

@@ -76,11 +76,19 @@ def test_python_examples_run(path):
         exec(compile(code, str(path), "exec"), {})
 
 
-@pytest.mark.parametrize("path", [pytest.param(t, marks=pytest.mark.slow) if t.name in LONG_TUTORIALS else t
+def draws(path: Path) -> bool:
+    """Whether a page's commands draw figures (plot, --plot, run --report), which need the plot extra."""
+    return bool(re.search(r"^\$ exprsearch (plot\b|.*--plot\b|run\b.*--report\b)", path.read_text(), flags=re.M))
+
+
+@pytest.mark.parametrize("path", [pytest.param(t, marks=[mark for mark, applies in ((pytest.mark.slow, t.name in LONG_TUTORIALS),
+                                                                                     (pytest.mark.plot, draws(t))) if applies])
                                   for t in TUTORIALS], ids=lambda p: p.name)
 def test_tutorials_run_as_written(path, tmp_path, monkeypatch):
     """Each tutorial's code, then its commands, in a fresh directory laid out like the project
     (datasets/ inside, ../shared beside it), so files the code writes are there for the commands."""
+    if draws(path):
+        pytest.importorskip("matplotlib")
     if "../shared" in path.read_text() and not SHARED.is_dir():
         pytest.skip("../shared/datasets is not beside the project")
     project = tmp_path / "project"

@@ -66,6 +66,7 @@ def test_files_are_written_with_the_permissions_a_new_file_gets(tmp_path):
     assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and kept.read_text() == "new"
 
 
+@pytest.mark.plot  # matplotlib's mathtext reads the LaTeX
 def test_latex_writes_a_name_in_words_as_one_word_and_parses():
     import sympy
 

@@ -11,6 +11,7 @@ from exprsearch.explain import explain
 from tests.test_explain import law
 
 pytest.importorskip("matplotlib")
+pytestmark = pytest.mark.plot  # the plot extra; CI runs them in its second step
 
 
 def is_png(path):

@@ -222,6 +222,7 @@ def test_run_fits_a_workbook_and_predicts_at_its_configurations(tmp_path):
 
 
 @pytest.mark.slow  # workbooks are read and searched in the fast step
+@pytest.mark.plot
 def test_run_reads_the_sheet_named_and_plot_finds_it_again(tmp_path):
     import json
 
