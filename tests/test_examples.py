@@ -77,8 +77,8 @@ def test_python_examples_run(path):
 
 
 def draws(path: Path) -> bool:
-    """Whether a page's commands draw figures (plot, --plot, run --report), which need the plot extra."""
-    return bool(re.search(r"^\$ exprsearch (plot\b|.*--plot\b|run\b.*--report\b)", path.read_text(), flags=re.M))
+    """Whether a page's commands draw figures (plot, --plot), which need the plot extra."""
+    return bool(re.search(r"^\$ exprsearch (plot\b|.*--plot\b)", path.read_text(), flags=re.M))
 
 
 @pytest.mark.parametrize("path", [pytest.param(t, marks=[mark for mark, applies in ((pytest.mark.slow, t.name in LONG_TUTORIALS),
