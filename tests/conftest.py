@@ -13,6 +13,8 @@ import pytest
 import sympy
 
 WORKERS = (1, 2, 4, 8, 16, 32)
+# why a test that draws (or reads LaTeX with matplotlib) is skipped without it (pytest -ra says it beside the skip)
+PLOT_EXTRA = "needs matplotlib, the plot extra: pip install '.[plot]'"
 
 
 def grammar_head(k_min: float, k_max: float) -> str:

@@ -6,6 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from exprsearch.cli import app
+from tests.conftest import PLOT_EXTRA
 from tests.test_explain import law
 
 runner = CliRunner()
@@ -68,7 +69,7 @@ def test_decisions_take_the_folder_run_wrote(law_file, tmp_path):
 
 @pytest.mark.plot
 def test_plot_writes_its_figures_into_the_folder_run_wrote(law_file, tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     assert run("plot", tmp_path, "--vary", "p=1..64").exit_code == 0
     assert any(tmp_path.glob("*.png"))
 
@@ -200,7 +201,7 @@ def test_optimize_warns_when_its_answer_lies_far_beyond_the_measurements(law_fil
 
 @pytest.mark.plot
 def test_optimize_draws_the_pareto_set(law_file, tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     figure = tmp_path / "pareto.png"
     result = run("optimize", law_file, "--vary", "p=1..64", "--fix", "n=16000", "--price", "2.5", "--devices", "p",
                  "--budget", "20", "--plot", figure)
@@ -218,7 +219,7 @@ def test_optimize_draws_the_pareto_set(law_file, tmp_path):
 
 @pytest.mark.plot
 def test_plot_keeps_the_user_s_files_in_another_directory(law_file, tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     (tmp_path / "figs").mkdir()
     (tmp_path / "figs" / "front.png").write_text("the user's own")
     kept = run("plot", law_file, "--out", tmp_path / "figs")
@@ -306,7 +307,7 @@ def test_missing_law_file(tmp_path):
 
 @pytest.mark.plot
 def test_plot_command_and_run_with_plot_and_report(law_file, amdahl_csv, tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     result = run("plot", law_file, "--vary", "p=1..256", "--fix", "n=16000", "--out", tmp_path / "figs")
     assert result.exit_code == 0
     assert {p.name for p in (tmp_path / "figs").iterdir()} == {"law_along.png", "breakdown.png"}

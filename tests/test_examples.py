@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from exprsearch import grammar
 from exprsearch.cli import app
+from tests.conftest import PLOT_EXTRA
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -88,7 +89,7 @@ def test_tutorials_run_as_written(path, tmp_path, monkeypatch):
     """Each tutorial's code, then its commands, in a fresh directory laid out like the project
     (datasets/ inside, ../shared beside it), so files the code writes are there for the commands."""
     if draws(path):
-        pytest.importorskip("matplotlib")
+        pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     if "../shared" in path.read_text() and not SHARED.is_dir():
         pytest.skip("../shared/datasets is not beside the project")
     project = tmp_path / "project"

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from exprsearch import export
+from tests.conftest import PLOT_EXTRA
 from tests.test_law import make_law
 
 
@@ -82,7 +83,7 @@ def test_latex_writes_a_name_in_words_as_one_word_and_parses():
     # not batch with a subscript size, nor the product of the letters of gpus
     assert body.startswith(r"\mathit{Time\ (s)} = ") and r"\mathit{batch\_size}" in body and r"\mathit{gpus}" in body
     assert r"\log_{2}{\left(p \right)}" in body
-    mathtext = pytest.importorskip("matplotlib.mathtext")
+    mathtext = pytest.importorskip("matplotlib.mathtext", reason=PLOT_EXTRA)
     mathtext.MathTextParser("path").parse(f"${body}$")  # raises on LaTeX it cannot read
 
 

@@ -12,6 +12,7 @@ from exprsearch import search
 from exprsearch.cli import app
 from exprsearch.errors import LawError
 from exprsearch.levels import check_levels, untestable
+from tests.conftest import PLOT_EXTRA
 
 P = (1, 2, 4, 8, 16)
 FLOPS = (1.0, 2.0, 4.0, 8.0)
@@ -174,7 +175,7 @@ def test_run_json_keeps_stdout_to_the_law_and_says_the_verdict_on_stderr(written
 
 @pytest.mark.slow  # the report and levels.json are tested apart in the fast step
 def test_report_states_the_levels_verdict(written, tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["run", str(written[0] / "models.csv"), "--target", "time", "--intrinsic", "flops",
                                       "--bootstrap", "0", "--out", str(out), "--report"])

@@ -8,9 +8,10 @@ import pytest
 
 from exprsearch import export, plot, report
 from exprsearch.explain import explain
+from tests.conftest import PLOT_EXTRA
 from tests.test_explain import law
 
-pytest.importorskip("matplotlib")
+pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
 pytestmark = pytest.mark.plot  # the plot extra; CI runs them in its second step
 
 

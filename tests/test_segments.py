@@ -13,6 +13,7 @@ from exprsearch.data import from_columns
 from exprsearch.errors import SearchError
 from exprsearch.law import load
 from exprsearch.search import SearchSettings
+from tests.conftest import PLOT_EXTRA
 
 
 def fit(dataset):
@@ -59,7 +60,7 @@ def test_a_split_needs_values_on_both_sides_and_a_factor_of_the_data():
 
 @pytest.mark.slow
 def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     ps = np.repeat(np.arange(1, 11), 2)
     rows = "".join(f"{p},{p**2 if p <= 6 else p + 30}\n" for p in ps)
     (tmp_path / "t.csv").write_text("p,time\n" + rows)
@@ -212,7 +213,7 @@ def test_only_the_law_above_a_change_may_have_a_negative_constant():
 
 @pytest.mark.slow
 def test_the_segments_of_a_series_of_two_factors_are_drawn_at_a_measured_level_of_the_other(tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     rows = "".join(f"{p},{n},{(p**2 if p <= 6 else p + 30) * n / 100}\n" for p in range(1, 11) for n in (100, 10000))
     (tmp_path / "t.csv").write_text("p,n,time\n" + rows)
     ran = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "time", "--segments", "p", "--bootstrap", "0",
@@ -226,7 +227,7 @@ def test_the_segments_of_a_series_of_two_factors_are_drawn_at_a_measured_level_o
 
 @pytest.mark.slow
 def test_run_plot_draws_the_segments_beside_each_other_and_keeps_a_figure_already_there(tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     rows = "".join(f"{p},{p**2 if p <= 6 else p + 30}\n" for p in np.repeat(np.arange(1, 11), 2))
     (tmp_path / "t.csv").write_text("p,time\n" + rows)
     command = ["run", str(tmp_path / "t.csv"), "-t", "time", "--segments", "p", "--bootstrap", "0", "--plot", "--json"]

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from exprsearch.data import from_frame, load_table
 from exprsearch.errors import ExprsearchError
 from exprsearch.tables import plain_numbers, read_table
+from tests.conftest import PLOT_EXTRA
 
 GOOD = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
@@ -241,7 +242,7 @@ def test_run_reads_the_sheet_named_and_plot_finds_it_again(tmp_path):
     predicted = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--data", str(path), "--sheet", "sheet2",
                                          "--json"])
     assert predicted.exit_code == 0 and json.loads(predicted.stdout)["mape_pct"] < 1, predicted.output
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o")])
     assert drawn.exit_code == 0 and (tmp_path / "o" / "measured_vs_predicted.png").is_file(), drawn.output
     assert "no measured" not in drawn.output
