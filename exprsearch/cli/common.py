@@ -16,43 +16,42 @@ from .. import __version__
 from ..errors import ExprsearchError, SettingsError
 
 
+def _read(command, args: list[str]) -> tuple[list[tuple[object, str]], list[str]]:
+    """``args`` as click will read them for ``command``: each option given, with the spelling used,
+    and the other arguments, in order (up to ``--``)."""
+    options = {name: param for param in getattr(command, "params", ())
+               for name in [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())] if name.startswith("-")}
+    given, positional, i = [], [], 0
+    while i < len(args) and args[i] != "--":
+        name, eq, _ = args[i].partition("=") if args[i].startswith("--") else (args[i], "", "")
+        param = options.get(name)
+        if param is None:
+            positional.append(args[i])
+            i += 1
+            continue
+        given.append((param, name))
+        i += 1 if eq or param.is_flag or param.count else 2
+    return given, positional
+
+
 def _repeated(command, args: list[str]) -> tuple[str, int] | None:
     """The first option among ``args`` that takes one value but is given more than once, with
     how many times (spellings like ``-t`` and ``--target`` count together)."""
-    takes_value, single = {}, {}
-    for param in getattr(command, "params", ()):
-        for name in [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())]:
-            if name.startswith("-"):
-                takes_value[name] = not (param.is_flag or param.count)
-                if takes_value[name] and not param.multiple:
-                    single[name] = "/".join(sorted(param.opts, key=len, reverse=True))
     uses: dict[str, list[str]] = {}
-    i = 0
-    while i < len(args) and args[i] != "--":
-        name, eq, _ = args[i].partition("=") if args[i].startswith("--") else (args[i], "", "")
-        if name in single:
-            uses.setdefault(single[name], []).append(name)
-        i += 2 if takes_value.get(name) and not eq else 1
+    for param, name in _read(command, args)[0]:
+        if not (param.is_flag or param.count or param.multiple):
+            uses.setdefault("/".join(sorted(param.opts, key=len, reverse=True)), []).append(name)
     return next(((option, len(names)) for option, names in uses.items() if len(names) > 1), None)
 
 
 def _stray_setting(command, args: list[str]) -> str | None:
     """The first argument beyond the command's own that reads as a setting ``name=value``
     (``predict LAW.json p=128``), where the command takes settings with ``--at``."""
-    options = {name: param for param in getattr(command, "params", ()) for name in getattr(param, "opts", ())
-               if name.startswith("-")}
-    if "--at" not in options:
+    params = getattr(command, "params", ())
+    if not any("--at" in getattr(param, "opts", ()) for param in params):
         return None
-    arguments = sum(1 for param in command.params if param.param_type_name == "argument")
-    positional, i = [], 0
-    while i < len(args) and args[i] != "--":
-        name, eq, _ = args[i].partition("=") if args[i].startswith("--") else (args[i], "", "")
-        if name in options:
-            param = options[name]
-            i += 1 if eq or param.is_flag or param.count else 2
-            continue
-        positional.append(args[i])
-        i += 1
+    arguments = sum(1 for param in params if param.param_type_name == "argument")
+    positional = _read(command, args)[1]
     return next((a for a in positional[arguments:] if "=" in a and not a.startswith("-")), None)
 
 
