@@ -94,7 +94,7 @@ def suggest(
         datasets, failed = _datasets(data, target, factors, fmt, (drop_missing, drop_stray),
                                      ",".join(columns) if columns else None, sheet=sheet)
         if columns:
-            dataset = _one_series(datasets, failed, columns, series)
+            dataset = _one_series(datasets, failed, series)
         elif len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         else:
@@ -203,17 +203,18 @@ def _series_pairs(series: str, columns: list[str] = ()) -> dict[str, str]:
     return {column.strip(): value.strip() for column, _, value in pairs}
 
 
-def _one_series(datasets: dict, failed: dict, columns: list[str], series: str | None):
+def _one_series(datasets: dict, failed: dict, series: str | None):
     """The --by group --series names (or the only one), or one sentence naming those to choose from
-    (those that share a value with --series first)."""
+    (those that share a value with --series first). ``datasets`` holds one group at least (reading
+    them stops where none can be fitted)."""
     from ..configs import ConfigError
     from ..grouped import group_name
 
     names = sorted([*datasets, *failed])
-    if series is None and len(names) == 1 and datasets:
+    if series is None and len(names) == 1:
         return next(iter(datasets.values()))
-    if datasets:  # the columns as the table names them (--by 'batch, per device' was split at its comma)
-        columns = [column for column, _ in next(iter(datasets.values())).group]
+    # the --by columns as the table names them (--by 'batch, per device' was split at its comma)
+    columns = [column for column, _ in next(iter(datasets.values())).group]
     pairs = _series_pairs(series, columns) if series is not None else {}
     given = set(group_name(pairs.items()).split(","))  # its COLUMN=VALUE parts, as group names hold them
     close = [n for n in names if set(n.split(",")) & given]
