@@ -17,7 +17,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .common import DROP_STRAY_HELP, LOSS_HELP, STRATEGY_HELP, VALIDATION_HELP
+from .common import DROP_STRAY_HELP, FORMAT_HELP, INTRINSIC_HELP, LOSS_HELP, STRATEGY_HELP, VALIDATION_HELP
 
 SUMMARY = ("laws.csv", "laws.json")
 
@@ -27,7 +27,7 @@ def profile(
     target: Annotated[str | None, typer.Option("--target", "-t", help="Tables: the measured column (default: 'value' if present).", rich_help_panel="Data")] = None,
     by: Annotated[str | None, typer.Option(help="Tables: comma-separated columns naming a series (default: callpath/kernel and metric if present).", rich_help_panel="Data")] = None,
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="table, extrap-text, extrap-json, extrap-jsonl, talpas, extrap-experiment, extrap3 or cube (default: detected).", rich_help_panel="Data")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP, rich_help_panel="Data")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file; pmnf (Extra-P's normal form) is about 4x faster on large profiles.", rich_help_panel="Search")] = "default",
     at: Annotated[str | None, typer.Option(help="The configuration to rank series at: p=512,n=16000 (factors not given: --scale × their largest measured value).", rich_help_panel="Ranking")] = None,
     scale: Annotated[float, typer.Option(help="Factors missing from --at are taken at this multiple of their largest measured value.", rich_help_panel="Ranking")] = 2.0,
@@ -42,7 +42,7 @@ def profile(
     force: Annotated[bool, typer.Option(help="Replace laws.csv and laws.json already in the output directory.", rich_help_panel="Output")] = False,
     top: Annotated[int, typer.Option(help="Series shown in the ranking (all are in laws.csv).", rich_help_panel="Ranking")] = 15,
     map_: Annotated[list[str], typer.Option("--map", help="Bind a grammar factor to a column in every series: p=gpus (repeatable).", rich_help_panel="Data")] = [],  # noqa: B006
-    intrinsic: Annotated[str | None, typer.Option(help="Comma-separated intrinsic factors (layers, parameters).", rich_help_panel="Data")] = None,
+    intrinsic: Annotated[str | None, typer.Option(help=INTRINSIC_HELP, rich_help_panel="Data")] = None,
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput); a rate that grows little ranks first. Default: read from each target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Tables: drop rows with missing values (or in no --by series) instead of stopping.", rich_help_panel="Data")] = False,
