@@ -18,10 +18,9 @@ import argparse
 import statistics
 
 import numpy as np
-import sympy
 from multifactor import SHARED, TABLES, amdahl_per_level, public_series
 
-from exprsearch.law import inlined
+from exprsearch.law import Law, inlined
 from exprsearch.search import search
 
 RULES = ("chosen", "lowest held-out", "lowest eBIC", "c0 + c1/p", "best on the front (answer known)")
@@ -30,16 +29,9 @@ RULES = ("chosen", "lowest held-out", "lowest eBIC", "c0 + c1/p", "best on the f
 def errors(front, test) -> list[float]:
     """Each front law's mean relative error % on the held-out rows."""
     actual = test["time"].to_numpy()
-    found = []
-    for scored in front:
-        law = inlined(scored.fit.candidate.template, scored.fit.values)
-        symbols = {s.name: s for s in law.free_symbols}
-        function = sympy.lambdify([symbols.get("p", sympy.Symbol("p")), symbols.get("x", sympy.Symbol("x"))], law,
-                                  modules=[{"log2": np.log2}, "numpy"])
-        with np.errstate(all="ignore"):
-            predicted = np.broadcast_to(function(test["p"].to_numpy(float), test["x"].to_numpy(float)), actual.shape)
-        found.append(float(100 * np.mean(np.abs(predicted / actual - 1))))
-    return found
+    laws = [Law("time", ("p", "x"), inlined(s.fit.candidate.template, s.fit.values), {}, 0) for s in front]
+    with np.errstate(all="ignore"):
+        return [float(100 * np.mean(np.abs(law.predict(test) / actual - 1))) for law in laws]
 
 
 def main() -> None:
