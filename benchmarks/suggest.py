@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from exprsearch.errors import ExprsearchError
+from exprsearch.executor import executor
 from exprsearch.search import SearchSettings, search
 from exprsearch.suggest import advise
 
@@ -269,56 +270,74 @@ def timing(repeats: int = 3) -> None:
           f"{statistics.median(walls):.2f} s of {repeats} (range {min(walls):.2f}-{max(walls):.2f} s)")
 
 
+def law_row(item: tuple) -> dict:
+    """Every design's campaign on one law (the suite's ``number``-th), in ``space``; a pure function
+    of its item, so the laws can run in separate processes with the same figures."""
+    number, space, random, shares, worlds = item
+    global CHOICES
+    CHOICES = SPACES[space]
+    case = CASES[number]  # seeds follow the case, whichever cases run
+    full = grid(case)
+    budget = sum(cost_of(case, c) for c in full)
+    started = time.perf_counter()
+    world = 100 + number  # the same noise for every design of this law
+    grid_error = error(case, World(case, world).measure(full))[0]
+    followed = campaign(case, budget, seed=world)
+    randoms = [random_design(case, budget, 300 + 10 * number + r, world) for r in range(random)]
+    with tempfile.TemporaryDirectory() as folder:
+        advisor = extrap_campaign(case, budget, world, Path(folder))
+    part = {}
+    for share in shares:
+        small, spread = (factorial(case, share * budget, stride) for stride in (False, True))
+        start = sum(cost_of(case, c) for c in initial(case)) <= share * budget
+        part[share] = {
+            "suggest": campaign(case, share * budget, seed=world)["error"] if start else None,
+            "small": error(case, World(case, world).measure(small))[0] if small else None,
+            "spread": error(case, World(case, world).measure(spread))[0] if spread else None,
+            "random": statistics.median(random_design(case, share * budget, 300 + 10 * number + r, world)
+                                        for r in range(random)) if start else None,
+        }
+    others = [(error(case, World(case, seed).measure(full))[0], campaign(case, budget, seed=seed)["error"])
+              for seed in (world + 1000 * w for w in range(1, worlds))]
+    return {"law": case.name, "grid": grid_error, "random": statistics.median(randoms), "advisor": advisor, **followed,
+            "budget": budget, "grid_runs": len(full), "seconds": time.perf_counter() - started, "part": part,
+            "worlds": [(grid_error, followed["error"]), *others]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run the cases whose name contains this")
     parser.add_argument("--random", type=int, default=3, help="random designs per law")
     parser.add_argument("--worlds", type=int, default=1,
                         help="noise draws per law for the comparison with the full grid (the tables show the first)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="laws run at once in local processes (0: one per core); the figures do not depend on it")
     parser.add_argument("--timing", action="store_true", help="only time the command on a 30-point dataset")
     parser.add_argument("--shares", type=lambda text: [float(v) for v in text.split(",") if v.strip()], default=[0.25, 0.5],
                         help="budgets below the full grid's cost, as shares of it, to compare at (same-cost grids)")
     parser.add_argument("--space", choices=sorted(SPACES), default="integers",
                         help="the p that suggest may measure: every integer 1..64, or only the grid's doubling levels")
     args = parser.parse_args()
+    if args.jobs < 0:
+        parser.error("--jobs takes 0 (one process per core) or more")
     if args.random < 1 or args.worlds < 1:
         parser.error("--random and --worlds take 1 or more (the tables compare with their median and first draw)")
     global CHOICES
     CHOICES = SPACES[args.space]
     if args.timing:
         return timing()
-    rows = []
-    for number, case in enumerate(CASES):  # seeds follow the case, whichever cases run
-        if args.only and args.only not in case.name:
-            continue
-        full = grid(case)
-        budget = sum(cost_of(case, c) for c in full)
-        started = time.perf_counter()
-        world = 100 + number  # the same noise for every design of this law
-        grid_error = error(case, World(case, world).measure(full))[0]
-        followed = campaign(case, budget, seed=world)
-        randoms = [random_design(case, budget, 300 + 10 * number + r, world) for r in range(args.random)]
-        with tempfile.TemporaryDirectory() as folder:
-            advisor = extrap_campaign(case, budget, world, Path(folder))
-        part = {}
-        for share in args.shares:
-            small, spread = (factorial(case, share * budget, stride) for stride in (False, True))
-            start = sum(cost_of(case, c) for c in initial(case)) <= share * budget
-            part[share] = {
-                "suggest": campaign(case, share * budget, seed=world)["error"] if start else None,
-                "small": error(case, World(case, world).measure(small))[0] if small else None,
-                "spread": error(case, World(case, world).measure(spread))[0] if spread else None,
-                "random": statistics.median(random_design(case, share * budget, 300 + 10 * number + r, world)
-                                            for r in range(args.random)) if start else None,
-            }
-        others = [(error(case, World(case, seed).measure(full))[0], campaign(case, budget, seed=seed)["error"])
-                  for seed in (world + 1000 * w for w in range(1, args.worlds))]
-        row = {"law": case.name, "grid": grid_error, "random": statistics.median(randoms), "advisor": advisor, **followed,
-               "budget": budget, "grid_runs": len(full), "seconds": time.perf_counter() - started, "part": part,
-               "worlds": [(grid_error, followed["error"]), *others]}
-        rows.append(row)
-        print(f"  {case.name}: suggest {row['error']:.2f} % ({row['runs']} runs, {100 * row['spent'] / budget:.0f} % of "
-              f"the grid's cost), grid {grid_error:.2f} %, random {row['random']:.2f} %", file=sys.stderr)
+    numbers = [n for n, case in enumerate(CASES) if not args.only or args.only in case.name]
+    items = [(n, args.space, args.random, tuple(args.shares), args.worlds) for n in numbers]
+    rows = [None] * len(items)
+    pool = executor(args.jobs, size=len(items))
+    try:
+        for i, row in pool.run(law_row, items):
+            rows[i] = row
+            print(f"  {row['law']}: suggest {row['error']:.2f} % ({row['runs']} runs, {100 * row['spent'] / row['budget']:.0f} "
+                  f"% of the grid's cost), grid {row['grid']:.2f} %, random {row['random']:.2f} % "
+                  f"({row['seconds']:.0f} s)", file=sys.stderr)
+    finally:
+        pool.close()
     print("\n### Following suggest against a full grid and random designs of the same cost\n")
     print("| law | suggest error % | runs | share of the grid's cost | said settled at (cost share, runs, error) | "
           "cost share to reach 5 % | full grid error % | random (median) error % | Extra-P advisor error % |")
