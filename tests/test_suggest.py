@@ -461,3 +461,8 @@ def test_suggest_plans_for_one_series_of_a_long_table(tmp_path):
     missing = run("suggest", tmp_path / "k.csv", *plan, "--series", "kernel=c")
     assert missing.exit_code == 2 and "--series kernel=c: no such series by kernel; the series are kernel=a; kernel=b" \
         in " ".join(missing.output.split())
+    bare = run("suggest", tmp_path / "k.csv", *plan, "--by", "kernel", "--series", "b")  # the value alone
+    assert bare.exit_code == 2 and "--series b: name the series as run --by names it, COLUMN=VALUE pairs joined by " \
+        "commas; for these values in --by's order: --series kernel=b" in " ".join(bare.output.split())
+    unlike = run("suggest", tmp_path / "k.csv", *plan, "--by", "kernel", "--series", "b,c")  # not one value per column
+    assert unlike.exit_code == 2 and "(model=ResNet-50,platform=DGX-1)" in " ".join(unlike.output.split())
