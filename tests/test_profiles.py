@@ -159,6 +159,10 @@ def test_profile_of_a_table_with_summary_columns_takes_the_factors_named(tmp_pat
     found = {r["series"]: r["law"] for r in laws["series"]}
     assert found == {"lib=a,op=bcast": "median = 3.0*log2(ranks) + 2.0", "lib=a,op=gather": "median = 0.5*ranks + 1.0",
                      "lib=b,op=bcast": "median = 2.0*log2(ranks) + 4.0"}
+    # a stray comma in --by is skipped, as run skips it
+    stray = run("profile", table, "--target", "median", "--by", "lib,,op", "--factors", "ranks", "--out", tmp_path / "o5")
+    assert stray.exit_code == 0, stray.output
+    assert {r["series"]: r["law"] for r in json.loads((tmp_path / "o5" / "laws.json").read_text())["series"]} == found
     unknown = run("profile", table, "--target", "median", "--by", "lib,op", "--factors", "ranks,nodes",
                   "--out", tmp_path / "o3")
     assert unknown.exit_code == 2 and "factor column 'nodes' is not in" in unknown.output

@@ -198,7 +198,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     from ..grouped import load_grouped
     from ..readers import detect_format, load_profile
     from ..tables import read_table
-    from .common import _target_needed
+    from .common import _split, _target_needed
 
     fmt = fmt or detect_format(data)
     drop_missing, drop_stray = drops
@@ -211,7 +211,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     target = target or ("value" if "value" in columns else None)
     if target is None:
         raise _target_needed(data, what="the measured value", columns=columns)
-    keys = [k.strip() for k in by.split(",")] if by else [c for c in ("callpath", "kernel", "metric") if c in columns]
+    keys = _split(by) if by else [c for c in ("callpath", "kernel", "metric") if c in columns]
     if not keys:
         raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…); the columns of "
                         f"'{data}' are {', '.join(columns)}")
