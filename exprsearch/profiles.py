@@ -99,7 +99,8 @@ def _last_segment(job: _Job) -> tuple[Dataset, tuple[str, ...]]:
     """The series' rows above its change of regime along ``job.segments`` where two laws explain
     them much better than one (:mod:`exprsearch.segments`), with a note of what was found."""
 
-    searcher = segments.Searcher(job.grammar, job.mapping, job.intrinsic, replace(job.settings, jobs=1))
+    searcher = segments.Remembering(segments.Searcher(job.grammar, job.mapping, job.intrinsic,
+                                                      replace(job.settings, jobs=1)))
     try:
         split = segments.find(job.dataset, job.segments, searcher)
     except ExprsearchError as exc:  # too few values of the factor to split: one law, as run fits it

@@ -253,3 +253,24 @@ def test_splitting_says_how_far_it_is_where_no_bar_shows(tmp_path, monkeypatch):
     assert result.exit_code == 0 and lines, result.output
     done, total = lines[-1].removeprefix("splitting the series along p: ").split(" searches")[0].split(" of ")
     assert done == total and int(total) == len(lines)
+
+
+def test_the_side_below_a_profile_s_split_is_searched_once(monkeypatch):
+    """profile --segments names the law below the change in its notes: that side was searched while
+    the split was chosen, so its law is taken from there, not searched again (the same law)."""
+    from exprsearch import profiles
+
+    p = np.repeat(np.arange(1.0, 11.0), 2)
+    data = from_columns({"p": p, "t": np.where(p <= 6, p**2, p + 30)}, "t")
+    calls = []
+    searched = segments.Searcher.__call__
+    monkeypatch.setattr(segments.Searcher, "__call__", lambda self, d: calls.append(d.n_rows) or searched(self, d))
+    job = profiles._Job("cache", data, "default", SearchSettings(resamples=0), {}, 2.0, segments="p")
+    row = profiles.model_series(job)
+    cuts = 10 - 2 * segments.MIN_VALUES + 1  # the splits that leave each side MIN_VALUES values of p
+    assert len(calls) == 1 + 2 * cuts  # the whole series, then both sides of every split
+    assert "the law below it (p=1..5) is t = 1.0*p**2" in row.notes[0]  # p = 6 lies on both regimes
+    fits = []
+    remembering = segments.Remembering(lambda d: fits.append(d) or segments.Searcher()(d))
+    below = data.subset(p <= 6)
+    assert remembering(below) is remembering(below) and len(fits) == 1
