@@ -3,7 +3,9 @@ them into a message and an exit code."""
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -67,4 +69,37 @@ def missing_file(kind: str, path: str | Path) -> str:
     if path.exists():
         what = "a folder" if path.is_dir() else "not a regular file"
         return f"{kind} file '{path}' is {what}; give the path of the file itself"
-    return f"{kind} file '{path}' does not exist; check the path"
+    return f"{kind} file '{path}' does not exist{_nearby(path)}; check the path"
+
+
+def _nearby(path: Path) -> str:
+    """' (did you mean X?)' where the first part of ``path`` that does not exist has a close name
+    beside it under which the rest does: a group's folder as run names it (``model_ResNet18``
+    where the group prints as ``model=ResNet18``), a misspelt file."""
+    parts = path.parts
+    missing = next((i for i in range(len(parts)) if not Path(*parts[:i + 1]).exists()), None)
+    if missing is None:
+        return ""
+    parent = Path(*parts[:missing]) if missing else Path(".")
+    try:
+        names = sorted(entry.name for _, entry in zip(range(10_000), parent.iterdir()))
+    except OSError:
+        return ""
+    rest = parts[missing + 1:]
+    return did_you_mean(parts[missing], [n for n in names if parent.joinpath(n, *rest).exists()],
+                        lambda name: str(parent.joinpath(name, *rest)))
+
+
+ALIKE = 0.1  # names whose closeness (difflib's ratio) is within this of the closest are offered too
+
+
+def did_you_mean(name: str, choices: list[str], shown: Callable[[str], str] = str) -> str:
+    """' (did you mean X?)' when ``name`` is close to one of ``choices``; ' (did you mean X, Y or
+    Z?)' when up to three are about as close (a rate measured as its mean, median and spread);
+    ``shown`` writes a choice as the sentence gives it (a name as the whole path it stands for)."""
+    close = difflib.get_close_matches(name, choices, n=3)
+    if not close:
+        return ""
+    ratio = [difflib.SequenceMatcher(None, name, c).ratio() for c in close]
+    named = [f"'{shown(c)}'" for c, r in zip(close, ratio) if r >= ratio[0] - ALIKE]
+    return f" (did you mean {' or '.join(named) if len(named) < 3 else ', '.join(named[:-1]) + ' or ' + named[-1]}?)"

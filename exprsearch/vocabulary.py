@@ -7,7 +7,6 @@ can only name numbers, known symbols and the functions in :data:`FUNCTIONS`.
 from __future__ import annotations
 
 import ast
-import difflib
 import keyword
 import re
 import unicodedata
@@ -20,6 +19,8 @@ from sympy.codegen.cfunctions import log2
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.str import StrPrinter
+
+from .errors import did_you_mean
 
 FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "log2": log2,
@@ -59,18 +60,10 @@ def law_name(column: str) -> str:
     return name + "_" if keyword.iskeyword(name) or name in FUNCTIONS else name
 
 
-ALIKE = 0.1  # names whose closeness (difflib's ratio) is within this of the closest are offered too
-
-
 def suggest(name: str, choices: list[str]) -> str:
     """Return ' (did you mean X?)' when ``name`` is close to one of ``choices``; ' (did you mean X,
     Y or Z?)' when up to three are about as close (a rate measured as its mean, median and spread)."""
-    close = difflib.get_close_matches(name, choices, n=3)
-    if not close:
-        return ""
-    ratio = [difflib.SequenceMatcher(None, name, c).ratio() for c in close]
-    named = [f"'{c}'" for c, r in zip(close, ratio) if r >= ratio[0] - ALIKE]
-    return f" (did you mean {' or '.join(named) if len(named) < 3 else ', '.join(named[:-1]) + ' or ' + named[-1]}?)"
+    return did_you_mean(name, choices)
 
 
 def parse(text: str, symbols: Mapping[str, sympy.Symbol]) -> sympy.Expr:

@@ -42,6 +42,19 @@ def test_rejects_bad_tables_with_a_sentence(tmp_path, text, target, fragment):
 def test_missing_file_and_unknown_extension(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
         load_table(tmp_path / "nope.csv", "time")
+    (tmp_path / "runs_a100.csv").write_text("p,time\n1,2\n")
+    with pytest.raises(DataError) as info:  # a misspelt name: the file beside it that is meant
+        load_table(tmp_path / "runs_a10.csv", "time")
+    assert f"does not exist (did you mean '{tmp_path / 'runs_a100.csv'}'?); check the path" in str(info.value)
+    (tmp_path / "model_ResNet18").mkdir()
+    (tmp_path / "model_ResNet18" / "law.json").write_text("{}")
+    (tmp_path / "model_ResNet152").mkdir()  # close too, but without the file asked for
+    (tmp_path / "model_ResNet50").mkdir()
+    (tmp_path / "model_ResNet50" / "law.json").write_text("{}")
+    from exprsearch.errors import missing_file  # a group's folder named as the group prints (model=ResNet18)
+    assert missing_file("law", tmp_path / "model=ResNet18" / "law.json").endswith(
+        f"does not exist (did you mean '{tmp_path / 'model_ResNet18' / 'law.json'}'?); check the path")
+    assert missing_file("law", tmp_path / "elsewhere" / "law.json").endswith("does not exist; check the path")
     odd = tmp_path / "m.xyz"
     odd.write_text("x")
     with pytest.raises(DataError, match="unknown extension"):
