@@ -107,9 +107,10 @@ def optimize(
     if not feasible.any():
         fastest = int(np.flatnonzero(keep)[np.argmin(time[keep])])
         raise ConfigError(
-            f"no configuration meets the budget of {budget:g}; the fastest is "
+            f"no configuration's predicted time is within the budget of {budget:g}; the fastest is "
             f"{describe(columns, fastest)} at {time[fastest]:.4g}"
             + (f" ({law.target} {value[fastest]:.4g})" if law.rate else "")
+            + ": raise --budget, or --vary the factors over other values"
         )
     objective = "cost" if cost is not None else "time"
     score = cost if cost is not None else time
