@@ -248,6 +248,9 @@ def load(path: str | Path) -> Law:
     try:
         return Law.from_json(path.read_text())
     except LawError as exc:
+        if str(exc).startswith("not valid JSON") and path.suffix.lower() != ".json":
+            raise LawError(f"'{path}' is not a law.json (it does not read as JSON); a law is what exprsearch run "
+                           f"writes: find one with exprsearch run {path} --target COLUMN, and give its law.json") from None
         raise LawError(f"{path}: {exc}") from None
 
 

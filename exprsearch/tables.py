@@ -194,6 +194,10 @@ def _json(path: Path) -> pd.DataFrame:
 
     text = path.read_text(encoding=_encoding(path))
     document = json.loads(text)
+    if isinstance(document, dict) and {"expression", "template", "constants"} <= set(document):
+        fitted = document.get("dataset", {}).get("path") if isinstance(document.get("dataset"), dict) else None
+        raise DataError(f"'{path}' is a law that exprsearch run wrote, not measurements; give the table of "
+                        + (f"measurements it was fitted on ({fitted})" if isinstance(fitted, str) else "measurements"))
     if isinstance(document, list) and document and all(isinstance(r, dict) for r in document):
         return _scalars(lazy_pandas().json_normalize(document))
     return _scalars(lazy_pandas().read_json(io.StringIO(text)))  # the text read once, not the file again

@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -37,6 +39,17 @@ def test_rejects_bad_tables_with_a_sentence(tmp_path, text, target, fragment):
         load_table(path, target)
     assert fragment in str(info.value)
     assert str(path) in str(info.value)
+
+
+def test_a_law_given_as_the_data_names_the_table_it_was_fitted_on(tmp_path):
+    """law.json is JSON, which tables are read from too: read as a table it gave pandas' "All
+    arrays must be of the same length"."""
+    law = tmp_path / "law.json"
+    law.write_text(json.dumps({"expression": "2 + 40/p", "template": "c0 + c1/p", "constants": {"c0": 2, "c1": 40},
+                               "dataset": {"path": "runs.csv"}}))
+    with pytest.raises(DataError, match=r"law.json' is a law that exprsearch run wrote, not measurements; give the "
+                                        r"table of measurements it was fitted on \(runs.csv\)"):
+        load_table(law, "time")
 
 
 def test_missing_file_and_unknown_extension(tmp_path):

@@ -59,6 +59,11 @@ def test_bad_law_files(tmp_path):
     path.write_text("{not json")
     with pytest.raises(LawError, match="not valid JSON"):
         load(path)
+    table = tmp_path / "runs.csv"  # measurements given where a law is asked for
+    table.write_text("p,time\n1,2\n")
+    with pytest.raises(LawError, match=r"'.*runs.csv' is not a law.json \(it does not read as JSON\); a law is what "
+                                       r"exprsearch run writes: find one with exprsearch run .*runs.csv --target COLUMN"):
+        load(table)
     record = json.loads(make_law().to_json())
     record["template"] = "c0 + q"
     path.write_text(json.dumps(record))
