@@ -29,6 +29,10 @@ def test_predict_table_json_and_extrapolation_warning(law_file, tmp_path):
     result = run("predict", law_file, "--at", "p=128,n=16000", "--at", "p=8,n=4000")
     assert result.exit_code == 0 and "22.45" in result.output
     assert "4× the largest measured p" in result.output
+    for n in ("0", "-50"):  # no positive ratio to the smallest measured n: as far below as can be
+        below = run("predict", law_file, "--at", f"p=8,n={n}")
+        assert below.exit_code == 0 and f"n = {n} is below half the smallest measured n (1000): extrapolating" \
+            in " ".join(below.output.split())
     record = json.loads(run("predict", law_file, "--at", "p=16,n=1000", "--json").stdout)
     assert record["predictions"][0]["time"] == pytest.approx(2 + 1000 * 0.01 / 16 + 0.15 * 16)
     configs = tmp_path / "c.csv"

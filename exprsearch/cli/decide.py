@@ -111,11 +111,13 @@ def _far_outside(law, name: str, values, crossing: bool = True) -> str | None:
                 f"the law's shapes of {name} ({', '.join(unpinned['shapes'])}) are as many as its "
                 f"{unpinned['values']} measured values can tell apart: other shapes fit them as well, so the law's "
                 "course there is the search's choice, not a measurement")
-    worst = max(values, key=lambda v: max(v / high if high > 0 else 0, low / v if v > 0 and low > 0 else 0))
+    # how far outside by ratio; zero or a negative value below a positive range is as far as can be
+    worst = max(values, key=lambda v: max(v / high if high > 0 else 0,
+                                          (low / v if v > 0 else float("inf")) if low > 0 else 0))
     if high > 0 and worst > 2 * high:
         return (f"{name} = {setting(worst)} is {worst / high:.3g}× the largest measured {name} ({setting(high)}): "
                 "extrapolating")
-    if worst > 0 and low > 0 and worst < low / 2:
+    if low > 0 and worst < low / 2:
         return f"{name} = {setting(worst)} is below half the smallest measured {name} ({setting(low)}): extrapolating"
     return None
 
