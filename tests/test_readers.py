@@ -165,6 +165,19 @@ def test_cube_without_pycubexr_says_how_to_get_it(tmp_path, monkeypatch):
         load_series(tmp_path)
 
 
+def test_a_folder_without_cube_runs_names_the_folders_that_have_them(tmp_path):
+    """A folder of sets of CUBE runs (as Extra-P's cubeset) points to the sets; any other folder asks
+    for a data file."""
+    with pytest.raises(DataError, match="is a folder without CUBE run folders .*; give a data file, or a folder of "
+                                        "CUBE runs"):
+        detect_format(tmp_path)
+    for name in ("strong", "weak"):
+        (tmp_path / name / "mm.x1.r1").mkdir(parents=True)
+        (tmp_path / name / "mm.x1.r1" / "profile.cubex").write_bytes(b"")
+    with pytest.raises(DataError, match=f"its folders strong, weak have them: give one, such as {tmp_path / 'strong'}"):
+        detect_format(tmp_path)
+
+
 def test_an_extrap_text_file_without_its_parameter_line_is_read_as_one(tmp_path):
     """Extra-P's own negative example starts at POINTS: the reader says what is missing, instead
     of reading it as a table whose columns are POINTS, 1000, 2000."""

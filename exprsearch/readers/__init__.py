@@ -46,7 +46,11 @@ def detect_format(path: str | Path) -> str:
     if is_cube_directory(path):
         return "cube"
     if path.is_dir():
-        raise DataError(f"data '{path}' holds no CUBE run folders (<run>/<name>.cubex)")
+        inside = sorted(f.name for f in path.iterdir() if is_cube_directory(f))  # a folder of sets of runs
+        shown = ", ".join(inside[:4]) + (", …" if len(inside) > 4 else "")
+        raise DataError(f"data '{path}' is a folder without CUBE run folders (<run>/<name>.cubex); "
+                        + (f"its folders {shown} have them: give one, such as {path / inside[0]}" if inside else
+                           "give a data file, or a folder of CUBE runs"))
     if not path.is_file():
         raise DataError(missing_file("data", path))
     suffix = path.suffix.lower()
