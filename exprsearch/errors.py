@@ -77,17 +77,17 @@ def _nearby(path: Path) -> str:
     beside it under which the rest does: a group's folder as run names it (``model_ResNet18``
     where the group prints as ``model=ResNet18``), a misspelt file."""
     parts = path.parts
-    missing = next((i for i in range(len(parts)) if not Path(*parts[:i + 1]).exists()), None)
-    if missing is None:
-        return ""
-    parent = Path(*parts[:missing]) if missing else Path(".")
-    try:
+    try:  # a folder that may not be listed (permissions) leaves the hint out, not the sentence
+        missing = next((i for i in range(len(parts)) if not Path(*parts[:i + 1]).exists()), None)
+        if missing is None:
+            return ""
+        parent = Path(*parts[:missing]) if missing else Path(".")
         names = sorted(entry.name for _, entry in zip(range(10_000), parent.iterdir()))
+        rest = parts[missing + 1:]
+        names = [n for n in names if parent.joinpath(n, *rest).exists()]
     except OSError:
         return ""
-    rest = parts[missing + 1:]
-    return did_you_mean(parts[missing], [n for n in names if parent.joinpath(n, *rest).exists()],
-                        lambda name: str(parent.joinpath(name, *rest)))
+    return did_you_mean(parts[missing], names, lambda name: str(parent.joinpath(name, *rest)))
 
 
 ALIKE = 0.1  # names whose closeness (difflib's ratio) is within this of the closest are offered too

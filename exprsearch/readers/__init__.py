@@ -46,7 +46,10 @@ def detect_format(path: str | Path) -> str:
     if is_cube_directory(path):
         return "cube"
     if path.is_dir():
-        inside = sorted(f.name for f in path.iterdir() if is_cube_directory(f))  # a folder of sets of runs
+        try:  # a folder of sets of runs, as Extra-P's cubeset
+            inside = sorted(f.name for _, f in zip(range(1000), path.iterdir()) if is_cube_directory(f))
+        except OSError:
+            inside = []
         shown = ", ".join(inside[:4]) + (", …" if len(inside) > 4 else "")
         raise DataError(f"data '{path}' is a folder without CUBE run folders (<run>/<name>.cubex); "
                         + (f"its folders {shown} have them: give one, such as {path / inside[0]}" if inside else
