@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .cells import dated, flags, mostly_numbers, stray_values, strays
-from .errors import DataError
+from .errors import DataError, did_you_mean
 from .roles import RUN, STEP, column_named, reads_as_time, settings
 from .tables import lazy_pandas, rows_named
-from .vocabulary import law_name, suggest
+from .vocabulary import law_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,6 +134,6 @@ def rejoined(names: list[str], columns: list[str]) -> list[str]:
 def require_column(name: str, columns: list[str], where: str, what: str) -> None:
     if name not in columns:
         raise DataError(
-            f"{what} column '{name}' is not in {where}{suggest(name, columns)}; "
+            f"{what} column '{name}' is not in {where}{did_you_mean(name, columns)}; "
             f"its columns are {', '.join(columns)}"
         )

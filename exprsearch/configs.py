@@ -12,9 +12,9 @@ import numpy as np
 
 from .cells import is_number
 from .compile import factor_symbol, to_function
-from .errors import ExprsearchError
+from .errors import ExprsearchError, did_you_mean
 from .tables import rows_named
-from .vocabulary import ExpressionSyntaxError, law_name, parse, suggest, to_readable
+from .vocabulary import ExpressionSyntaxError, law_name, parse, to_readable
 
 if TYPE_CHECKING:
     from .law import Law
@@ -146,7 +146,7 @@ def check_factors(names: list[str], factors: tuple[str, ...], option: str, held:
                 f"{name} and fit the law again")
         if name not in factors:
             raise ConfigError(
-                f"{option} names '{name}', which is not a factor of the law{suggest(name, list(factors))}; "
+                f"{option} names '{name}', which is not a factor of the law{did_you_mean(name, list(factors))}; "
                 f"its factors are {', '.join(factors)}"
             )
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import sympy
 
-from .errors import BindingError, GrammarError, missing_file
-from .vocabulary import law_name, suggest
+from .errors import BindingError, GrammarError, did_you_mean, missing_file
+from .vocabulary import law_name
 
 ROLES = ("extrinsic", "intrinsic")
 PROVIDED_RULES = ("factor", "extrinsic", "intrinsic", "other")
@@ -136,7 +136,7 @@ def load(name_or_path: str | Path) -> Grammar:
         if not builtin.is_file():
             names = builtin_names()
             raise GrammarError(
-                f"no built-in grammar '{name_or_path}'{suggest(str(name_or_path), names)} "
+                f"no built-in grammar '{name_or_path}'{did_you_mean(str(name_or_path), names)} "
                 f"and no such file; built-in grammars are {', '.join(names)}"
             )
         return parse_text(builtin.read_text(), source=f"{name_or_path} (built-in)", name=path.stem)
@@ -190,13 +190,13 @@ def bind(
         if key not in declared:
             raise BindingError(
                 f"--map {key}=…: '{key}' is not a factor of grammar '{grammar.name}'"
-                f"{suggest(key, sorted(declared))}; its factors are {', '.join(sorted(declared))}"
+                f"{did_you_mean(key, sorted(declared))}; its factors are {', '.join(sorted(declared))}"
             )
     for name in intrinsic:
         if name not in columns:
             raise BindingError(
                 f"--intrinsic names '{name}', which is not a factor of the data"
-                f"{suggest(name, list(columns))}; factors are {', '.join(columns)}"
+                f"{did_you_mean(name, list(columns))}; factors are {', '.join(columns)}"
             )
     bound: list[Factor] = []
     fixed: dict[str, float] = {}
@@ -211,7 +211,7 @@ def bind(
             example = open_[0] if len(open_) == 1 else "COLUMN"
             raise BindingError(
                 f"grammar '{grammar.name}' needs factor '{f.name}' ({f.about or f.role}) but the "
-                f"data has no such factor{suggest(column, list(columns))}; factors are "
+                f"data has no such factor{did_you_mean(column, list(columns))}; factors are "
                 f"{', '.join(columns)}: pass --map {f.name}={example}"
             )
         bound.append(replace(f, column=column))

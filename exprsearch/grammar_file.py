@@ -11,7 +11,7 @@ import sys
 
 import sympy
 
-from .errors import GrammarError
+from .errors import GrammarError, did_you_mean
 from .grammar import (
     PROVIDED_RULES,
     REFERENCE,
@@ -23,7 +23,7 @@ from .grammar import (
     Limits,
     Reference,
 )
-from .vocabulary import ExpressionSyntaxError, suggest
+from .vocabulary import ExpressionSyntaxError
 from .vocabulary import parse as parse_expression
 
 if sys.version_info >= (3, 11):
@@ -45,7 +45,7 @@ def parse(text: str, source: str = "<grammar>", name: str = "grammar") -> Gramma
     if unknown:
         raise GrammarError(
             f"{where.at(unknown[0])}: unknown section or key '{unknown[0]}'"
-            f"{suggest(unknown[0], sorted(_TOP_KEYS))}; allowed are {', '.join(sorted(_TOP_KEYS))}"
+            f"{did_you_mean(unknown[0], sorted(_TOP_KEYS))}; allowed are {', '.join(sorted(_TOP_KEYS))}"
         )
     factors = _factors(doc.get("factors", {}), where)
     constants = _constants(doc.get("constants", {}), where)
@@ -118,7 +118,7 @@ def _factors(table: object, where: _Locator) -> tuple[Factor, ...]:
         role = spec.get("role", "extrinsic")
         if role not in ROLES:
             raise GrammarError(
-                f"{loc}: factor '{name}' has role '{role}'{suggest(str(role), list(ROLES))}; "
+                f"{loc}: factor '{name}' has role '{role}'{did_you_mean(str(role), list(ROLES))}; "
                 "use 'extrinsic' or 'intrinsic'"
             )
         if name in PROVIDED_RULES:
@@ -164,7 +164,7 @@ def _limits(table: object, where: _Locator) -> Limits:
     for key, value in table.items():
         loc = where.at(key, "limits")
         if key not in known:
-            raise GrammarError(f"{loc}: unknown limit '{key}'{suggest(key, list(known))}; known are {', '.join(known)}")
+            raise GrammarError(f"{loc}: unknown limit '{key}'{did_you_mean(key, list(known))}; known are {', '.join(known)}")
         smallest = 0 if key == "max_nonlinear" else 1
         if not isinstance(value, int) or isinstance(value, bool) or value < smallest:
             raise GrammarError(f"{loc}: limit '{key}' must be a whole number >= {smallest}, got {value!r}")
@@ -226,7 +226,7 @@ def _check_references(grammar: Grammar, where: _Locator) -> None:
                 if ref.rule not in known:
                     raise GrammarError(
                         f"{where.at(rule, 'rules')}: rule '{rule}' refers to unknown rule "
-                        f"'<{ref.rule}>'{suggest(ref.rule, sorted(known))}; define it in [rules]"
+                        f"'<{ref.rule}>'{did_you_mean(ref.rule, sorted(known))}; define it in [rules]"
                     )
 
 

@@ -14,9 +14,9 @@ import numpy as np
 import sympy
 
 from .compile import factor_symbol, to_function
-from .errors import LawError, missing_file
+from .errors import LawError, did_you_mean, missing_file
 from .roles import reads_as_rate
-from .vocabulary import ExpressionSyntaxError, parse, suggest, to_text
+from .vocabulary import ExpressionSyntaxError, parse, to_text
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class Law:
         missing = [f for f in used if f not in data]
         if missing:
             raise LawError(
-                f"the law needs factor '{missing[0]}'{suggest(missing[0], [str(k) for k in data])}; "
+                f"the law needs factor '{missing[0]}'{did_you_mean(missing[0], [str(k) for k in data])}; "
                 f"it uses {', '.join(used)}"
             )
         return [np.asarray(data[f], dtype=float) if f in data else np.ones(()) for f in self.factors]

@@ -23,7 +23,7 @@ from .dialect import (
     sniff,
     trimmed,
 )
-from .errors import DataError, missing_file
+from .errors import DataError, did_you_mean, missing_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -236,9 +236,8 @@ def _sheet(path: Path, chosen: str | None = None, option: str = "--sheet") -> pd
         book.close()
     filled = [name for name, rows in sheets.items() if rows]
     if chosen is not None and chosen not in sheets:
-        from .vocabulary import suggest
 
-        raise DataError(f"{option} {chosen}: '{path}' has no such sheet{suggest(chosen, list(sheets))}; its sheets are "
+        raise DataError(f"{option} {chosen}: '{path}' has no such sheet{did_you_mean(chosen, list(sheets))}; its sheets are "
                         f"{', '.join(sheets)}")
     if chosen is None and len(filled) > 1:
         largest = max(filled, key=lambda name: len(sheets[name]))  # the likelier table, as the example

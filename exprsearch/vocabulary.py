@@ -60,12 +60,6 @@ def law_name(column: str) -> str:
     return name + "_" if keyword.iskeyword(name) or name in FUNCTIONS else name
 
 
-def suggest(name: str, choices: list[str]) -> str:
-    """Return ' (did you mean X?)' when ``name`` is close to one of ``choices``; ' (did you mean X,
-    Y or Z?)' when up to three are about as close (a rate measured as its mean, median and spread)."""
-    return did_you_mean(name, choices)
-
-
 def parse(text: str, symbols: Mapping[str, sympy.Symbol]) -> sympy.Expr:
     """Parse ``text`` into a sympy expression using only ``symbols``, numbers and FUNCTIONS."""
     if not isinstance(text, str):
@@ -113,13 +107,13 @@ def _convert(node: ast.AST, symbols: Mapping[str, sympy.Symbol], text: str) -> s
         if node.id in symbols:
             return symbols[node.id]
         raise ExpressionSyntaxError(
-            f"unknown name '{node.id}' in '{text}'{suggest(node.id, sorted(symbols))}"
+            f"unknown name '{node.id}' in '{text}'{did_you_mean(node.id, sorted(symbols))}"
         )
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         name = node.func.id
         if name not in FUNCTIONS:
             raise ExpressionSyntaxError(
-                f"unknown function '{name}' in '{text}'{suggest(name, sorted(FUNCTIONS))}; "
+                f"unknown function '{name}' in '{text}'{did_you_mean(name, sorted(FUNCTIONS))}; "
                 f"known functions are {', '.join(sorted(FUNCTIONS))}"
             )
         if name in REGIMES:

@@ -5,7 +5,6 @@ from exprsearch.vocabulary import (
     ExpressionSyntaxError,
     law_name,
     parse,
-    suggest,
     to_latex,
     to_numpy_code,
     to_readable,
@@ -114,16 +113,3 @@ def test_a_rounded_constant_is_written_with_its_own_digits_and_reads_back():
     assert parse(to_text(rounded), {"x": x}) == sympy.Float("1708.8") + sympy.Float("4424.15") / x
     exact = sympy.Float(1 / 3, 17) * x
     assert to_text(exact) == "0.3333333333333333*x" and float(parse(to_text(exact), {"x": x}).subs(x, 1)) == 1 / 3
-
-
-@pytest.mark.parametrize(("name", "choices", "said"), [
-    ("trm", ["term", "shape", "constant"], " (did you mean 'term'?)"),
-    ("samples_per_s", ["gpu_count", "samples_per_sec_mean", "samples_per_sec_median", "samples_per_sec_std"],
-     " (did you mean 'samples_per_sec_std', 'samples_per_sec_mean' or 'samples_per_sec_median'?)"),
-    ("time_mean", ["time_mean_s", "time_median_s", "gpus"], " (did you mean 'time_mean_s' or 'time_median_s'?)"),
-    ("tbs", ["gpus", "model"], ""),
-])
-def test_a_misspelt_name_is_offered_every_name_about_as_close(name, choices, said):
-    """Where a rate is measured as its mean, median and spread, the one offered alone was the
-    shortest (the spread); the ones about as close are offered beside it."""
-    assert suggest(name, choices) == said
