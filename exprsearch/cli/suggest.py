@@ -198,7 +198,7 @@ def _series_pairs(series: str, columns: list[str] = ()) -> dict[str, str]:
         return {m.group(1): series[m.end():end].strip() for m, end in zip(starts, ends)}
     pairs = [part.partition("=") for part in series.split(",")]
     if any(not sep or not column.strip() for column, sep, _ in pairs):
-        values = [value.strip() for value in series.split(",")]
+        values = [column.strip() for column, _, _ in pairs]  # without an '=' each piece is a value
         meant = (f"; for these values in --by's order: --series {','.join(f'{c}={v}' for c, v in zip(columns, values))}"
                  if "=" not in series and len(values) == len(columns) else " (model=ResNet-50,platform=DGX-1)")
         raise ConfigError(f"--series {series}: name the series as run --by names it, COLUMN=VALUE pairs joined by "
