@@ -79,9 +79,23 @@ def disjoint_choices(keys: list[frozenset], low: int, high: int) -> list[tuple[i
     return out
 
 
+def subsets(count: int, size: int) -> np.ndarray:
+    """Every ``size``-subset of ``range(count)``, in itertools order, as rows of an array."""
+    flat = itertools.chain.from_iterable(itertools.combinations(range(count), size))
+    return np.fromiter(flat, dtype=np.int64).reshape(-1, size)
+
+
 def product_count(choices: list[tuple[int, ...]], sizes: list[int]) -> int:
     """How many products the ``choices`` of groups make, with ``sizes`` members per group."""
     return sum(math.prod(sizes[g] for g in choice) for choice in choices)
+
+
+def made_count(choices: list[tuple[int, ...]], cut: list[tuple[int, ...]], whole: list[list],
+               picks: list[list]) -> int:
+    """The products :meth:`~exprsearch.expand.Expander._products` makes: every member of each
+    group in the ``choices`` not ``cut``, the ``picks`` of each group in those that are."""
+    return (product_count([c for c in choices if c not in cut], [len(m) for m in whole])
+            + product_count(cut, [len(m) for m in picks]))
 
 
 def allocated(choices: list[tuple[int, ...]], lengths: list[int], shows: list[bool], keep: int,

@@ -17,7 +17,7 @@ from collections import Counter
 import numpy as np
 import sympy
 
-from . import shared
+from . import counting, shared
 from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, product, theta
 from .counting import alike, allocated, cut_products, disjoint_choices, kept_note, product_count, sum_count
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Reference
@@ -45,8 +45,8 @@ class Expander:
         self.kind_of = {s: n for n, s in self.kinds.items()}
         # what a term's analysis finds depends only on its expression and the constant kinds, so
         # the searches of one process (a profile's series) share it
-        self.terms, self._walks, self._made, self._scalings, self._scaled_made, self._symbols_of = \
-            shared.tables("terms", frozenset(self.kinds), 6)
+        self.terms, self._walks, self._made, self._scalings, self._scaled_made, self._symbols_of, self._grids = \
+            shared.tables("terms", frozenset(self.kinds), 7)
         self.generated = 0
         self.truncated = 0
         self._summaries: dict[int, tuple] = {}
@@ -187,7 +187,7 @@ class Expander:
             items = [items[i] for i in sorted(by_size[:enough])]
         counts = np.array([sum(t.n_nonlinear for t in e) for e in items], dtype=np.int64)
         sizes = np.array([self.size(e) for e in items], dtype=np.int64)
-        groups = [_combinations(len(items), size) for size in range(max(ref.low, 1), ref.high + 1)]
+        groups = [counting.subsets(len(items), size) for size in range(max(ref.low, 1), ref.high + 1)]
         starts = np.cumsum([0] + [len(g) for g in groups])  # sums: sizes ascending, then lexicographic
         cost = np.concatenate([sizes[g].sum(axis=1) + 1 for g in groups])
         nonlinear = np.concatenate([counts[g].sum(axis=1) for g in groups])
@@ -240,8 +240,9 @@ class Expander:
                 groups.setdefault(needs, []).append(item)
         keys = sorted(groups, key=lambda k: sorted(s.name for s in k))
         choices = disjoint_choices(keys, ref.low, ref.high)
-        members = whole = [groups[k] for k in keys]
-        lengths = [len(m) for m in members]
+        whole = [groups[k] for k in keys]
+        picks = [list(range(len(m))) for m in whole]  # of each group, the members products take
+        lengths = [len(m) for m in whole]
         full = product_count(choices, lengths)
         cut = [c for c in choices if len(c) > 1]  # the products whose groups are cut
         if full > self.grammar.limits.max_products and max(lengths, default=0) > 1:
@@ -249,27 +250,43 @@ class Expander:
             cut, counted, keep, budget = cut_products(choices, lengths, self.grammar.limits.max_products,
                                                       whole_pairs=self.strategy is not None)
             if self.strategy is not None:
-                for factors, group in zip(keys, members):
+                for factors, group in zip(keys, whole):
                     self.snapper.know(next(iter(factors)), group)
                 alone = ("every expansion alone and, in products of several factors" if any(len(c) == 2 for c in cut)
                          else "every expansion alone and in products of two factors, and, in products of "
                          + ("three" if max(map(len, cut)) == 3 else "three or more"))
-                ranked = self.strategy.atoms(members)
+                ranked = self.strategy.atoms(whole)
                 sizes = allocated(counted, lengths, [shows for _, shows in ranked], keep, budget)
-                members = [[m[i] for i in sorted(order[:size])] for m, (order, _), size in zip(members, ranked, sizes)]
+                picks = [sorted(order[:size]) for (order, _), size in zip(ranked, sizes)]
                 self.screened.append(f"<{ref.rule}>*{{{ref.low},{ref.high}}}: {full:,} products in the space; kept "
                                      f"{alone}, {kept_note(keys, sizes, [shows for _, shows in ranked])} "
-                                     f"({_made(choices, cut, whole, members):,} products)")
+                                     f"({counting.made_count(choices, cut, whole, picks):,} products)")
             else:
-                members = [sorted(m, key=self.size)[:keep] for m in members]
-                self.unmade += full - _made(choices, cut, whole, members)
-        products: dict[Expansion, None] = {}
+                picks = [sorted(range(len(m)), key=lambda i, m=m: self.size(m[i]))[:keep] for m in whole]
+                self.unmade += full - counting.made_count(choices, cut, whole, picks)
+        made: list[Expansion] = []
         for choice in choices:
-            for combo in itertools.product(*((members if choice in cut else whole)[g] for g in choice)):
-                made = self._multiplied(combo) or self.decompose(
-                    self._canonical(sympy.Mul(*(self.expression(e) for e in combo))))
-                products.setdefault(made, None)
-        return list(products)
+            made += self._product_grid([whole[g] for g in choice],
+                                       [picks[g] if choice in cut else range(lengths[g]) for g in choice])
+        return list(dict.fromkeys(made))
+
+    def _product_grid(self, groups: list[list[Expansion]], picks: list) -> list[Expansion]:
+        """The products of one member of each group, those of the ``picks`` (indices), in
+        itertools.product's order. Each is made once per process: every series of a profile
+        multiplies the same transforms and keeps a different few of them."""
+        if not groups:
+            return [self._make(())]
+        grid = self._grids.setdefault(tuple(map(tuple, groups)), {})  # terms are one instance each: cheap
+        shape = [len(g) for g in groups]
+        flat = np.ravel_multi_index(np.meshgrid(*map(list, picks), indexing="ij"), shape).ravel().tolist()
+        for i in flat:
+            if i not in grid:
+                grid[i] = self._make(tuple(g[j] for g, j in zip(groups, np.unravel_index(i, shape))))
+        return [grid[i] for i in flat]
+
+    def _make(self, combo: tuple[Expansion, ...]) -> Expansion:
+        """The terms of the product of ``combo``."""
+        return self._multiplied(combo) or self.decompose(self._canonical(sympy.Mul(*(self.expression(e) for e in combo))))
 
     def _multiplied(self, combo: tuple[Expansion, ...]) -> Expansion | None:
         """The product of single terms of different factors, made from their parts (no Mul, no
@@ -383,15 +400,3 @@ def _fingerprint(grammar: Grammar, chooses: bool) -> tuple:
     return (grammar.factors, grammar.constants, tuple(grammar.rules.items()), grammar.limits,
             tuple(sorted(grammar.fixed.items())), chooses)
 
-
-def _combinations(count: int, size: int) -> np.ndarray:
-    """Every ``size``-subset of ``range(count)``, in itertools order, as rows of an array."""
-    flat = itertools.chain.from_iterable(itertools.combinations(range(count), size))
-    return np.fromiter(flat, dtype=np.int64).reshape(-1, size)
-
-
-def _made(choices: list[tuple[int, ...]], cut: list[tuple[int, ...]], whole: list[list], members: list[list]) -> int:
-    """The products :meth:`Expander._products` makes: every member of each group in the
-    ``choices`` not ``cut``, the cut ``members`` in those that are."""
-    return (product_count([c for c in choices if c not in cut], [len(m) for m in whole])
-            + product_count(cut, [len(m) for m in members]))
