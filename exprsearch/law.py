@@ -80,18 +80,48 @@ class Law:
         return None if work is None else work / predicted
 
     def predict_interval(self, data: Mapping[str, object], level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Prediction interval: the bootstrap spread of the law, widened by its residual spread.
-        Both are relative (the fit's errors are), so they combine as factors of the prediction:
-        a time or rate whose spread is wide gets a bound near zero, never one below it."""
+        """Prediction interval: the bootstrap spread of the law, widened by its residual spread
+        and, beyond the measured range, by the error its form made there. All three are relative
+        (the fit's errors are), so they combine as factors of the prediction: a time or rate whose
+        spread is wide gets a bound near zero, never one below it."""
         center = self.predict(data)
         curves = self.bootstrap_curves(data)
         tail = 100 * (1 - level) / 2
         low, high = np.percentile(curves, [tail, 100 - tail], axis=0)
-        noise = NormalDist().inv_cdf(1 - (1 - level) / 2) * self.residual_sd
+        z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+        noise = z * self.residual_sd
+        beyond = z * self.octave_error * self.octaves_outside(data)
         with np.errstate(divide="ignore", invalid="ignore"):
-            below = np.sqrt(np.log(np.clip(low / center, 1e-300, 1)) ** 2 + noise**2)
-            above = np.sqrt(np.log(np.clip(high / center, 1, None)) ** 2 + noise**2)
+            below = np.sqrt(np.log(np.clip(low / center, 1e-300, 1)) ** 2 + noise**2 + beyond**2)
+            above = np.sqrt(np.log(np.clip(high / center, 1, None)) ** 2 + noise**2 + beyond**2)
         return center * np.exp(-below), center * np.exp(above)
+
+    @property
+    def octave_error(self) -> float:
+        """The relative error (a standard deviation) the law's form makes per doubling beyond its
+        measurements: its error on each factor's top octave when fitted without it (the
+        extrapolation check, ``holdout_mape_pct``; a mean absolute error, turned into a standard
+        deviation as for normal errors), less the measurements' own spread, which the interval
+        holds already; 0 where no factor had three values to check."""
+        held = self.metrics.get("holdout_mape_pct")
+        if held is None or not math.isfinite(held):
+            return 0.0
+        return math.sqrt(max(0.0, (held / 100) ** 2 * math.pi / 2 - self.residual_sd**2))
+
+    def octaves_outside(self, data: Mapping[str, object]) -> np.ndarray:
+        """How many doublings (or halvings) each configuration of ``data`` lies beyond the measured
+        range, over the factors the law uses: the root of the sum of their squares, as each factor's
+        shape errs on its own (0 inside the range, and at values of 0 or below)."""
+        total: np.ndarray | float = 0.0
+        for name, (low, high) in self.domain.items():
+            if name not in data or not self.uses(name):
+                continue
+            values = np.asarray(data[name], dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                up = np.log2(values / high) if high > 0 else np.zeros_like(values)
+                down = np.log2(low / values) if low > 0 else np.zeros_like(values)
+            total = total + np.where(values > 0, np.maximum(0.0, np.maximum(up, down)), 0.0) ** 2
+        return np.sqrt(total)
 
     def loose(self) -> dict[str, tuple[str, ...]]:
         """The constants whose 95 % interval is wider than their value, each with the factors of

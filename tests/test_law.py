@@ -1,5 +1,8 @@
 import dataclasses
 import json
+import math
+from dataclasses import replace
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -24,6 +27,27 @@ def test_predict_evaluates_the_law():
     out = law.predict({"p": np.array([1, 2, 8]), "n": np.array([1000, 1000, 8000])})
     np.testing.assert_allclose(out, [3.1 + 2, 3.1 + 1 + 0.5, 3.1 + 2 + 1.5])
     assert law.predict({"p": 4, "n": 1000}).shape == ()
+
+
+def test_a_prediction_interval_widens_beyond_the_data_by_the_error_of_the_law_s_own_top_octave():
+    """Per doubling beyond the measured range, the interval widens by the error the extrapolation
+    check found (less the noise it holds already); each factor outside counts on its own."""
+    law = replace(make_law(), domain={"p": [1.0, 16.0], "n": [1000.0, 8000.0]}, residual_sd=0.01,
+                  metrics={"holdout_mape_pct": 4.0}, bootstrap=((3.1, 0.002, 0.5),) * 3)
+    sigma = math.sqrt(0.04**2 * math.pi / 2 - 0.01**2)
+    assert law.octave_error == pytest.approx(sigma)
+    at = {"p": np.array([8.0, 64.0, 64.0, 0.5, 8.0]), "n": np.array([1000.0, 8000.0, 32000.0, 1000.0, 0.0])}
+    np.testing.assert_allclose(law.octaves_outside(at), [0, 2, math.sqrt(8), 1, 0])
+    low, high = law.predict_interval(at)
+    z = NormalDist().inv_cdf(0.975)
+    spread = np.sqrt((z * 0.01) ** 2 + (z * sigma * law.octaves_outside(at)) ** 2)
+    np.testing.assert_allclose(np.log(high / law.predict(at)), spread)
+    np.testing.assert_allclose(np.log(law.predict(at) / low), spread)
+    # no check (no factor at three values), or a check within the noise: the interval of the form alone
+    for metrics in ({}, {"holdout_mape_pct": 0.5}):
+        plain = replace(law, metrics=metrics)
+        assert plain.octave_error == 0.0
+        np.testing.assert_allclose(np.log(plain.predict_interval(at)[1] / plain.predict(at)), z * 0.01)
 
 
 def test_json_round_trip_and_sympify():
