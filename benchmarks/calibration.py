@@ -100,6 +100,9 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=200, help="bootstrap resamples, as run --bootstrap (200)")
     parser.add_argument("--series", action="store_true", help="print every series' figures to stderr")
     args = parser.parse_args()
+    unknown = [key for key in args.only.split(",") if key not in SUITES]
+    if unknown:
+        parser.error(f"--only: no suite '{unknown[0]}'; the suites are {', '.join(SUITES)}")
     started = time.perf_counter()
     print("| suite | series | judged values | inside the 95 % interval | inside it or the plausible laws' range "
           "| median half-width % | median error % | series > 10 % off | of those, warned with doubt "
@@ -116,6 +119,9 @@ def main() -> None:
                           f"{row['inside_plausible']}/{row['values']} with the plausible laws, doubt {row['doubt']}, "
                           f"warned {row['warned']}: {row['law']}", file=sys.stderr)
         values = sum(r["values"] for r in rows)
+        if not values:
+            print(f"| {title} | none: its data are not in {SHARED} | | | | | | | | | |")
+            continue
         off = [r for r in rows if r["error"] > OFF]
         near = [r for r in rows if r["error"] <= OFF]
         print(f"| {title} | {len(rows)} | {values} | {sum(r['inside'] for r in rows)} "

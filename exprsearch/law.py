@@ -81,7 +81,8 @@ class Law:
 
     def predict_interval(self, data: Mapping[str, object], level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Prediction interval: the bootstrap spread of the law, widened by its residual spread
-        and, beyond the measured range, by the error its form made there. All three are relative
+        and, beyond the measured range, by the error its form made on its own top octave when
+        refitted without it (:attr:`octave_error`), per doubling. All three are relative
         (the fit's errors are), so they combine as factors of the prediction: a time or rate whose
         spread is wide gets a bound near zero, never one below it."""
         center = self.predict(data)
