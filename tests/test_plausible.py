@@ -80,3 +80,18 @@ def test_the_table_shows_their_range_only_where_they_part(power_law, tmp_path):
     path.write_text(form_alone(power_law).to_json())
     assert "plausible_low" in CliRunner().invoke(app, ["predict", str(path), "--at", "p=256,n=16000"]).output
     assert "plausible_low" not in CliRunner().invoke(app, ["predict", str(path), "--at", "p=8,n=4000"]).output
+
+
+def test_a_wide_interval_beyond_the_data_says_why_it_widened(power_law, tmp_path):
+    """Far beyond p = 32 the interval is wider than half the prediction because the law's form missed
+    its own top octave when refitted without it; the warning says so and by how much per doubling."""
+    path = tmp_path / "law.json"
+    path.write_text(power_law.to_json())
+    far = json.loads(CliRunner().invoke(app, ["predict", str(path), "--at", "p=4096,n=16000", "--json"]).stdout)
+    wide = [w for w in far["warnings"] if "wider than half the prediction" in w]
+    assert wide and f"widens by {100 * power_law.octave_error:.3g} % (one standard deviation) per doubling" in wide[0]
+    assert power_law.octave_error > 0
+    alone = tmp_path / "alone.json"
+    alone.write_text(form_alone(power_law).to_json())
+    said = json.loads(CliRunner().invoke(app, ["predict", str(alone), "--at", "p=4096,n=16000", "--json"]).stdout)
+    assert not any("per doubling" in w for w in said["warnings"])

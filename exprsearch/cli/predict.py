@@ -132,8 +132,12 @@ def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Pa
         frame["low_95"], frame["high_95"] = law.predict_interval(columns)
         width = (frame["high_95"] - frame["low_95"]) / frame[law.target]
         if (width > 0.5).any():
+            beyond = law.octave_error > 0 and bool((law.octaves_outside(columns)[width.to_numpy() > 0.5] > 0).any())
             warnings.append(f"the 95 % prediction interval is wider than half the prediction at "
-                            f"{int((width > 0.5).sum())} configuration(s)")
+                            f"{int((width > 0.5).sum())} configuration(s)"
+                            + (f"; beyond the measured range it widens by {100 * law.octave_error:.3g} % (one standard "
+                               "deviation) per doubling, the error the law's form made on its own top octave when "
+                               "refitted without it" if beyond else ""))
     if levels is None:
         warnings += _apart(law, columns, frame)
     return frame, warnings
