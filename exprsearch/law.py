@@ -221,6 +221,8 @@ class Law:
             )._checked()
         except KeyError as exc:
             raise LawError(f"the law has no '{exc.args[0]}' entry; is it a law.json from exprsearch?") from None
+        except LawError:
+            raise  # said of the entry it is about (_checked), not of the template
         except (ExpressionSyntaxError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise LawError(f"the law's template cannot be read: {exc}") from None
 
@@ -229,10 +231,21 @@ class Law:
         if not isinstance(held, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in held.items()):
             raise LawError(f"its dataset's 'held' is {held!r}; it maps factor names to the one value each was measured at")
+        for name, span in self.domain.items():
+            if not (isinstance(span, (list, tuple)) and len(span) == 2 and all(_number(v) for v in span)):
+                raise LawError(f"its domain's '{name}' is {span!r}; it gives the smallest and largest value measured")
+        held_out = self.metrics.get("holdout_mape_pct")
+        if held_out is not None and not _number(held_out):
+            raise LawError(f"its metrics' 'holdout_mape_pct' is {held_out!r}; it is the error in % on the held-out "
+                           "largest values, or null")
         texts = self.search.get("plausible", [])
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise LawError(f"its search's 'plausible' is {texts!r}; it lists laws as text")
-        self.plausible()  # each one must read as a law of the factors
+        for text in texts:  # each one must read as a law of the factors
+            try:
+                parse(text, {f: factor_symbol(f) for f in self.factors})
+            except (ExpressionSyntaxError, TypeError, ValueError) as exc:
+                raise LawError(f"its search's 'plausible' holds {text!r}, which does not read as a law: {exc}") from None
         return self
 
     @classmethod
@@ -246,6 +259,10 @@ class Law:
 def inlined(template: sympy.Expr, constants: Mapping[str, float]) -> sympy.Expr:
     """``template`` with its constants written in as numbers (17 digits: a double exactly)."""
     return template.xreplace({sympy.Symbol(k, real=True): sympy.Float(v, 17) for k, v in constants.items()})
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _kind(value: object) -> str:

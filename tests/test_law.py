@@ -132,3 +132,20 @@ def test_a_malformed_held_factor_is_refused(held):
     record["dataset"] = {"held": held}
     with pytest.raises(LawError, match="'held'"):
         Law.from_json(json.dumps(record))
+
+
+@pytest.mark.parametrize("entry, value, said", [
+    ("domain", {"p": [1.0]}, "its domain's 'p' is [1.0]; it gives the smallest and largest value measured"),
+    ("domain", {"p": ["a", "b"]}, "its domain's 'p' is ['a', 'b']"),
+    ("metrics", {"holdout_mape_pct": "12"}, "its metrics' 'holdout_mape_pct' is '12'; it is the error in %"),
+    ("search", {"plausible": ["c0 +"]}, "its search's 'plausible' holds 'c0 +', which does not read as a law"),
+])
+def test_a_hand_edited_entry_predict_reads_is_named_not_taken_for_the_template(entry, value, said):
+    """The interval beyond the data reads the domain and the held-out error; a law.json edited by
+    hand is refused naming the entry (these had reached predict and raised, or were blamed on the
+    template)."""
+    record = json.loads(make_law().to_json())
+    record[entry] = value
+    with pytest.raises(LawError) as caught:
+        Law.from_json(json.dumps(record))
+    assert str(caught.value).startswith(said) and "template" not in str(caught.value)
