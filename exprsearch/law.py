@@ -113,7 +113,7 @@ class Law:
         """How many doublings (or halvings) each configuration of ``data`` lies beyond the measured
         range, over the factors the law uses: the root of the sum of their squares, as each factor's
         shape errs on its own (0 inside the range, and at values of 0 or below)."""
-        total: np.ndarray | float = 0.0
+        total = np.zeros(np.shape(self.predict(data)))  # one per configuration, whatever the law uses
         for name, (low, high) in self.domain.items():
             if name not in data or not self.uses(name):
                 continue

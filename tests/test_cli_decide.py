@@ -468,3 +468,18 @@ def test_suggest_names_the_first_run_along_a_factor_held_at_one_value(tmp_path, 
     text = " ".join(result.output.split())
     assert result.exit_code == 2 and "which every run so far held at 4: no law can say yet how p changes" in text
     assert run_first in text, text
+
+
+def test_predict_a_constant_law_with_a_wide_interval(tmp_path):
+    """A constant (the law holds no factor) fitted to runs that scatter by a factor of 18, asked
+    about a value inside the range: the interval is wide, for no reason beyond the data. (The
+    interval's widening beyond the range raised here, counting the octaves of a law with no factor.)"""
+    data = tmp_path / "scatter.csv"
+    data.write_text("p,time\n1,1.0214773742977008\n1,18.223535383220284\n4,0.34744054941760233\n"
+                    "4,4.493407971435821\n8,3.1729633143595835\n8,2.349799765832937\n")
+    run("run", data, "--target", "time", "--out", tmp_path / "out")
+    result = runner.invoke(app, ["predict", str(tmp_path / "out"), "--at", "p=3", "--json"])
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["warnings"]
+    assert any("wider than half the prediction at 1 configuration(s)" in w for w in warnings)
+    assert not any("per doubling" in w for w in warnings)

@@ -38,6 +38,8 @@ def test_a_prediction_interval_widens_beyond_the_data_by_the_error_of_the_law_s_
     assert law.octave_error == pytest.approx(sigma)
     at = {"p": np.array([8.0, 64.0, 64.0, 0.5, 8.0]), "n": np.array([1000.0, 8000.0, 32000.0, 1000.0, 0.0])}
     np.testing.assert_allclose(law.octaves_outside(at), [0, 2, math.sqrt(8), 1, 0])
+    # a factor the law leaves out, or none measured beyond: nothing, once per configuration
+    np.testing.assert_array_equal(replace(law, domain={"q": [1.0, 2.0]}).octaves_outside(at), np.zeros(5))
     low, high = law.predict_interval(at)
     z = NormalDist().inv_cdf(0.975)
     spread = np.sqrt((z * 0.01) ** 2 + (z * sigma * law.octaves_outside(at)) ** 2)
