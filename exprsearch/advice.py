@@ -95,3 +95,16 @@ def summary(point, low, high, agree, settled, tolerance, count, at) -> tuple[str
     if settled:
         return first, f"Settled: both are within {100 * tolerance:g} %; no further measurement is needed."
     return first, f"Not settled (tolerance {100 * tolerance:g} %): measure next, in this order:"
+
+
+def beyond(law, at: dict[str, float]) -> str | None:
+    """Where ``at`` lies beyond the measured range and the law's form erred on its own top octave,
+    the sentence giving ``predict``'s wider interval there and why; else None."""
+    point = {f: np.array([float(at[f])]) for f in law.factors if f in at}
+    doublings = float(law.octaves_outside(point)[0]) if law.octave_error > 0 and law.bootstrap else 0.0
+    if doublings <= 0:
+        return None
+    low, high = law.predict_interval(point)
+    return (f"`predict` gives {low[0]:.4g}..{high[0]:.4g} there: its 95 % interval adds the runs' own spread and, "
+            f"{doublings:.2g} doubling(s) beyond the measured range, {100 * law.octave_error:.3g} % per doubling, "
+            "the error the law's form made on its own top octave when refitted without it.")

@@ -206,6 +206,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         where = "; ".join(", ".join(f"{f}={setting(grid[f][i])}" for f in law.factors) for i in left[:3])
         sentences = (sentences[0], f"Left out {len(left)} configuration(s) of the --vary space where the law or its "
                      f"bootstrap predicts no positive time ({where}{', …' if len(left) > 3 else ''}).", *sentences[1:])
+    if settled and (wider := advice.beyond(law, at)):
+        sentences = (*sentences, wider)
     if short and chosen and not settled:
         sentences = (*sentences[:-1], f"{len(chosen)} of the {count} runs asked for (--count): {short}.", sentences[-1])
     if capped and not chosen and not settled:

@@ -45,6 +45,21 @@ def test_a_law_pinned_down_at_the_target_is_settled():
     assert "Settled" in advice.sentences[-1]
 
 
+def test_settled_beyond_the_data_gives_predict_s_wider_interval_and_why():
+    """Settled at p = 80, a third of a doubling beyond the measured 64: the plausible laws and the
+    bootstrap agree within 5 %, but predict's interval there also holds the runs' spread and the
+    error the law's form made on its own top octave, so the answer gives it, as predict would."""
+    frame = measured(lambda p: 2 + 40 / p, [1, 2, 4, 8, 16, 32, 64], reps=3)
+    result = search(frame, "time", "data-parallel", settings=SearchSettings(resamples=50))
+    law = result.law
+    advice = advise(result, SPACE, {"p": 80}, tolerance=0.05)
+    assert advice.settled and law.octave_error > 0
+    low, high = law.predict_interval({"p": np.array([80.0])})
+    assert advice.sentences[-1].startswith(f"`predict` gives {low[0]:.4g}..{high[0]:.4g} there")
+    assert f"{100 * law.octave_error:.3g} % per doubling" in advice.sentences[-1]
+    assert not any("predict` gives" in s for s in advise(result, SPACE, {"p": 16}, tolerance=0.05).sentences)
+
+
 def test_suggest_command_prints_json(tmp_path):
     path = tmp_path / "m.csv"
     measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4]).to_csv(path, index=False)
