@@ -117,7 +117,9 @@ def along(law: Law, e: Explanation, path: Path, data: Dataset | None = None) -> 
     if law.bootstrap:
         columns = {e.factor: x, **{k: np.full_like(x, v) for k, v in e.fixed.items()}}
         low, high = law.predict_interval(columns)
-        ax.fill_between(x, low, high, alpha=0.2, label=f"95 % prediction interval ({len(law.bootstrap)} bootstrap fits)")
+        widened = law.octave_error > 0 and bool((law.octaves_outside(columns) > 0).any())
+        ax.fill_between(x, low, high, alpha=0.2, label=f"95 % prediction interval ({len(law.bootstrap)} bootstrap fits"
+                        + (f";\nwidened {100 * law.octave_error:.2g} % (1 sd) per doubling beyond the data)" if widened else ")"))
     else:
         band = (law.metrics.get("cv_mape_pct") or 0) / 100
         ax.fill_between(x, y * (1 - band), y * (1 + band), alpha=0.2, label=f"± cross-validated error ({100 * band:.2g} %)")

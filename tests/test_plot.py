@@ -268,3 +268,20 @@ def test_a_per_step_logs_points_are_named_as_its_runs(tmp_path):
     clock = ["gpus,_step,_runtime"] + [f"{g},{s},{(s + 1) * 10 / g}" for g in (1, 2, 4) for s in range(6)]
     (tmp_path / "clock.csv").write_text("\n".join(clock) + "\n")
     assert plot._measured(load_table(tmp_path / "clock.csv", "_runtime")) == "runs (each at its last step)"
+
+
+def test_the_band_beyond_the_data_says_by_how_much_it_widened(tmp_path, monkeypatch):
+    """The interval widens beyond the measured range by the error the law's form made on its own
+    top octave; the legend says so, and says nothing of it where there is none to add."""
+    from dataclasses import replace
+
+    drawn = []
+    monkeypatch.setattr(plot, "_save", lambda fig, path: drawn.append(
+        [t.get_text() for t in fig.axes[0].get_legend().get_texts()]) or path)
+    sampled = replace(law(), bootstrap=((2.0, 0.01, 0.15),) * 3, residual_sd=0.01)
+    e = explain(sampled, "p", np.array([1.0, 8, 32, 256]), {"n": 16000.0})
+    plot.along(replace(sampled, metrics={"holdout_mape_pct": 4.0}), e, tmp_path / "a.png")
+    plot.along(sampled, e, tmp_path / "b.png")
+    widened, plain = (next(t for t in texts if t.startswith("95 %")) for texts in drawn)
+    assert widened.endswith("widened 4.9 % (1 sd) per doubling beyond the data)")
+    assert plain == "95 % prediction interval (3 bootstrap fits)"
