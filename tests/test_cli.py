@@ -52,6 +52,7 @@ def test_every_command_is_listed_by_one_sentence():
             assert "\n" not in first and first.endswith("."), command.callback.__name__
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_run_says_how_far_the_fitting_is_where_no_bar_shows(amdahl_csv, tmp_path, monkeypatch):
     """Piped to a log, a line every LOG_EVERY seconds says how many candidates are fitted (none in
     the first LOG_EVERY seconds, and none with --json, whose output is the JSON alone)."""
@@ -238,6 +239,7 @@ def test_grammar_commands(tmp_path):
     assert "its columns are" not in untargeted.output and "are p, time" in " ".join(untargeted.output.split())
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_console_script_runs_in_a_subprocess(amdahl_csv, tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "exprsearch.cli", "run", str(amdahl_csv), "-t", "time", "-g", "data-parallel",
@@ -277,6 +279,7 @@ def test_candidate_order_does_not_depend_on_python_hash_seed():
     assert orders[0] and orders[0] == orders[1]
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_law_does_not_depend_on_jobs(tmp_path):
     from tests.conftest import WORKERS, measurements
 
@@ -341,6 +344,7 @@ def test_grammar_show_to_a_file_round_trips_through_check(name, tmp_path):
     assert run("grammar", "check", tmp_path / "mine.toml").exit_code == 0
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_grammar_show_in_a_pipe_is_never_rewrapped_at_any_width():
     from exprsearch.grammar import source_text
 

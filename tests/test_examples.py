@@ -16,8 +16,9 @@ from tests.conftest import PLOT_EXTRA
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.md"))
-# Tutorials of several searches each (4-5 s): run in the slow step, beside the other integration tests.
-LONG_TUTORIALS = {"where-scaling-stops.md", "generic-model-frameworks.md"}
+# Tutorials of several searches each (2-5 s): run in the slow step, beside the other integration tests.
+LONG_TUTORIALS = {"where-scaling-stops.md", "generic-model-frameworks.md", "scalability-optimiser.md",
+                  "hybrid-parallel-split.md"}
 SHARED = ROOT.parent / "shared"
 
 
@@ -29,6 +30,7 @@ def test_the_long_tutorials_named_are_tutorials():
     assert LONG_TUTORIALS <= {t.name for t in TUTORIALS}  # a renamed one would otherwise not run in either step
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_readme_commands_run_as_written(tmp_path, monkeypatch):
     commands = [line[2:] for block in blocks(ROOT / "README.md", "console")
                 for line in block.splitlines() if line.startswith("$ exprsearch ")]

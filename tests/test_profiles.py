@@ -139,6 +139,7 @@ def test_profile_segments_ranks_a_series_that_changes_regime_by_the_segment_abov
     assert missing.exit_code == 2 and "--segments n: no series has a factor n" in missing.output
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_profile_of_a_table_with_summary_columns_takes_the_factors_named(tmp_path):
     """Benchmark summaries carry statistics beside the factors (N samples, sd, min…); by default
     every numeric column is a factor, so --factors says which ones are (run had it, profile not)."""

@@ -26,6 +26,7 @@ def table(law, ps, noise=0.0, reps=3, seed=0):
     return from_columns({"p": p, "time": law(p) * (1 + noise * rng.standard_normal(len(p)))}, "time")
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_a_change_of_regime_gets_a_law_on_each_side():
     """Extra-P's one_parameter_segmented_1: p² up to p = 6, p + 30 beyond (equal at 6)."""
     data = table(lambda p: np.where(p <= 6, p**2, p + 30), range(1, 11))
@@ -119,6 +120,7 @@ def test_run_writes_each_segment_and_plot_reads_its_rows_back(tmp_path):
     assert along_n.exit_code == 2 and "the segments are drawn along their factor, p" in along_n.output
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_run_by_groups_splits_those_it_can_and_fits_one_law_to_the_others(tmp_path):
     lines = [f"a,{p},{p**2 if p <= 6 else p + 30}" for p in range(1, 11)] + [f"b,{p},{2 + 40 / p}" for p in (1, 2, 4, 8)]
     (tmp_path / "t.csv").write_text("kind,p,time\n" + "\n".join(lines) + "\n")
@@ -241,6 +243,7 @@ def test_run_plot_draws_the_segments_beside_each_other_and_keeps_a_figure_alread
     assert (tmp_path / "mine" / "segments_along.png").read_bytes() == b"the user's"
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_splitting_says_how_far_it_is_where_no_bar_shows(tmp_path, monkeypatch):
     """Piped to a log, a line every LOG_EVERY seconds (here every search) counts the splits' searches."""
     from exprsearch.cli import common
@@ -255,6 +258,7 @@ def test_splitting_says_how_far_it_is_where_no_bar_shows(tmp_path, monkeypatch):
     assert done == total and int(total) == len(lines)
 
 
+@pytest.mark.slow  # 1.5-4.7 s: an integration test, run in CI's second step
 def test_the_side_below_a_profile_s_split_is_searched_once(monkeypatch):
     """profile --segments names the law below the change in its notes: that side was searched while
     the split was chosen, so its law is taken from there, not searched again (the same law)."""

@@ -1,5 +1,7 @@
 """Table files: plain numeric CSV read without pandas exactly as pandas reads it."""
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -34,7 +36,10 @@ def _outcome(read):
     return data.factors, data.X.tolist(), data.y.tolist(), data.notes
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+# 100 tables in the README's test command, 300 where CI runs the property tests at length (EXPRSEARCH_FUZZ=thorough)
+@pytest.mark.fuzz
+@settings(max_examples=300 if os.environ.get("EXPRSEARCH_FUZZ") == "thorough" else 100, deadline=None,
+          derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(PLAIN_TABLES)
 def test_plain_numbers_read_without_pandas_as_pandas_reads_them(tmp_path_factory, table):
     """Where the reader of plain numeric CSV answers, pandas reads the same columns and values,
