@@ -51,6 +51,7 @@ def test_cli_by_writes_a_law_per_group_and_a_shared_form(tmp_path):
     assert json.loads((out / "shared.json").read_text())["template"] == "c0 + c1*p + c2*n/p"
 
 
+@pytest.mark.slow  # 1.2-1.4 s: an integration test, run in CI's second step
 def test_a_group_of_a_constant_law_is_left_out_of_the_shared_form_and_skipped_forms_are_said(tmp_path):
     # LLM Foundry's A100-80GB bf16: two runs of one model, whose law is a constant, had made the
     # constant the only form to share; a group measured at one n cannot take a form in n

@@ -50,7 +50,8 @@ def test_each_series_gets_a_law_and_the_fastest_growing_comes_first(tmp_path):
     assert json.loads(solve.law_json)["template"] == "c0 + c1*n/p"
 
 
-@pytest.mark.parametrize("kind", ["local", pytest.param("dask", marks=pytest.mark.slow)])
+@pytest.mark.slow  # 1.4 s on local processes, more on Dask: an integration test, run in CI's second step
+@pytest.mark.parametrize("kind", ["local", "dask"])
 def test_the_laws_do_not_depend_on_what_runs_them(tmp_path, kind):
     series, _ = load_profile(write_profile(tmp_path / "p.txt", regions=2))
     settings = SearchSettings(resamples=0)
@@ -68,6 +69,7 @@ def test_the_laws_do_not_depend_on_what_runs_them(tmp_path, kind):
         pool.close()
 
 
+@pytest.mark.slow  # 1.2-1.4 s: an integration test, run in CI's second step
 def test_profile_command_writes_the_summary_and_resumes(tmp_path):
     data = write_profile(tmp_path / "p.txt")
     out = tmp_path / "o"
@@ -92,6 +94,7 @@ def test_profile_command_writes_the_summary_and_resumes(tmp_path):
     assert other.exit_code == 2 and "made with other inputs (grammar)" in " ".join(other.output.split())
 
 
+@pytest.mark.slow  # 1.2-1.4 s: an integration test, run in CI's second step
 def test_a_long_profile_says_how_far_it_is_where_no_bar_shows(tmp_path, monkeypatch):
     """Piped to a log, profile's bar does not show: a line every LOG_EVERY seconds says how many
     series are done and about how long the rest will take; a profile shorter than that says none."""

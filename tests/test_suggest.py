@@ -422,6 +422,7 @@ def _line(output: str, lead: str) -> str:
     return next(line for line in output.splitlines() if line.startswith(lead))
 
 
+@pytest.mark.slow  # 1.2-1.4 s: an integration test, run in CI's second step
 def test_suggest_plans_on_the_law_run_finds_with_run_s_search_options(tmp_path):
     """suggest takes run's --map, --intrinsic and --validation and searches as run does; its error
     for a grammar factor the data lack used to tell the user to pass --map, which it did not take."""

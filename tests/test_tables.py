@@ -67,6 +67,7 @@ def test_plain_numbers_leave_anything_else_to_pandas(tmp_path):
         assert plain_numbers(path) is None, text
 
 
+@pytest.mark.slow  # 1.2-1.4 s: an integration test, run in CI's second step
 def test_a_plain_table_is_read_and_searched_without_importing_pandas(tmp_path):
     """pandas costs a fifth of a second at start; a plain numeric CSV does not need it."""
     import subprocess
