@@ -54,9 +54,11 @@ class Law:
 
     def plausible(self) -> list[Law]:
         """The laws the data could not tell from this one (``search.plausible``), as laws."""
+        return [self._plausible_law(text) for text in self.search.get("plausible", [])]
+
+    def _plausible_law(self, text: str) -> Law:
         symbols = {f: factor_symbol(f) for f in self.factors}
-        return [Law(self.target, self.factors, parse(text, symbols), {}, 0, target_kind=self.target_kind)
-                for text in self.search.get("plausible", [])]
+        return Law(self.target, self.factors, parse(text, symbols), {}, 0, target_kind=self.target_kind)
 
     def plausible_predictions(self, data: Mapping[str, object]) -> np.ndarray:
         """What the plausible laws that ``data`` gives every factor of predict there: ``(laws, rows)``
@@ -113,7 +115,8 @@ class Law:
         """How many doublings (or halvings) each configuration of ``data`` lies beyond the measured
         range, over the factors the law uses: the root of the sum of their squares, as each factor's
         shape errs on its own (0 inside the range, and at values of 0 or below)."""
-        total = np.zeros(np.shape(self.predict(data)))  # one per configuration, whatever the law uses
+        # one per configuration, as predict gives them, whatever factors the law uses
+        total = np.zeros(np.broadcast_shapes(*(c.shape for c in self._columns(data))))
         for name, (low, high) in self.domain.items():
             if name not in data or not self.uses(name):
                 continue
@@ -243,7 +246,7 @@ class Law:
             raise LawError(f"its search's 'plausible' is {texts!r}; it lists laws as text")
         for text in texts:  # each one must read as a law of the factors
             try:
-                parse(text, {f: factor_symbol(f) for f in self.factors})
+                self._plausible_law(text)
             except (ExpressionSyntaxError, TypeError, ValueError) as exc:
                 raise LawError(f"its search's 'plausible' holds {text!r}, which does not read as a law: {exc}") from None
         return self
