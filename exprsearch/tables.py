@@ -236,7 +236,6 @@ def _sheet(path: Path, chosen: str | None = None, option: str = "--sheet") -> pd
         book.close()
     filled = [name for name, rows in sheets.items() if rows]
     if chosen is not None and chosen not in sheets:
-
         raise DataError(f"{option} {chosen}: '{path}' has no such sheet{did_you_mean(chosen, list(sheets))}; its sheets are "
                         f"{', '.join(sheets)}")
     if chosen is None and len(filled) > 1:
