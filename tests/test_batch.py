@@ -29,7 +29,7 @@ def default_candidates(name="default"):
     return candidates.generate(grammar.bind(grammar.load(name), ("p", "n"))).candidates
 
 
-@pytest.mark.parametrize("loss", ["squared", "huber"])
+@pytest.mark.parametrize("loss", ["squared", pytest.param("huber", marks=pytest.mark.slow)])
 def test_batched_fits_cost_what_one_by_one_fits_cost(loss):
     X, y = table(lambda p, n: 2 + 0.01 * n / p + 0.15 * p, outliers=loss != "squared")
     found = [c for c in default_candidates() if c.separable]

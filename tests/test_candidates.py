@@ -76,6 +76,7 @@ def test_max_candidates_keeps_the_simplest():
     )
 
 
+@pytest.mark.slow
 def test_builtin_grammars_expand():
     for name in grammar.builtin_names():
         g = grammar.load(name)
@@ -200,6 +201,7 @@ def test_a_second_expansion_of_a_grammar_is_the_first(which):
     assert everything(candidates.generate(bound)) == cold
 
 
+@pytest.mark.slow
 def test_searches_share_term_analyses_without_changing_any_law():
     """Term analyses, term shapes, identifiability verdicts, term columns on the factors' values
     and the grid's lines are kept per process for the next search over the same constants, factors and grid —

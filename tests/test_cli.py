@@ -334,7 +334,8 @@ def test_law_json_says_what_the_search_covered_and_what_it_did_not(amdahl_csv, t
     assert f"not searched: {count:,} candidates" in " ".join(capped.output.split())
 
 
-@pytest.mark.parametrize("name", ["default", "data-parallel", "pmnf", "generic-dl", "overlap", "hybrid-parallel"])
+@pytest.mark.parametrize("name", ["default", "data-parallel", pytest.param("pmnf", marks=pytest.mark.slow), "generic-dl", "overlap",
+                                  "hybrid-parallel"])
 def test_grammar_show_to_a_file_round_trips_through_check(name, tmp_path):
     from exprsearch.grammar import source_text
 
@@ -589,6 +590,7 @@ def test_law_json_keeps_what_reading_the_data_noticed(tmp_path):
     assert "notes" not in json.loads((tmp_path / "c" / "law.json").read_text())["dataset"]  # bytes as before
 
 
+@pytest.mark.slow
 def test_columns_named_as_people_name_them_work_from_run_to_optimize(tmp_path):
     """'num gpus' and 'batch size' are num_gpus and batch_size in the law; every command takes
     either name (they were refused with advice to rename the columns)."""

@@ -169,7 +169,8 @@ def test_explain_asks_which_factor_where_several_are_open(law_file):
     assert "not a factor of the law" in " ".join(run("explain", law_file, "--vary", "q").output.split())
 
 
-@pytest.mark.parametrize("columns", ["40", pytest.param("80", marks=pytest.mark.slow)])  # a process each
+@pytest.mark.slow
+@pytest.mark.parametrize("columns", ["40", "80"])  # a process each
 def test_explain_lists_its_terms_whole_at_any_width(law_file, columns):
     import os
     import subprocess
@@ -362,6 +363,7 @@ def test_fix_takes_a_configuration_as_at_does():
         _fixed(["n=16000,n=1000"])
 
 
+@pytest.mark.slow
 def test_a_per_step_logs_costs_are_per_step_until_work_gives_the_steps_of_a_run(tmp_path):
     """The law of a per-step log is the time of one step: optimize and suggest say that their
     costs and budgets are a step's, and --work (the steps of a run) makes them a run's. A clock,

@@ -16,9 +16,9 @@ from tests.conftest import PLOT_EXTRA
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.md"))
-# Tutorials of several searches each (2-5 s): run in the slow step, beside the other integration tests.
+# Tutorials of several searches each (1.5-5 s): run in the slow step, beside the other integration tests.
 LONG_TUTORIALS = {"where-scaling-stops.md", "generic-model-frameworks.md", "scalability-optimiser.md",
-                  "hybrid-parallel-split.md"}
+                  "hybrid-parallel-split.md", "from-a-training-log.md"}
 SHARED = ROOT.parent / "shared"
 
 

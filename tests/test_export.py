@@ -102,6 +102,7 @@ def test_a_target_named_with_a_backslash_or_quotes_gives_a_module_that_imports(t
         assert module.TARGET == name and module.__doc__.startswith(f"{name} = ")
 
 
+@pytest.mark.slow
 def test_the_fronts_laws_are_written_with_six_significant_digits(amdahl_frame):
     """front.csv rounds each law's constants to 6 digits; it had written the binary value they
     hold (1708.80322265625 for 1708.8)."""

@@ -119,6 +119,7 @@ def test_a_note_on_several_groups_is_said_once_naming_them(tmp_path):
     assert "\n\n" not in result.output.split("Pareto front")[0]  # no blank line left by a progress bar
 
 
+@pytest.mark.slow
 def test_a_group_too_small_for_a_law_is_named_and_the_others_get_theirs(tmp_path):
     data = pd.concat([pd.read_csv(frameworks(tmp_path)),
                       pd.DataFrame({"p": [4, 4], "n": [1000, 1000], "time": [3.1, 3.0], "framework": ["jax", "jax"]})])
@@ -212,6 +213,7 @@ def test_a_group_named_na_is_a_group_not_missing(tmp_path):
     assert list(groups) == ["region=EU", "region=NA"] and groups["region=NA"].n_rows == 5
 
 
+@pytest.mark.slow
 def test_many_groups_are_shown_by_their_laws_with_the_fronts_in_files(tmp_path):
     parts = [measurements(lambda p, n, a=a: a + 0.01 * n / p, GRID, seed=a).assign(framework=f"fw{a}")
              for a in range(1, 8)]

@@ -73,6 +73,7 @@ def test_a_level_not_measured_has_no_law(unordered):
         levels.predict(pd.DataFrame({"p": [4.0], "flops": [3.0]}))
 
 
+@pytest.mark.slow
 def test_only_a_factor_with_few_values_and_enough_configurations_per_value_is_checked():
     frame = models(ORDERED)
     found = search(frame, "time", resamples=0)

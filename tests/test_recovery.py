@@ -54,7 +54,7 @@ def test_default_grammar_recovers_strong_scaling_with_communication():
     assert result.candidates.size > 1_000_000  # laws in the space searched (by screening)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [pytest.param(0, marks=pytest.mark.slow), 1])
 def test_default_grammar_recovers_three_single_factor_terms_side_by_side(seed):
     """s/p + log2(p) + 1/b: every pair of them fits worse than s/p beside a product such as
     log2(p)/b, so a greedy beam alone ended on products (18 % off at 4×); the sums of each
@@ -87,8 +87,8 @@ def test_predictions_agree_between_result_expression_and_template():
     np.testing.assert_allclose(result.law.predict(points), direct, rtol=1e-9)
 
 
-@pytest.mark.parametrize("loss, seed", [pytest.param("absolute", 0, marks=pytest.mark.slow), pytest.param("absolute", 1, marks=pytest.mark.slow),
-                                          ("huber", 0)])
+@pytest.mark.parametrize("loss, seed", [("absolute", 0), ("absolute", 1), ("huber", 0)])
+@pytest.mark.slow
 def test_robust_loss_ignores_warm_up_rows(loss, seed):
     law, grid, form = CASES["linear-communication"]
     frame = measurements(law, grid, seed=5 + seed)
@@ -108,7 +108,7 @@ def test_held_out_largest_scale_is_reported():
     assert result.law.metrics["holdout_mape_pct"] < 5
 
 
-@pytest.mark.parametrize("name, grammar_name, seed", [("amdahl", "data-parallel", 1), ("linear-communication", "default", 1)])
+@pytest.mark.parametrize("name, grammar_name, seed", [("amdahl", "data-parallel", 1), pytest.param("linear-communication", "default", 1, marks=pytest.mark.slow)])
 def test_rule_beats_naive_lowest_error_at_8x_scale(name, grammar_name, seed):
     """Data sets where the lowest-error law on the front is over-fitted and extrapolates badly."""
     law, grid, form = CASES[name]

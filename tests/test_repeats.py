@@ -170,6 +170,7 @@ def test_rows_that_summarise_runs_are_held_against_the_noise_of_a_row():
     assert lack_of_fit_p(16e-4, 30, 3, pure) < 1e-6
 
 
+@pytest.mark.slow
 def test_the_mean_of_each_configuration_is_chosen_by_the_noise_rule_as_all_runs_are():
     """Each configuration's mean, tested against the noise of a mean, gets the law every run gets
     (1 + 0.01·n/p + 0.004·p², 2 % noise); before, the mean's law was chosen by BIC alone and

@@ -118,6 +118,7 @@ def test_fitting_only_the_sums_near_the_front_chooses_the_law_fitting_every_sum_
     assert pruned.law.constants == pytest.approx(every.law.constants, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_the_law_does_not_hang_on_the_last_bits_of_the_data():
     """A follow-suggest campaign's 29 runs of 1 + 0.001 n/p + 0.05 p (benchmarks/suggest.py): the
     shapes of p tie along its lines (the best pair's two shapes share its score), so which two seed
@@ -158,6 +159,7 @@ def test_exchanging_terms_undoes_an_early_greedy_choice():
     assert sorted(columns) == [0, 1] and sse < 1e-20 < greedy[0]
 
 
+@pytest.mark.slow
 def test_copies_of_one_set_of_columns_take_one_place_among_the_seeded_sums():
     """n**k at 2 and n**2·p**k at 0 are n²: their sums with b·p**k took three of the ten places the
     seeded sums grow from, and {n², 1/p}, from which the law grows, was left out (random law 37
@@ -177,6 +179,7 @@ def test_copies_of_one_set_of_columns_take_one_place_among_the_seeded_sums():
     assert str(found.template) == "b*c1*log2(b) + c0 + c2*n**2 + c3/p"
 
 
+@pytest.mark.slow
 def test_shapes_the_data_cannot_tell_apart_keep_the_simplest():
     """Among eight factors at 200 random configurations the budget keeps two shapes per factor,
     and the other factors' effects blur each one's fit: log2(x1)² and √x1 had outscored x1 by
@@ -190,6 +193,7 @@ def test_shapes_the_data_cannot_tell_apart_keep_the_simplest():
     assert to_text(search(frame, "time", "default", resamples=0).law.template) == "c0 + c1*x0 + c2*x1/x2"
 
 
+@pytest.mark.slow
 def test_a_small_effect_beside_a_large_one_keeps_its_own_shape():
     """Among eight factors x1 adds 0.3·log2(x1) to times of 4.5-42 that x0 sets: along its
     lines it shows no more than noise, so products keep one shape of it, but its terms alone
@@ -236,6 +240,7 @@ def test_three_terms_of_which_no_two_fit_together_are_found():
                for s in result.candidates.screened), result.candidates.screened
 
 
+@pytest.mark.slow
 def test_a_triple_whose_terms_each_fit_worse_alone_is_reached_from_the_best_pair():
     """In 1 + 1.27·√p + 0.0705·p² + 0.0342·b·log2(b)/p, p^1.5 and p²·log2 b fit better alone than
     any of the three terms, so none is among the anchors of single terms; the best pair,
@@ -293,6 +298,7 @@ def test_a_sum_the_shape_rule_rejects_does_not_close_the_gate_of_the_scans():
     assert str(result.law.template) == "b*c2*p*log2(b)*log2(p) + c0 + c1*n + c3*n*log2(n)/b"
 
 
+@pytest.mark.slow
 def test_a_fitted_term_that_lands_on_a_fixed_shape_anchors_the_triples():
     """n²/p was among the beam's best single terms only as b**k·n²·p**k at 0 and -1, which no
     anchor took, and the law came out √n·√p·log2 b + √n + n²/p, 5.1 % MAPE against 1.45 % and

@@ -81,6 +81,7 @@ def test_families_group_a_models_items_by_the_rest_beside_each_factor():
     assert families.members(0, (sympy.S.One, sympy.S.One)) == [5]
 
 
+@pytest.mark.slow
 def test_two_shapes_of_n_that_fit_its_three_values_alike_give_way_to_simpler_ones():
     """√b·n³ + √b·log2²n fitted the three values of n as well as √b + √b·√n (1.658 against
     1.660 % MAPE) and was 1,272 % off at 4–8× (random law 3 of benchmarks/random_laws.py, seed 3)."""

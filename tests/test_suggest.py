@@ -211,6 +211,7 @@ def test_runs_the_plan_repeats_are_marked_as_measured():
     assert advice.suggestions and all(s.measured and "once more" in s.sentence for s in advice.suggestions)
 
 
+@pytest.mark.slow
 def test_a_repeat_names_what_it_repeats_a_measured_run_or_an_earlier_suggestion():
     """``measured`` is about the data alone; a configuration this answer suggested before is a
     repeat of that suggestion (the table used to call it 'measured already')."""
@@ -335,6 +336,7 @@ def test_never_settled_before_the_configuration_nearest_the_target_is_measured()
     assert [s.config["p"] for s in advice.suggestions] == [128.0]
 
 
+@pytest.mark.slow
 def test_a_configuration_suggested_twice_in_one_answer_is_not_explained_twice():
     from pathlib import Path
 
@@ -392,6 +394,7 @@ def test_where_the_law_s_shapes_of_a_measured_factor_are_not_pinned_suggest_says
     assert varied.exit_code == 0 and "shapes of n" not in varied.stderr
 
 
+@pytest.mark.slow
 def test_with_measure_each_suggestion_is_as_many_runs_as_a_configuration_has_had(tmp_path):
     frame = measured(lambda p: 2 + 40 / p + 0.05 * p, [1, 2, 4, 8, 16], reps=3)
     result = search(frame, "time", settings=SearchSettings(resamples=50))
