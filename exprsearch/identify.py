@@ -11,8 +11,9 @@ among laws the data cannot tell apart. See docs/method.md.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import sympy
@@ -22,7 +23,10 @@ from .candidates import Candidate, Term
 from .compile import Compiler
 from .configs import setting
 from .errors import SearchError
+from .fit import Fit
 from .vocabulary import to_text
+
+ORDER_STEP = 1e-3  # the relative step of a factor over which a term's log-slope is taken
 
 
 def factor_parts(term: Term, factor: sympy.Expr) -> sympy.Expr:
@@ -52,6 +56,7 @@ class ShapeRule:
         levels = tuple((name, tuple(v.tolist())) for name, v in self.levels.items())
         self._reasons = None if any(len(v) == 2 for v in self.levels.values()) else \
             shared.tables("reasons", levels, 1)[0]
+        self._orders: dict[tuple, tuple[float, ...]] = {}
 
     def part(self, term: Term, name: str) -> sympy.Expr:
         key = (term, name)
@@ -143,6 +148,33 @@ class ShapeRule:
                     if rest in alone and used == len(self.levels[name]) - 1:
                         found[name] = tuple(shapes)
         return found
+
+    def order(self, fit: Fit) -> tuple[float, ...]:
+        """How steeply the law's terms grow or fall at the top of the measured range: each varying
+        term's |d ln term / d ln x| for each factor x it holds, every factor at its largest value,
+        steepest first. Among laws the data cannot tell apart (a factor's shapes not pinned by its
+        values), the one of lowest order is the one whose course outside them the data do not
+        decide the least: ``n + 1/n`` before ``n + 1/n²``, ``n^1.5`` before ``n³`` (docs/method.md)."""
+        key = (fit.candidate, tuple(sorted(fit.values.items())))
+        if key not in self._orders:
+            self._orders[key] = self._order(fit.candidate, fit.values)
+        return self._orders[key]
+
+    def _order(self, candidate: Candidate, values: Mapping[str, float]) -> tuple[float, ...]:
+        named = {s.name: s for s in candidate.template.free_symbols}
+        exponents = {named[s.name]: values[s.name] for s in candidate.nonlinear if s.name in named}
+        coefficients = {named[s.name]: 1.0 for s in candidate.linear if s.name in named}
+        top = {named[n]: float(v[-1]) for n, v in self.levels.items() if n in named}
+        slopes = []
+        for term in sympy.Add.make_args(candidate.template.xreplace({**exponents, **coefficients})):
+            for factor in set(top) & term.free_symbols:
+                try:
+                    here = float(term.xreplace(top))
+                    nudged = float(term.xreplace({**top, factor: top[factor] * (1 + ORDER_STEP)}))
+                    slopes.append(abs(math.log(nudged / here)) / math.log1p(ORDER_STEP))
+                except (TypeError, ValueError, ZeroDivisionError):  # undefined there: steepest
+                    slopes.append(math.inf)
+        return tuple(sorted(slopes, reverse=True))
 
     def _reason(self, terms: Sequence[Term]) -> str | None:
         for name, levels in self.levels.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -146,10 +146,10 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     usable, skipped = identifiable(found.candidates, dataset.configurations(), shapes)
     fitted = fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
                       found.guesses, settings.scheduler)
-    fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit))
+    fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit, shapes.order))
     fits = free_where_growing(fits, compiler, dataset.y, settings.fit,
                               {c.name for c in bound.constants if c.negative_if_growing})
-    ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation)
+    ranking = _rank_front(fits, found, compiler, dataset, settings.fit, settings.validation, shapes.order)
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
     unpinned = unpinned_record(ranking.law.fit.candidate.terms, shapes)
     alternatives = _rank.alternatives(fits, dataset.n_rows)
@@ -218,14 +218,15 @@ def _some_accepted(fits: list[Fit]) -> list[Fit]:
     return fits
 
 
-def _verify_front(fits: list[Fit], compiler: Compiler, y: np.ndarray, settings: FitSettings) -> list[Fit]:
+def _verify_front(fits: list[Fit], compiler: Compiler, y: np.ndarray, settings: FitSettings,
+                  order: Callable[[Fit], tuple[float, ...]]) -> list[Fit]:
     """Refit the front's laws one by one, checking their predictions, until the front is made of
     checked laws only (a batched fit may predict a negative time somewhere)."""
     fits = list(fits)
     where = {id(f): i for i, f in enumerate(fits)}
     checked: set[int] = set()
     while True:
-        pending = [f for f in _rank.pareto_front(fits) if id(f) not in checked]
+        pending = [f for f in _rank.pareto_front(fits, order) if id(f) not in checked]
         if not pending:
             return fits
         for f in pending:
@@ -265,13 +266,13 @@ def _largest_values(dataset: _data.Dataset) -> list[np.ndarray]:
 
 def _rank_front(
     fits: list[Fit], found: CandidateSet, compiler: Compiler, dataset: _data.Dataset,
-    settings: FitSettings, validation: str,
+    settings: FitSettings, validation: str, order: Callable[[Fit], tuple[float, ...]],
 ) -> _rank.Ranking:
     pure = _rank.noise(dataset.y, dataset.configurations(), dataset.noise)
     space = _rank.space_sizes(found.space)
     folds = _folds(dataset, settings.seed)
     tops = _largest_values(dataset)
-    front = _rank.pareto_front(fits)
+    front = _rank.pareto_front(fits, order)
     compiled = [compiler.compile(f.candidate) for f in front]
     held = holdouts(compiled, dataset.y, front, tops, settings, compiler)
     scored = []
