@@ -270,5 +270,6 @@ def unpinned_notes(unpinned: dict[str, dict], domain: dict[str, list[float]]) ->
     return tuple(f"the law's shapes of '{name}' ({', '.join(u['shapes'])}) are as many as its {u['values']} measured "
                  "values can tell apart: other shapes fit the measurements exactly as well, so the law's course "
                  f"outside {name} = {setting(domain[name][0])}..{setting(domain[name][1])} is the search's "
-                 f"choice, not a measurement; measure {name} at one more value to test it"
+                 "choice, not a measurement (of the laws it fitted that fit alike, the one whose terms change "
+                 f"least at the top of the data); measure {name} at one more value to test it"
                  for name, u in unpinned.items())
