@@ -153,8 +153,8 @@ class ShapeRule:
         """How steeply the law's terms grow or fall at the top of the measured range: each varying
         term's |d ln term / d ln x| for each factor x it holds, every factor at its largest value,
         steepest first. Among laws the data cannot tell apart (a factor's shapes not pinned by its
-        values), the one of lowest order is the one whose course outside them the data do not
-        decide the least: ``n + 1/n`` before ``n + 1/n²``, ``n^1.5`` before ``n³`` (docs/method.md)."""
+        values) the search keeps the lowest order, whose course beyond the data departs least from
+        what was measured: ``n + 1/n`` before ``n + 1/n²``, ``n^1.5`` before ``n³`` (docs/method.md)."""
         key = (fit.candidate, tuple(sorted(fit.values.items())))
         if key not in self._orders:
             self._orders[key] = self._order(fit.candidate, fit.values)

@@ -89,8 +89,8 @@ def pareto_front(fits: list[Fit], order: Callable[[Fit], tuple[float, ...]] | No
     front: list[Fit] = []
     for _, group in itertools.groupby(ordered, key=lambda f: f.candidate.complexity):
         best, *others = group
-        if front and not (best.cost < front[-1].cost * (1 - 1e-9) and not _tied(best, front[-1])):
-            continue
+        if front and (best.cost >= front[-1].cost * (1 - 1e-9) or _tied(best, front[-1])):
+            continue  # no better than a simpler law
         tied = [f for f in others if _tied(f, best)]
         front.append(min([best, *tied], key=order) if order is not None and tied else best)
     return front
