@@ -169,11 +169,13 @@ class ShapeRule:
         for term in sympy.Add.make_args(candidate.template.xreplace({**exponents, **coefficients})):
             for factor in set(top) & term.free_symbols:
                 try:
-                    here = float(term.xreplace(top))
-                    nudged = float(term.xreplace({**top, factor: top[factor] * (1 + ORDER_STEP)}))
-                    slopes.append(abs(math.log(nudged / here)) / math.log1p(ORDER_STEP))
-                except (TypeError, ValueError, ZeroDivisionError):  # undefined there: steepest
-                    slopes.append(math.inf)
+                    ratio = float(term.xreplace({**top, factor: top[factor] * (1 + ORDER_STEP)})) / \
+                        float(term.xreplace(top))
+                except (TypeError, ValueError, ZeroDivisionError):
+                    ratio = math.nan
+                # undefined or beyond floating point there: the steepest, so never kept for its order
+                slopes.append(abs(math.log(ratio)) / math.log1p(ORDER_STEP) if math.isfinite(ratio) and ratio > 0
+                              else math.inf)
         return tuple(sorted(slopes, reverse=True))
 
     def _reason(self, terms: Sequence[Term]) -> str | None:

@@ -145,6 +145,8 @@ def test_the_order_of_a_law_is_how_steeply_its_terms_change_at_the_top_of_the_da
     assert order("c0 + c1*n + c2/n") < order("c0 + c1*n**k0", k0=1.5) < order("c0 + c1*n**2 + c2/n") \
         < order("c0 + c1*n**4 + c2/n")
     assert order("c0 + c1*n*p") == pytest.approx((1, 1), rel=1e-3)  # a product: a slope in each factor
+    huge = ShapeRule(Compiler(("p", "n"), np.array([[1.0, 1e3], [2.0, 1e40], [4.0, 1e90]])))
+    assert huge.order(Fit(found["c0 + c1*n**4 + c2/n"], {})) == pytest.approx((np.inf, 1))  # n⁴ beyond floating point: steepest
 
 
 @pytest.mark.slow  # 1 s: three factors at 135 configurations
