@@ -232,7 +232,7 @@ class Law:
     def _checked(self) -> Law:
         held = self.dataset.get("held", {})
         if not isinstance(held, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in held.items()):
+                isinstance(k, str) and _number(v) for k, v in held.items()):
             raise LawError(f"its dataset's 'held' is {held!r}; it maps factor names to the one value each was measured at")
         for name, span in self.domain.items():
             if not (isinstance(span, (list, tuple)) and len(span) == 2 and all(_number(v) for v in span)):
