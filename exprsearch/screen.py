@@ -49,7 +49,7 @@ from .subsets import (
     near_front,
     orthonormal,
 )
-from .termcolumns import GRID, TermColumns
+from .termcolumns import TermColumns
 
 # shapes of a factor whose line scores (BIC) lie within this of the best are ones the data cannot
 # tell apart ("not worth more than a bare mention", Kass & Raftery 1995): the simplest are kept first
@@ -268,7 +268,8 @@ class DataScreen(TermColumns):
         # beam's model need not be a survivor), so that none is left to differential evolution
         wanted = set(survivors) | {i for combo in every for i in combo}
         guesses = {items[i][0]: (thetas[c] if nonlinear[i] == 1 else
-                                 self._refined(items[i][0], thetas[c], design[:, [m for m in model if m != c]], residual))
+                                 self._refined(items[i][0], thetas[c], self._fixed_basis,
+                                               design[:, [m for m in model if m != c]], residual))
                    for i, (_, c, model) in best_column.items() if nonlinear[i] and i in wanted}
         scanned = (f"the {PAIR_COLUMNS:,} of {paired:,} fixed-shape terms that fit best alone" if paired > PAIR_COLUMNS
                    else f"{paired:,} fixed-shape terms")
@@ -296,32 +297,6 @@ class DataScreen(TermColumns):
         if undefined:
             how += f"; {undefined} term(s) undefined (NaN or infinite) on the data were left out"
         return Choice(every, guesses, how, undefined)
-
-    def _refined(self, term: Term, start: tuple[float, ...], others: np.ndarray, residual: np.ndarray,
-                 rounds: int = 4) -> tuple[float, ...]:
-        """Exponents of a term with several, refined from the coarse grid's best by grids of
-        5 values a side that shrink around the best each round, in the model the term did best in
-        (the other columns ``others``): a start close enough for a local polish to finish."""
-        kinds = [k for i, k in enumerate(term.kinds) if i != term.coefficient]
-        bounds = np.array([self.kinds[k] for k in kinds], dtype=float)
-        step = (bounds[:, 1] - bounds[:, 0]) / (GRID.get(len(kinds), 4) - 1)
-        best = np.array(start, dtype=float)
-        basis = orthonormal(np.hstack([self._fixed_basis, others]))
-        residual = residual - basis @ (basis.T @ residual)
-        function = self.compiler.function(term.key, len(kinds))
-        for _ in range(rounds):
-            step = step / 2
-            axes = [np.clip(b + s * np.arange(-2, 3), lo, hi) for b, s, (lo, hi) in zip(best, step, bounds)]
-            grid = np.array(list(itertools.product(*axes)))
-            with np.errstate(all="ignore"):
-                raw = function(self.compiler.columns, [grid[:, i, None] for i in range(len(kinds))])
-                columns = np.broadcast_to(raw, (len(grid), self.compiler.n_rows)).T
-                columns = columns / self.mean[:, None] * self.weight[:, None]
-                columns = columns - basis @ (basis.T @ columns)
-                gain = (columns.T @ residual) ** 2 / np.einsum("nc,nc->c", columns, columns)
-            gain[~np.isfinite(gain)] = -1.0
-            best = grid[int(np.argmax(gain))]
-        return tuple(float(v) for v in best)
 
     def _design(self, fixed: Expansion, items: list[Expansion]):
         """Unit columns of every screened item, less what the fixed terms explain; the residual

@@ -1,6 +1,7 @@
 """The measurements as the screening sees them (:mod:`exprsearch.screen`): one row per
 configuration, its mean time and the square root of its repetitions as its weight, the squared
-residual the noise alone leaves, and the relative weighted column of any term there."""
+residual the noise alone leaves, the relative weighted column of any term there, and a term's
+exponents refined on that grid where it has several."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from .candidates import Term
 from .compile import Compiler
 from .rowsets import relative_variances, row_groups
+from .subsets import orthonormal
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
 MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an even spread of them)
@@ -94,3 +96,30 @@ class TermColumns:
             relative = self.compiler.grids[key] / self.mean[:, None] * self.weight[:, None]
         keep = np.isfinite(relative).all(axis=0)
         return relative[:, keep], thetas[keep]
+
+    def _refined(self, term: Term, start: tuple[float, ...], fixed: np.ndarray, others: np.ndarray,
+                 residual: np.ndarray, rounds: int = 4) -> tuple[float, ...]:
+        """Exponents of a term with several, refined from the coarse grid's best by grids of
+        5 values a side that shrink around the best each round, in the model the term did best in
+        (the other columns ``others``, beside the orthonormal columns ``fixed``): a start close
+        enough for a local polish to finish."""
+        kinds = [k for i, k in enumerate(term.kinds) if i != term.coefficient]
+        bounds = np.array([self.kinds[k] for k in kinds], dtype=float)
+        step = (bounds[:, 1] - bounds[:, 0]) / (GRID.get(len(kinds), 4) - 1)
+        best = np.array(start, dtype=float)
+        basis = orthonormal(np.hstack([fixed, others]))
+        residual = residual - basis @ (basis.T @ residual)
+        function = self.compiler.function(term.key, len(kinds))
+        for _ in range(rounds):
+            step = step / 2
+            axes = [np.clip(b + s * np.arange(-2, 3), lo, hi) for b, s, (lo, hi) in zip(best, step, bounds)]
+            grid = np.array(list(itertools.product(*axes)))
+            with np.errstate(all="ignore"):
+                raw = function(self.compiler.columns, [grid[:, i, None] for i in range(len(kinds))])
+                columns = np.broadcast_to(raw, (len(grid), self.compiler.n_rows)).T
+                columns = columns / self.mean[:, None] * self.weight[:, None]
+                columns = columns - basis @ (basis.T @ columns)
+                gain = (columns.T @ residual) ** 2 / np.einsum("nc,nc->c", columns, columns)
+            gain[~np.isfinite(gain)] = -1.0
+            best = grid[int(np.argmax(gain))]
+        return tuple(float(v) for v in best)
