@@ -210,8 +210,9 @@ class DataScreen(TermColumns):
         paired, anchors = 0, []
         if len(levels) > 1 and self.floor is not None and best_plain[1] > MISFIT * self.floor:
             plain, paired = first_columns(same, design, residual, nonlinear[owner] == 0)
+            top_pairs = best_pairs(design, residual, owner, nonlinear, room, plain, 2 * s.beam, 3)
             found = {frozenset(owners[c] for c in pair): (sse, 0, pair, tuple(sorted(owners[c] for c in pair)))
-                     for sse, pair in best_pairs(design, residual, owner, nonlinear, room, plain, 2 * s.beam, 3)}
+                     for sse, pair in top_pairs}
             for level in range(1, len(levels)):
                 fresh = order(m for key, m in found.items() if key not in known[level])[: (2 if level == 1 else 1) * s.beam]
                 extra += [m[3] for m in fresh if m[0] < best_sse[level]]
@@ -228,15 +229,18 @@ class DataScreen(TermColumns):
         # sums of three miss, so did those of two: the pairs above were scanned, and ``plain`` is set.)
         if paired and len(levels) > 2 and best_plain[2] > MISFIT * self.floor:
             # The anchors: the beam's best single terms of fixed shape, the fixed shapes its best terms
-            # with fitted exponents land on (b**k·n²·p**k at 0 and -1 is n²/p), then the terms of its
+            # with fitted exponents land on (b**k·n²·p**k at 0 and -1 is n²/p), the terms of its
             # best pair (√p + p² + b·log2(b)/p, each term worse alone than p^1.5 or p²·log2 b, is
-            # reached from the pair p^1.5 + b·log2(b)/p)
+            # reached from the pair p^1.5 + b·log2(b)/p), then those of the scan's best pairs
+            # (√p/n of b·log2 b + √b·n·log2 n + √p/n ranks 941st alone, 3rd by its best pair)
             fixed_column = {same[c]: c for c in plain.tolist()}  # plain: one column of each content
             anchors = [columns[0] for _, cost, columns, _ in first_models if not cost][:ANCHORS]
             landed = [fixed_column.get(same[columns[0]]) for _, cost, columns, _ in first_models if cost]
             anchors += [c for c in dict.fromkeys(landed) if c is not None and c not in anchors][:ANCHORS]
             singles, pair = len(anchors), [fixed_column.get(same[c]) for c in (tops[1][1] if len(tops) > 1 else ())]
             anchors += [c for c in dict.fromkeys(pair) if c is not None and c not in anchors]
+            of_pair = len(anchors) - singles
+            anchors += [c for c in dict.fromkeys(c for _, two in top_pairs for c in two) if c not in anchors]
             for sse, triple in anchored_triples(design, residual, owner, nonlinear, room, plain, anchors, 2)[:2 * s.beam]:
                 if sse < best_sse[2]:
                     extra.append(tuple(sorted(owners[c] for c in triple)))
@@ -277,9 +281,10 @@ class DataScreen(TermColumns):
         if anchors:
             beside = (f" (the {ANCHORED_COLUMNS:,} of them that fit best beside each)"
                       if min(paired, PAIR_COLUMNS) > ANCHORED_COLUMNS else "")
-            more = len(anchors) - singles
+            scan = len(anchors) - singles - of_pair
             pairs += (f", alone and beside each of its {singles} best single terms"
-                      + (f" and {more} term{'s' * (more > 1)} of its best pair" if more else "") + beside)
+                      + (f", {of_pair} term{'s' * (of_pair > 1)} of its best pair" if of_pair else "")
+                      + f" and {scan} term{'s' * (scan != 1)} of the best pairs" + beside)
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
                f"{len(seeds)} terms of each factor's best shapes{pairs}) and formed every sum of up to {most} of "
                f"the {len(survivors)} terms that took part ({len(every):,} sums)")
