@@ -207,7 +207,7 @@ class DataScreen(TermColumns):
         # two terms, not at the beam's largest size: a pair can be the law where only larger sums
         # of the beam fit (n·log2 n + √p/n, where the beam held n³ + p/n + log2(p)/n).
         extra: list[tuple[int, ...]] = []
-        paired, anchors = 0, []
+        paired, anchors, simplify = 0, [], []  # simplify: models whose simpler shapes are offered too
         if len(levels) > 1 and self.floor is not None and best_plain[1] > MISFIT * self.floor:
             plain, paired = first_columns(same, design, residual, nonlinear[owner] == 0)
             top_pairs = best_pairs(design, residual, owner, nonlinear, room, plain, 2 * s.beam, 3)
@@ -216,7 +216,13 @@ class DataScreen(TermColumns):
             for level in range(1, len(levels)):
                 fresh = order(m for key, m in found.items() if key not in known[level])[: (2 if level == 1 else 1) * s.beam]
                 extra += [m[3] for m in fresh if m[0] < best_sse[level]]
-                best_plain[level] = min([best_plain[level], best_plain[level - 1]] + [m[0] for m in fresh if not m[1] and told(m[3])])
+                # its best fixed-shape sum that can be a law, where it beats the main beam's: it closes
+                # the gate of the triples below, so it is fitted whatever the sums with fitted exponents do
+                plain_fresh = [m for m in fresh if not m[1] and told(m[3])]
+                if plain_fresh and plain_fresh[0][0] < min(best_plain[level], best_plain[level - 1]):
+                    extra.append(plain_fresh[0][3])
+                    simplify.append((plain_fresh[0][0], plain_fresh[0][2]))
+                best_plain[level] = min([best_plain[level], best_plain[level - 1]] + [m[0] for m in plain_fresh])
                 late = [(sse, columns) for sse, _, columns, _ in fresh]
                 for sse, columns in late:  # a start only for terms the beam never held
                     for c in columns:
@@ -249,7 +255,7 @@ class DataScreen(TermColumns):
         # The best model of each size with each group of its terms that share a rest exchanged for
         # a simpler set of that rest's shapes (simpler_models): sets of shapes that fit a few values alike
         families = self._families(items, parts, owner, nonlinear)
-        for top in tops:
+        for top in tops + simplify:
             extra += [tuple(sorted(owners[c] for c in columns))
                       for _, columns in simpler_models(design, residual, top, owner, families, NEAR)]
         # survivors: the terms of the best models of the largest size first, then of smaller ones,
