@@ -5,9 +5,10 @@ lack-of-fit F-test cannot tell its residuals from that noise (p ≥ ``alpha``). 
 the adequate law with the fewest constants (the best-fitting one among those), so a gain smaller
 than the noise never buys a more complex law; the constant alone, which says no factor matters,
 is kept out when laws with terms fit significantly better by an F-test against the same noise
-or by the extended BIC (the lack-of-fit test has little power with few repetitions), and a law
-holding the chosen one's terms and more is taken where it fits significantly better by that
-F-test and its extended BIC is strongly lower (a term the others half absorb). Without
+or by the extended BIC (the lack-of-fit test has little power with few repetitions), and an
+adequate law with more constants is taken where it fits significantly better by that F-test and
+its extended BIC is strongly lower (a term the others half absorb; other shapes that fit
+better, where no law holding the chosen one's terms does). Without
 repetitions, or when no law is adequate, the chosen law has the lowest extended BIC, which
 charges for every constant and for how many laws of at most that size the grammar offered.
 """
@@ -327,12 +328,17 @@ def _extra_sum_p(small: Scored, large: Scored, pure: Noise, n_rows: int) -> floa
 
 def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure: Noise, n_rows: int | None,
                 alpha: float) -> tuple[int, str]:
-    """The law that extends ``front[chosen]`` (holds its every term, and more) where the data
-    show the extension: it fits significantly better by an extra-sum-of-squares F-test against the
-    measured noise (p < ``alpha``), and its extended BIC, which charges the search's size, is lower
-    by more than ``EBIC_STRONG``: strong evidence, as a constant beyond the fewest adequate ones
-    must bring. Repeated from the extension. The lack-of-fit test alone has too little power to
-    see a term the law's others half absorb (exposed communication beside a max)."""
+    """A law with more constants than ``front[chosen]`` where the data show it: it fits
+    significantly better by an extra-sum-of-squares F-test against the measured noise (p <
+    ``alpha``), and its extended BIC, which charges the search's size, is lower by more than
+    ``EBIC_STRONG``: strong evidence, as a constant beyond the fewest adequate ones must bring.
+    Repeated from the law stepped to. The lack-of-fit test alone has too little power to see a
+    term the law's others half absorb (exposed communication beside a max), or a law of other
+    shapes that fits better (``b + √n/b + 1/b`` at lack-of-fit p = 0.45 against 0.013 for
+    ``n·log2(b)/b + log2(n)/b²``). Where the larger law does not hold the chosen one's terms the
+    F-test is not exact, but it still weighs the gain per added constant against the noise; so a
+    law that does, where one passes, is taken first (``1 + 50/p + 0.05·p`` went to ``c/p^k``
+    beside ``c/p + c·p`` otherwise, 14 % off at p = 32 against 1.4 %)."""
     if not n_rows or pure.dof < 1 or pure.sum_squares <= 0:
         return chosen, ""
     start, p_value = chosen, None
@@ -340,7 +346,7 @@ def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure:
         terms = set(front[chosen].fit.candidate.terms)
         passed: dict[int, float] = {}
         for i in adequate:
-            if front[i].n_constants <= front[chosen].n_constants or not terms < set(front[i].fit.candidate.terms) \
+            if front[i].n_constants <= front[chosen].n_constants \
                     or front[i].ebic >= front[chosen].ebic - EBIC_STRONG:
                 continue
             p = _extra_sum_p(front[chosen], front[i], pure, n_rows)
@@ -348,13 +354,16 @@ def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure:
                 passed[i] = p
         if not passed:
             break
-        chosen, _ = _simplest_of_best(list(passed), front)  # as the choice itself picks among laws
+        # an extension of the law first: the F-test is exact there, and the law's own terms stay
+        extensions = [i for i in passed if terms < set(front[i].fit.candidate.terms)]
+        chosen, _ = _simplest_of_best(extensions or list(passed), front)  # as the choice itself picks among laws
         p_value = passed[chosen]
     if chosen == start:
         return chosen, ""
-    return chosen, (f"; law {chosen + 1} holds law {start + 1}'s terms and more, and fits significantly "
-                    f"better (F-test against the measured noise, p = {p_value:.2g}) with an extended BIC "
-                    f"lower by more than {EBIC_STRONG:g}")
+    nested = set(front[start].fit.candidate.terms) < set(front[chosen].fit.candidate.terms)
+    how = f"holds law {start + 1}'s terms and more" if nested else f"has more constants than law {start + 1}"
+    return chosen, (f"; law {chosen + 1} {how}, and fits significantly better (F-test against the measured "
+                    f"noise, p = {p_value:.2g}) with an extended BIC lower by more than {EBIC_STRONG:g}")
 
 
 def _simplest_of_best(pool: list[int], front: Sequence[Scored]) -> tuple[int, str]:

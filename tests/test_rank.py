@@ -193,8 +193,14 @@ def test_select_steps_up_to_an_extension_the_data_show_strongly():
     ranking = select(front, pure, n_rows=30)
     assert ranking.chosen == 1 and "holds law 1's terms and more" in ranking.rule
     assert select(front, pure).chosen == 0  # without the row count there is no test
-    # the third law fits best but does not hold the first one's terms: never a step up
-    assert select(_law_and_extensions((4e-4, 3e-4, 1e-4), (-200.0, -199.0, -230.0)), pure, n_rows=30).chosen == 0
+    # the third law does not hold the first one's terms, but the data show it as strongly: taken
+    ranking = select(_law_and_extensions((4e-4, 3e-4, 1e-4), (-200.0, -199.0, -230.0)), pure, n_rows=30)
+    assert ranking.chosen == 2 and "law 3 has more constants than law 1, and fits significantly better" in ranking.rule
+    # where an extension of the law passes too, the extension is taken (the F-test is exact there)
+    assert select(_law_and_extensions((4e-4, 1.5e-4, 1e-4), (-200.0, -210.0, -230.0)), pure, n_rows=30).chosen == 1
+    # ... and not where its extended BIC is lower by less than 6, or its gain is within the noise
+    assert select(_law_and_extensions((4e-4, 3e-4, 1e-4), (-200.0, -199.0, -205.0)), pure, n_rows=30).chosen == 0
+    assert select(_law_and_extensions((4e-4, 3e-4, 3.96e-4), (-200.0, -199.0, -230.0)), pure, n_rows=30).chosen == 0
     # extended BIC lower by only 4: positive, not strong evidence
     assert select(_law_and_extensions((4e-4, 1.5e-4, 1e-4), (-200.0, -204.0, -190.0)), pure, n_rows=30).chosen == 0
     # a gain within the noise: 30 * 4e-6 = 1.2e-4 against 1e-4, F = 1.2, p = 0.29
