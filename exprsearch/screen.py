@@ -288,9 +288,10 @@ class DataScreen(TermColumns):
             beside = (f" (the {ANCHORED_COLUMNS:,} of them that fit best beside each)"
                       if min(paired, PAIR_COLUMNS) > ANCHORED_COLUMNS else "")
             scan = len(anchors) - singles - of_pair
+            more = [f"{of_pair} term{'s' * (of_pair > 1)} of its best pair"] * bool(of_pair) + \
+                [f"{scan} term{'s' * (scan > 1)} of the best pairs"] * bool(scan)
             pairs += (f", alone and beside each of its {singles} best single terms"
-                      + (f", {of_pair} term{'s' * (of_pair > 1)} of its best pair" if of_pair else "")
-                      + f" and {scan} term{'s' * (scan != 1)} of the best pairs" + beside)
+                      + "".join(f", {m}" for m in more[:-1]) + (f" and {more[-1]}" if more else "") + beside)
         how = (f"screened {design.shape[1]:,} term columns by forward selection (beam {s.beam}, seeded with "
                f"{len(seeds)} terms of each factor's best shapes{pairs}) and formed every sum of up to {most} of "
                f"the {len(survivors)} terms that took part ({len(every):,} sums)")
