@@ -15,8 +15,9 @@ configuration weighted by its repetitions), before any law is fitted exactly:
   exhaustive search over survivors of SISSO). A second beam grows from the best pairs of all
   fixed-shape terms, each pair solved exactly, for laws whose terms fit poorly one at a time,
   and the best pairs beside each of the beam's best terms complete triples no two of whose
-  terms fit well together; the best model of each size also offers its terms that share a rest
-  exchanged together for simpler shapes (:mod:`exprsearch.simpler`).
+  terms fit well together (the best of them then exchanging its terms as the beam's models do);
+  the best model of each size also offers its terms that share a rest exchanged together for
+  simpler shapes (:mod:`exprsearch.simpler`).
   The exhaustive enumeration in :mod:`exprsearch.expand` stays the reference for spaces that fit
   the budget.
 """
@@ -247,11 +248,18 @@ class DataScreen(TermColumns):
             anchors += [c for c in dict.fromkeys(pair) if c is not None and c not in anchors]
             of_pair = len(anchors) - singles
             anchors += [c for c in dict.fromkeys(c for _, two in top_pairs for c in two) if c not in anchors]
-            for sse, triple in anchored_triples(design, residual, owner, nonlinear, room, plain, anchors, 2)[:2 * s.beam]:
+            triples = anchored_triples(design, residual, owner, nonlinear, room, plain, anchors, 2)[:2 * s.beam]
+            for sse, triple in triples:
                 if sse < best_sse[2]:
                     extra.append(tuple(sorted(owners[c] for c in triple)))
                     for c in triple:
                         best_column.setdefault(owners[c], (sse, c, triple))
+            if triples:
+                swapped = exchanged_terms(design, residual, triples[0], owner, nonlinear, room)
+                if swapped[1] != triples[0][1]:
+                    extra.append(tuple(sorted(owners[c] for c in swapped[1])))
+                    for c in swapped[1]:
+                        best_column.setdefault(owners[c], (swapped[0], c, swapped[1]))
         # The best model of each size with each group of its terms that share a rest exchanged for
         # a simpler set of that rest's shapes (simpler_models): sets of shapes that fit a few values alike
         families = self._families(items, parts, owner, nonlinear)
