@@ -219,11 +219,12 @@ class DataScreen(TermColumns):
                 extra += [m[3] for m in fresh if m[0] < best_sse[level]]
                 # its best fixed-shape sum that can be a law, where it beats the main beam's: it closes
                 # the gate of the triples below, so it is fitted whatever the sums with fitted exponents do
-                plain_fresh = [m for m in fresh if not m[1] and told(m[3])]
-                if plain_fresh and plain_fresh[0][0] < min(best_plain[level], best_plain[level - 1]):
+                plain_fresh = [m for m in fresh if not m[1] and told(m[3])]  # in order: the best first
+                best_plain[level] = min(best_plain[level], best_plain[level - 1])
+                if plain_fresh and plain_fresh[0][0] < best_plain[level]:
                     extra.append(plain_fresh[0][3])
                     simplify.append((plain_fresh[0][0], plain_fresh[0][2]))
-                best_plain[level] = min([best_plain[level], best_plain[level - 1]] + [m[0] for m in plain_fresh])
+                    best_plain[level] = plain_fresh[0][0]
                 late = [(sse, columns) for sse, _, columns, _ in fresh]
                 for sse, columns in late:  # a start only for terms the beam never held
                     for c in columns:
