@@ -35,7 +35,7 @@ from .compile import Compiler
 from .grammar import Limits
 from .identify import ShapeRule, factor_parts, mixes
 from .lines import line_scores, lines, ranked, shows
-from .simpler import NEAR, Families, simpler_models
+from .simpler import NEAR, Families, simpler_models, simpler_sums
 from .subsets import (
     ANCHORED_COLUMNS,
     PAIR_COLUMNS,
@@ -282,6 +282,8 @@ class DataScreen(TermColumns):
                     combos.add(combo)
         if low == 0:
             combos.add(())
+        # and the best of those sums of each size exchanged alike
+        combos.update(simpler_sums(list(combos), design, residual, owner, families, NEAR))
         every = sorted(combos, key=lambda c: (len(c), c))
         # exponents start from the grid's best for every term that will be fitted (a term of a
         # beam's model need not be a survivor), so that none is left to differential evolution
@@ -381,7 +383,8 @@ class DataScreen(TermColumns):
         symbols = [sympy.Symbol(f, positive=True) for f in self.compiler.factors]
         column = {int(i): c for c, i in enumerate(owner.tolist()) if not nonlinear[i]}
         size = {i: sum(t.complexity for t in items[i]) for i in parts}
-        return Families(parts, column, size, lambda f, part: not mixes(part, symbols[f]))  # a shape of f alone
+        top = [(symbol, float(np.max(values))) for symbol, values in zip(symbols, self.compiler.columns)]
+        return Families(parts, column, size, lambda f, part: not mixes(part, symbols[f]), top)  # a shape of f alone
 
     def _fixed(self, fixed: Expansion) -> tuple[np.ndarray, np.ndarray]:
         """Columns of the fixed terms' coefficients, and the target less the fixed offsets."""

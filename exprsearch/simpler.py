@@ -12,11 +12,14 @@ tell apart (docs/method.md) can choose them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import sympy
 
+from .identify import ORDER_STEP
+from .rank import MSE_TIE
 from .subsets import solved
 
 KEPT = 5  # the simpler models that fit best, handed on per model and group
@@ -27,14 +30,35 @@ ONE = sympy.S.One  # the part of a term in a factor it does not use (identify.fa
 class Families:
     """The fixed-shape items that share a rest of their product, per factor: ``parts`` gives each
     item's part in every factor (``1`` where it has none), ``column`` its one column, ``size`` its
-    complexity; ``varies(f, part)`` says whether a part is a shape of factor ``f`` alone. A
+    complexity; ``varies(f, part)`` says whether a part is a shape of factor ``f`` alone, and
+    ``top`` holds each factor's symbol and largest measured value (for a shape's order). A
     family is sorted out only when a model asks for it (a `pmnf` series has thousands of items)."""
 
     def __init__(self, parts: dict[int, tuple[sympy.Expr, ...]], column: dict[int, int], size: dict[int, int],
-                 varies: Callable[[int, sympy.Expr], bool]) -> None:
-        self.parts, self.column, self.size, self.varies = parts, column, size, varies
+                 varies: Callable[[int, sympy.Expr], bool], top: Sequence[tuple[sympy.Symbol, float]]) -> None:
+        self.parts, self.column, self.size, self.varies, self.top = parts, column, size, varies, top
         self._index: dict[tuple[int, tuple[sympy.Expr, ...]], list[int]] | None = None
         self._members: dict[tuple[int, tuple[sympy.Expr, ...]], list[int]] = {}
+        self._slopes: dict[tuple[int, sympy.Expr], float] = {}
+
+    def slope(self, f: int, part: sympy.Expr) -> float:
+        """|d ln part / d ln x| at factor ``f``'s largest measured value x: the order by which the
+        selection keeps, of laws that fit alike, the one that departs least from the data
+        (``ShapeRule.order``); infinite where the part is undefined there."""
+        key = (f, part)
+        if key not in self._slopes:
+            symbol, value = self.top[f]
+            try:
+                ratio = float(part.xreplace({symbol: value * (1 + ORDER_STEP)})) / float(part.xreplace({symbol: value}))
+            except (TypeError, ValueError, ZeroDivisionError):
+                ratio = math.nan
+            self._slopes[key] = abs(math.log(ratio)) / math.log1p(ORDER_STEP) \
+                if math.isfinite(ratio) and ratio > 0 else math.inf
+        return self._slopes[key]
+
+    def order(self, f: int, items: Sequence[int]) -> tuple[float, ...]:
+        """The items' shapes of factor ``f`` by their slopes, steepest first."""
+        return tuple(sorted((self.slope(f, self.parts[i][f]) for i in items), reverse=True))
 
     def members(self, f: int, rest: tuple[sympy.Expr, ...]) -> list[int]:
         """The columns of the items whose part beside factor ``f`` is ``rest``, and whose part in
@@ -92,8 +116,9 @@ def cheaper(members: Sequence[int], sizes: Sequence[int], k: int, limit: int) ->
 def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float, tuple[int, ...]],
                    owner: np.ndarray, families: Families, margin: float) -> list[tuple[float, tuple[int, ...]]]:
     """Models made from ``model`` (its squared error and columns) by exchanging each group of its
-    terms that share a rest for a less complex set of as many of that rest's shapes, that fit
-    within ``margin`` of its error with non-negative coefficients: the :data:`KEPT` best per group."""
+    terms that share a rest for a less complex set of as many of that rest's shapes, or one as
+    complex of lower order (``n² + 1/n`` for ``n³ + 1/n``, which fit three values of n alike), that
+    fit within ``margin`` of its error with non-negative coefficients: the :data:`KEPT` best per group."""
     sse, columns = model
     items = [int(owner[c]) for c in columns]
     found: dict[tuple[int, ...], float] = {}
@@ -102,12 +127,51 @@ def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float,
         taken = {int(owner[c]) for c in others}
         size = sum(families.size[i] for i in group)
         family = [c for c in families.members(f, rest) if int(owner[c]) not in taken]
-        combos = cheaper(family, [families.size[int(owner[c])] for c in family], len(group), size)
+        sizes = {c: families.size[int(owner[c])] for c in family}
+        combos = cheaper(family, list(sizes.values()), len(group), size + 1)
+        if not combos:
+            continue
+        # as complex as the group: only where its shapes are of lower order
+        order = families.order(f, group)
+        combos = [combo for combo in combos if sum(sizes[c] for c in combo) < size
+                  or families.order(f, [int(owner[c]) for c in combo]) < order]
         if not combos:
             continue
         which = np.array([others + list(combo) for combo in combos], dtype=np.intp)
         cost, fine = solved(design, residual, which)
-        good = np.flatnonzero(fine & (cost <= (1 + margin) * sse))
-        for j in good[np.argsort(cost[good], kind="stable")][:KEPT].tolist():
+        good = np.flatnonzero(fine & (cost <= (1 + margin) * sse)).tolist()
+        if not good:
+            continue
+        # sets that fit alike (the selection's MSE_TIE) are told apart by the data no better than
+        # by the noise's last digits: the least complex, then the lowest order, are handed on first
+        least = min(cost[j] for j in good)
+        alike = {j: (sum(sizes[c] for c in which[j, -len(group):].tolist()),
+                     families.order(f, [int(owner[c]) for c in which[j, -len(group):].tolist()]))
+                 for j in good if cost[j] <= (1 + MSE_TIE) * least}
+        for j in sorted(good, key=lambda j: (j not in alike, alike.get(j, ()), cost[j]))[:KEPT]:
             found.setdefault(tuple(which[j].tolist()), float(cost[j]))
     return [(cost, combo) for combo, cost in found.items()]
+
+
+def simpler_sums(sums: Sequence[tuple[int, ...]], design: np.ndarray, residual: np.ndarray, owner: np.ndarray,
+                 families: Families, margin: float) -> list[tuple[int, ...]]:
+    """The best of ``sums`` (of items) of every length whose items each have one column, each
+    exchanged by :func:`simpler_models`: a sum formed from the survivors can hold a steeper shape
+    than the beam's models did, where the simpler one is no survivor (``n³ + 1/n`` for the law's
+    ``n² + 1/n``, random law 39 of seed 11)."""
+    by_length: dict[int, list[tuple[int, ...]]] = {}
+    column = families.column
+    for combo in sums:
+        if combo and all(i in column for i in combo):
+            by_length.setdefault(len(combo), []).append(combo)
+    found: list[tuple[int, ...]] = []
+    for _, combos in sorted(by_length.items()):
+        which = np.array([[column[i] for i in combo] for combo in combos], dtype=np.intp)
+        cost, fine = solved(design, residual, which)
+        if not fine.any():
+            continue
+        best = int(np.flatnonzero(fine)[np.argmin(cost[fine])])
+        found += [tuple(sorted(int(owner[c]) for c in columns)) for _, columns in
+                  simpler_models(design, residual, (float(cost[best]), tuple(which[best].tolist())), owner, families,
+                                 margin)]
+    return found
