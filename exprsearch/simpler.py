@@ -12,17 +12,20 @@ tell apart (docs/method.md) can choose them.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import sympy
 
+from . import shared
 from .identify import ORDER_STEP
 from .rank import MSE_TIE
 from .subsets import solved
 
 KEPT = 5  # the simpler models that fit best, handed on per model and group
+SWAPS = 12  # shapes as complex but of lower order tried in place of each of a group's (flatter)
 NEAR = 0.1  # they fit nearly as well: their squared error is at most this much larger than the model's
 ONE = sympy.S.One  # the part of a term in a factor it does not use (identify.factor_parts)
 
@@ -39,7 +42,8 @@ class Families:
         self.parts, self.column, self.size, self.varies, self.top = parts, column, size, varies, top
         self._index: dict[tuple[int, tuple[sympy.Expr, ...]], list[int]] | None = None
         self._members: dict[tuple[int, tuple[sympy.Expr, ...]], list[int]] = {}
-        self._slopes: dict[tuple[int, sympy.Expr], float] = {}
+        # a slope depends on the factors' largest values only: a profile's series share them
+        self._slopes = shared.tables("slopes", tuple(top), 1)[0]
 
     def slope(self, f: int, part: sympy.Expr) -> float:
         """|d ln part / d ln x| at factor ``f``'s largest measured value x: the order by which the
@@ -113,12 +117,35 @@ def cheaper(members: Sequence[int], sizes: Sequence[int], k: int, limit: int) ->
     return out
 
 
+def flatter(families: Families, f: int, mine: Sequence[int], family: Sequence[int], owner: np.ndarray) -> list[tuple[int, ...]]:
+    """The sets as complex as the columns ``mine`` with each shape of factor ``f`` kept or
+    exchanged for one as complex of lower order from ``family``: up to :data:`SWAPS` per shape,
+    the nearest first (all sets as complex as two shapes of size 3 among 500 would be 125,000)."""
+    def slope(c: int) -> float:
+        return families.slope(f, families.parts[int(owner[c])][f])
+
+    options = []
+    for c in mine:
+        size = families.size[int(owner[c])]
+        # a shape with a fitted exponent has no order to compare: it is kept
+        lower = [o for o in family if o not in mine and families.size[int(owner[o])] == size
+                 and slope(o) < slope(c) < math.inf]
+        options.append([c, *sorted(lower, key=lambda o: -slope(o))[:SWAPS]])
+    seen, out = {frozenset(mine)}, []
+    for combo in itertools.product(*options):
+        if len(set(combo)) == len(combo) and frozenset(combo) not in seen:
+            seen.add(frozenset(combo))
+            out.append(combo)
+    return out
+
+
 def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float, tuple[int, ...]],
                    owner: np.ndarray, families: Families, margin: float) -> list[tuple[float, tuple[int, ...]]]:
     """Models made from ``model`` (its squared error and columns) by exchanging each group of its
-    terms that share a rest for a less complex set of as many of that rest's shapes, or one as
-    complex of lower order (``n² + 1/n`` for ``n³ + 1/n``, which fit three values of n alike), that
-    fit within ``margin`` of its error with non-negative coefficients: the :data:`KEPT` best per group."""
+    terms that share a rest for a less complex set of as many of that rest's shapes, or for one
+    as complex of lower order (:func:`flatter`: ``n² + 1/n`` for ``n³ + 1/n²``, which fit three
+    values of n alike), that fit within ``margin`` of its error with non-negative coefficients:
+    the :data:`KEPT` best per group, those that fit alike least complex and lowest order first."""
     sse, columns = model
     items = [int(owner[c]) for c in columns]
     found: dict[tuple[int, ...], float] = {}
@@ -128,13 +155,8 @@ def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float,
         size = sum(families.size[i] for i in group)
         family = [c for c in families.members(f, rest) if int(owner[c]) not in taken]
         sizes = {c: families.size[int(owner[c])] for c in family}
-        combos = cheaper(family, list(sizes.values()), len(group), size + 1)
-        if not combos:
-            continue
-        # as complex as the group: only where its shapes are of lower order
-        order = families.order(f, group)
-        combos = [combo for combo in combos if sum(sizes[c] for c in combo) < size
-                  or families.order(f, [int(owner[c]) for c in combo]) < order]
+        combos = cheaper(family, list(sizes.values()), len(group), size) + \
+            flatter(families, f, [c for c, i in zip(columns, items) if i in group], family, owner)
         if not combos:
             continue
         which = np.array([others + list(combo) for combo in combos], dtype=np.intp)
@@ -145,7 +167,7 @@ def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float,
         # sets that fit alike (the selection's MSE_TIE) are told apart by the data no better than
         # by the noise's last digits: the least complex, then the lowest order, are handed on first
         least = min(cost[j] for j in good)
-        alike = {j: (sum(sizes[c] for c in which[j, -len(group):].tolist()),
+        alike = {j: (sum(families.size[int(owner[c])] for c in which[j, -len(group):].tolist()),
                      families.order(f, [int(owner[c]) for c in which[j, -len(group):].tolist()]))
                  for j in good if cost[j] <= (1 + MSE_TIE) * least}
         for j in sorted(good, key=lambda j: (j not in alike, alike.get(j, ()), cost[j]))[:KEPT]:

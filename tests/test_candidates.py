@@ -203,7 +203,7 @@ def test_a_second_expansion_of_a_grammar_is_the_first(which):
 
 @pytest.mark.slow
 def test_searches_share_term_analyses_without_changing_any_law():
-    """Term analyses, term shapes, identifiability verdicts, term columns on the factors' values
+    """Term analyses, term shapes and their slopes, identifiability verdicts, term columns on the factors' values
     and the grid's lines are kept per process for the next search over the same constants, factors and grid —
     a profile's series — and must not change what any search finds, whichever searches ran
     before."""
@@ -228,7 +228,7 @@ def test_searches_share_term_analyses_without_changing_any_law():
     record(first)  # warms the shared analyses with another series' terms
     assert record(second) == cold
     assert {kind for kind, _ in shared._TABLES} == {"terms", "expansions", "shapes", "reasons", "values",
-                                                          "lines"}
+                                                          "lines", "slopes"}
 
 
 def test_a_term_two_rules_make_is_labelled_by_the_first_in_the_grammar():
