@@ -36,6 +36,17 @@ def factor_parts(term: Term, factor: sympy.Expr) -> sympy.Expr:
     return sympy.Mul._from_args(parts, is_commutative=True) if len(parts) > 1 else (parts[0] if parts else sympy.S.One)
 
 
+def log_slope(term: sympy.Expr, at: Mapping[sympy.Symbol, float], factor: sympy.Symbol) -> float:
+    """|d ln term / d ln factor| with every symbol of ``at`` at its value there (a step of
+    :data:`ORDER_STEP`); undefined or beyond floating point there, infinite: the steepest, so
+    never kept for its order."""
+    try:
+        ratio = float(term.xreplace({**at, factor: at[factor] * (1 + ORDER_STEP)})) / float(term.xreplace(at))
+    except (TypeError, ValueError, ZeroDivisionError):
+        ratio = math.nan
+    return abs(math.log(ratio)) / math.log1p(ORDER_STEP) if math.isfinite(ratio) and ratio > 0 else math.inf
+
+
 class ShapeRule:
     """Rejects candidates using more shapes of a factor than its distinct values support."""
 
@@ -167,15 +178,7 @@ class ShapeRule:
         top = {named[n]: float(v[-1]) for n, v in self.levels.items() if n in named}
         slopes = []
         for term in sympy.Add.make_args(candidate.template.xreplace({**exponents, **coefficients})):
-            for factor in set(top) & term.free_symbols:
-                try:
-                    ratio = float(term.xreplace({**top, factor: top[factor] * (1 + ORDER_STEP)})) / \
-                        float(term.xreplace(top))
-                except (TypeError, ValueError, ZeroDivisionError):
-                    ratio = math.nan
-                # undefined or beyond floating point there: the steepest, so never kept for its order
-                slopes.append(abs(math.log(ratio)) / math.log1p(ORDER_STEP) if math.isfinite(ratio) and ratio > 0
-                              else math.inf)
+            slopes += [log_slope(term, top, factor) for factor in set(top) & term.free_symbols]
         return tuple(sorted(slopes, reverse=True))
 
     def _reason(self, terms: Sequence[Term]) -> str | None:

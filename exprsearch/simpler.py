@@ -20,7 +20,7 @@ import numpy as np
 import sympy
 
 from . import shared
-from .identify import ORDER_STEP
+from .identify import log_slope
 from .rank import MSE_TIE
 from .subsets import solved
 
@@ -52,12 +52,7 @@ class Families:
         key = (f, part)
         if key not in self._slopes:
             symbol, value = self.top[f]
-            try:
-                ratio = float(part.xreplace({symbol: value * (1 + ORDER_STEP)})) / float(part.xreplace({symbol: value}))
-            except (TypeError, ValueError, ZeroDivisionError):
-                ratio = math.nan
-            self._slopes[key] = abs(math.log(ratio)) / math.log1p(ORDER_STEP) \
-                if math.isfinite(ratio) and ratio > 0 else math.inf
+            self._slopes[key] = log_slope(part, {symbol: value}, symbol)
         return self._slopes[key]
 
     def order(self, f: int, items: Sequence[int]) -> tuple[float, ...]:
@@ -154,8 +149,7 @@ def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float,
         taken = {int(owner[c]) for c in others}
         size = sum(families.size[i] for i in group)
         family = [c for c in families.members(f, rest) if int(owner[c]) not in taken]
-        sizes = {c: families.size[int(owner[c])] for c in family}
-        combos = cheaper(family, list(sizes.values()), len(group), size) + \
+        combos = cheaper(family, [families.size[int(owner[c])] for c in family], len(group), size) + \
             flatter(families, f, [c for c, i in zip(columns, items) if i in group], family, owner)
         if not combos:
             continue
