@@ -250,17 +250,14 @@ class DataScreen(TermColumns):
             of_pair = len(anchors) - singles
             anchors += [c for c in dict.fromkeys(c for _, two in top_pairs for c in two) if c not in anchors]
             triples = anchored_triples(design, residual, owner, nonlinear, room, plain, anchors, 2)[:2 * s.beam]
-            for sse, triple in triples:
-                if sse < best_sse[2]:
-                    extra.append(tuple(sorted(owners[c] for c in triple)))
-                    for c in triple:
-                        best_column.setdefault(owners[c], (sse, c, triple))
-            if triples:
+            offered = [(sse, triple) for sse, triple in triples if sse < best_sse[2]]
+            if triples:  # and the best with its terms exchanged, as the beam's best models are
                 swapped = exchanged_terms(design, residual, triples[0], owner, nonlinear, room)
-                if swapped[1] != triples[0][1]:
-                    extra.append(tuple(sorted(owners[c] for c in swapped[1])))
-                    for c in swapped[1]:
-                        best_column.setdefault(owners[c], (swapped[0], c, swapped[1]))
+                offered += [swapped] if swapped[1] != triples[0][1] else []
+            for sse, triple in offered:
+                extra.append(tuple(sorted(owners[c] for c in triple)))
+                for c in triple:
+                    best_column.setdefault(owners[c], (sse, c, triple))
         # The best model of each size with each group of its terms that share a rest exchanged for
         # a simpler set of that rest's shapes (simpler_models): sets of shapes that fit a few values alike
         families = self._families(items, parts, owner, nonlinear)
