@@ -27,6 +27,7 @@ from .fit import Fit
 from .vocabulary import to_text
 
 ORDER_STEP = 1e-3  # the relative step of a factor over which a term's log-slope is taken
+_PLACEHOLDER = sympy.Symbol("factor", positive=True)  # the name every factor takes where shapes are compared
 
 
 def factor_parts(term: Term, factor: sympy.Expr) -> sympy.Expr:
@@ -100,8 +101,14 @@ class ShapeRule:
             for part in {self.part(t, name) for t in terms} - {sympy.Integer(1)}:
                 direction = self.direction(name, part)
                 known = self._simplest.get((name, direction))
-                if direction and (known is None or (_size(part), str(part)) < (_size(known), str(known))):
+                if direction and (known is None or self._simplicity(name, part) < self._simplicity(name, known)):
                     self._simplest[(name, direction)] = part
+
+    def _simplicity(self, name: str, part: sympy.Expr) -> tuple:
+        """Orders a factor's shapes simplest first, whatever the factor is called: by size, then
+        by operations (1/x before 1/x² and 1/√x), then by the text with the factor renamed, so
+        that a column named x or y keeps the shapes one named n keeps."""
+        return (_size(part), sympy.count_ops(part), str(part.xreplace({self.symbols[name]: _PLACEHOLDER})))
 
     def direction(self, name: str, part: sympy.Expr) -> int:
         """+1 if ``part`` (without nonlinear constants) rises from the factor's first to its

@@ -80,6 +80,26 @@ def test_search_with_a_factor_at_two_values_extrapolates_along_the_others():
     assert result.law.predict({"p": [64], "n": [8000]})[0] == pytest.approx(1 + 0.01 * 8000 / 64 + 0.2 * 64, rel=0.03)
 
 
+
+def test_a_factor_at_two_values_keeps_the_same_shapes_whatever_its_column_is_called():
+    """Among the falling shapes 1/x, 1/x² and 1/√x, all as large, the simplest was once taken by
+    their text, so a factor named x or y (after "sqrt") kept 1/√x and one named n kept 1/n: in a
+    product with another factor the two are different laws. 1/servers halves a term from one
+    server to two, as here; 1/√servers cannot."""
+    rng = np.random.default_rng(5)
+    workers, servers = np.meshgrid([2.0, 3, 4, 5, 6], [1.0, 2.0])
+    workers, servers = np.repeat(workers.ravel(), 3), np.repeat(servers.ravel(), 3)
+    y = (4000 / workers**1.5 + 180 * np.log2(workers) / servers + 740 / servers) * \
+        (1 + 0.02 * rng.standard_normal(workers.size))
+    laws = {}
+    for name in ("n", "x", "y"):
+        frame = pd.DataFrame({"p": workers, name: servers, "time": y})
+        law = search(frame, "time", resamples=0).law
+        laws[name] = law.predict({"p": [8.0, 16.0], name: [1.0, 2.0]})
+        assert "sqrt" not in str(law.template), (name, law.template)
+    assert laws["x"] == pytest.approx(laws["n"], rel=1e-9)
+    assert laws["y"] == pytest.approx(laws["n"], rel=1e-9)
+
 def test_factor_parts_are_the_products_sympy_would_make():
     """factor_parts keeps a canonical product's own factors in their order instead of multiplying
     them anew; the result is the same expression."""
