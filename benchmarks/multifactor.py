@@ -419,7 +419,7 @@ class Table:
     workers: str
     other: str
     throughput: str
-    amount: float  # time = amount / throughput
+    amount: float | None  # time = amount / throughput; None where the column is the time itself
     intrinsic: bool  # the other factor describes the model (FLOPs, parameters): exprsearch run --intrinsic x
 
 
@@ -430,6 +430,10 @@ TABLES = [
           "gpus", "batch_size_per_device", "throughput_samples_per_s", 1e5, False),
     Table("LLM Foundry gpus x parameters", "datasets/mpt_llmfoundry_throughput.csv", ("gpu", "seq_len", "precision",
           "table"), "gpus", "num_params", "throughput_tokens_per_s", 1e9, True),
+    # time to train 64K steps on one or two parameter servers; the other experiments of the file
+    # vary one factor only, so public_series passes them over
+    Table("Transient workers x parameter servers", "datasets/transient_dl_training_time.csv", ("experiment", "gpu"),
+          "workers", "num_ps", "duration_s", None, False),
 ]
 
 
@@ -440,8 +444,9 @@ def public_series(table: Table):
     frame = pd.read_csv(SHARED / table.file)
     frame = frame[frame[table.throughput] > 0]
     for key, group in frame.groupby(list(table.groups), sort=True):
+        measured = group[table.throughput].astype(float)
         data = pd.DataFrame({"p": group[table.workers].astype(float), "x": group[table.other].astype(float),
-                             "time": table.amount / group[table.throughput].astype(float)})
+                             "time": measured if table.amount is None else table.amount / measured})
         counts = np.sort(data["p"].unique())
         held = counts[len(counts) - max(1, len(counts) // 3):]
         train, test = data[~data["p"].isin(held)], data[data["p"].isin(held)]
