@@ -53,6 +53,10 @@ SPECS = (
          "accelerators", "ttt_min_median", "minutes to train", "series_n_sizes >= 3"),
     Spec("MLPerf HPC v0.7-v3.0", "mlperf_hpc_summary.csv", ("version", "submitter", "benchmark", "scaling", "accelerator"),
          "accelerators", "ttt_min_median", "minutes to train"),
+    # decentralised training (Hivemind) over one cloud region or several; the single-GPU
+    # baselines, plain PyTorch without Hivemind, have no target batch size and are left out
+    Spec("Hivemind multi-cloud (PVLDB 2024)", "hivemind_multicloud_throughput.csv", ("experiment", "model", "location", "TBS"),
+         "gpu_count", "per:samples_per_sec_median:1e5", "s per 100k samples"),
 )
 
 
