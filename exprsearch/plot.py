@@ -192,7 +192,7 @@ def pareto_set(choices: list, best, target: str, path: Path, budget: float | Non
 
 
 def segments_along(pieces, path: Path, data: Dataset | None = None, fixed: dict[str, float] | None = None) -> Path:
-    """A series' segments (:class:`exprsearch.law.Segmented`) along their factor: each law solid over
+    """A series' segments (:class:`exprsearch.segmented.Segmented`) along their factor: each law solid over
     its side of the change and dashed across the other, where it does not hold, the change marked,
     beside the measurements; the other factors at ``fixed``, else as :func:`default_view` holds them."""
     plt = require_matplotlib()

@@ -52,6 +52,24 @@ def test_a_prediction_interval_widens_beyond_the_data_by_the_error_of_the_law_s_
         np.testing.assert_allclose(np.log(plain.predict_interval(at)[1] / plain.predict(at)), z * 0.01)
 
 
+
+def test_the_runs_own_spread_counts_the_degrees_of_freedom_the_law_leaves():
+    """Three constants on five rows leave two residuals' freedom: the spread of the fit's errors,
+    √(5/2) times their root mean square, at Student's t quantile with 2 degrees of freedom (4.30,
+    not the normal's 1.96). A law.json without its row count keeps the normal, uncorrected."""
+    law = replace(make_law(), domain={"p": [1.0, 16.0], "n": [1000.0, 8000.0]}, residual_sd=0.01,
+                  bootstrap=((3.1, 0.002, 0.5),) * 3)
+    at = {"p": np.array([2.0, 8.0]), "n": np.array([1000.0, 4000.0])}
+    for rows, quantile in ((5, 4.302653), (103, 1.983972)):
+        counted = replace(law, metrics={"rows": rows})
+        width = np.log(counted.predict_interval(at)[1] / counted.predict(at))
+        np.testing.assert_allclose(width, quantile * 0.01 * math.sqrt(rows / (rows - 3)), rtol=1e-6)
+    # as many rows as constants leave no residual to tell the noise by; no row count: the normal
+    for metrics in ({"rows": 3}, {}):
+        plain = replace(law, metrics=metrics)
+        np.testing.assert_allclose(np.log(plain.predict_interval(at)[1] / plain.predict(at)),
+                                   NormalDist().inv_cdf(0.975) * 0.01)
+
 def test_json_round_trip_and_sympify():
     law = make_law()
     record = json.loads(law.to_json())

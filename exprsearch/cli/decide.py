@@ -21,9 +21,9 @@ def _law(path: Path):
 
 def _segments(law_file: Path, levels: str | None = None):
     """The laws of a series' segments where ``law_file`` is the folder run --segments wrote them to
-    (:func:`exprsearch.law.segment_laws`), else None; ``--levels`` needs one segment's law.json."""
+    (:func:`exprsearch.segmented.segment_laws`), else None; ``--levels`` needs one segment's law.json."""
     from ..configs import ConfigError
-    from ..law import segment_laws
+    from ..segmented import segment_laws
 
     pieces = segment_laws(law_file)
     if pieces is not None and levels is not None:

@@ -145,7 +145,7 @@ def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Pa
 
 def _piecewise(pieces, columns: dict, frame, data: Path | None, lines):
     """Each configuration predicted by the law of the segment it lies in (``pieces``: a
-    :class:`exprsearch.law.Segmented`), as :func:`_predicted` does for one law, with the segment
+    :class:`exprsearch.segmented.Segmented`), as :func:`_predicted` does for one law, with the segment
     named beside it."""
     import pandas as pd
 

@@ -63,7 +63,7 @@ def figures(results: list, whole: dict) -> list:
     (name, folder, result); ``whole``: each series before the split), and their paths: both laws
     along the factor, beside the series' measurements, as ``plot`` draws a segments' folder."""
     from .. import plot as plots
-    from ..law import Segmented
+    from ..segmented import Segmented
 
     split: dict = {}
     paths = []
