@@ -1,4 +1,4 @@
-"""Score fitted candidates, keep the Pareto front of error vs complexity, and choose one law.
+"""Score the fitted candidates of the Pareto front (front.py) and choose one law.
 
 The rule (docs/method.md): where repetitions measure the noise, a law is *adequate* when a
 lack-of-fit F-test cannot tell its residuals from that noise (p ≥ ``alpha``). The chosen law is
@@ -16,9 +16,8 @@ charges for every constant and for how many laws of at most that size the gramma
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import mpmath
@@ -27,7 +26,6 @@ import numpy as np
 from .fit import Fit
 
 MSE_FLOOR = 1e-20  # relative errors below 1e-10 are numerically exact fits
-MSE_TIE = 1e-7  # relative MSEs this close are one fit (shapes the data cannot tell apart), not two
 T_PINNED = 2.0  # a term whose coefficient is within two standard errors of zero is not pinned down
 EBIC_TIE = 2.0  # extended BICs closer than this are not evidence for one law over the other
 EBIC_STRONG = 6.0  # a difference beyond this is strong evidence (Kass and Raftery's scale)
@@ -78,27 +76,6 @@ class Ranking:
     @property
     def law(self) -> Scored:
         return self.front[self.chosen]
-
-
-def pareto_front(fits: list[Fit], order: Callable[[Fit], tuple[float, ...]] | None = None) -> list[Fit]:
-    """Fits no other fit beats on both complexity and cost, simplest first. Fits whose errors
-    agree to :data:`MSE_TIE` fit alike (shapes of a factor its values do not pin down): the
-    regularisation's share of the cost then decides nothing the data say, so a more complex one
-    does not enter, and of one complexity the lowest ``order`` is kept (the lowest-order shape
-    among laws the data cannot tell apart; docs/method.md)."""
-    ordered = sorted((f for f in fits if f.ok), key=lambda f: (f.candidate.complexity, f.cost))
-    front: list[Fit] = []
-    for _, group in itertools.groupby(ordered, key=lambda f: f.candidate.complexity):
-        best, *others = group
-        if front and (best.cost >= front[-1].cost * (1 - 1e-9) or _tied(best, front[-1])):
-            continue  # no better than a simpler law
-        tied = [f for f in others if _tied(f, best)]
-        front.append(min([best, *tied], key=order) if order is not None and tied else best)
-    return front
-
-
-def _tied(a: Fit, b: Fit) -> bool:
-    return abs(a.mse - b.mse) <= MSE_TIE * max(a.mse, b.mse, MSE_FLOOR)
 
 
 def alternatives(fits: Sequence[Fit], n_rows: int, count: int = 100) -> tuple[Fit, ...]:

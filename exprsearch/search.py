@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_limits
 from . import __version__
 from . import candidates as _candidates
 from . import data as _data
+from . import front as _front
 from . import grammar as _grammar
 from . import plausible as _plausible
 from . import rank as _rank
@@ -226,7 +227,7 @@ def _verify_front(fits: list[Fit], compiler: Compiler, y: np.ndarray, settings: 
     where = {id(f): i for i, f in enumerate(fits)}
     checked: set[int] = set()
     while True:
-        pending = [f for f in _rank.pareto_front(fits, order) if id(f) not in checked]
+        pending = [f for f in _front.pareto_front(fits, order, len(y)) if id(f) not in checked]
         if not pending:
             return fits
         for f in pending:
@@ -272,7 +273,7 @@ def _rank_front(
     space = _rank.space_sizes(found.space)
     folds = _folds(dataset, settings.seed)
     tops = _largest_values(dataset)
-    front = _rank.pareto_front(fits, order)
+    front = _front.pareto_front(fits, order, len(dataset.y))
     compiled = [compiler.compile(f.candidate) for f in front]
     held = holdouts(compiled, dataset.y, front, tops, settings, compiler)
     scored = []

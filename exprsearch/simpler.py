@@ -20,8 +20,8 @@ import numpy as np
 import sympy
 
 from . import shared
+from .front import MSE_TIE
 from .identify import log_slope
-from .rank import MSE_TIE
 from .subsets import solved
 
 KEPT = 5  # the simpler models that fit best, handed on per model and group

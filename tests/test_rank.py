@@ -4,6 +4,7 @@ import pytest
 from exprsearch import candidates, grammar
 from exprsearch.candidates import Candidate
 from exprsearch.fit import Fit
+from exprsearch.front import pareto_front
 from exprsearch.rank import (
     Noise,
     Scored,
@@ -13,7 +14,6 @@ from exprsearch.rank import (
     lack_of_fit_p,
     metrics,
     noise,
-    pareto_front,
     select,
     space_sizes,
 )
@@ -221,3 +221,27 @@ def test_of_extensions_the_data_cannot_tell_apart_the_step_up_takes_the_simplest
     ranking = select(front((-200.0, -210.0, -211.0)), pure, n_rows=30)  # within 2: not told apart
     assert ranking.chosen == 1 and "holds law 1's terms" in ranking.rule
     assert select(front((-200.0, -210.0, -213.0)), pure, n_rows=30).chosen == 2  # told apart: the better
+
+
+def test_of_laws_the_data_barely_tell_apart_the_front_keeps_the_simplest():
+    """Three runs fit a + b/p² a little better than a + b/p (the extended BIC by less than 6):
+    one residual cannot say that time falls with the square of the workers, so the front keeps
+    the simpler law; where many runs show it strongly, the square stays."""
+    import pandas as pd
+
+    from exprsearch.search import search
+
+    few = pd.DataFrame({"p": [2.0, 3, 4], "time": [50.0, 38.0, 33.0]})
+    found = search(few, "time", resamples=0)
+    assert str(found.law.template) == "c0 + c1/p"
+    fits = {}
+    for name, shape in (("1/p", 1 / few["p"]), ("1/p**2", 1 / few["p"] ** 2)):
+        design = np.column_stack([np.ones(3), shape]) / few["time"].to_numpy()[:, None]
+        coefficients = np.linalg.lstsq(design, np.ones(3), rcond=None)[0]
+        assert (coefficients > 0).all()
+        fits[name] = np.mean((design @ coefficients - 1) ** 2)
+    assert fits["1/p**2"] < fits["1/p"] < 2 * fits["1/p**2"]  # better, but not by much
+    rng = np.random.default_rng(1)
+    p = np.repeat([1.0, 2, 4, 8, 16], 3)
+    many = pd.DataFrame({"p": p, "time": (5 + 100 / p**2) * (1 + 0.01 * rng.standard_normal(p.size))})
+    assert str(search(many, "time", resamples=0).law.template) == "c0 + c1/p**2"

@@ -8,7 +8,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exprsearch.rank import MSE_TIE
+from exprsearch.front import MSE_TIE
 from exprsearch.search import search
 from exprsearch.simpler import KEPT, SWAPS, Families, cheaper, flatter, simpler_models, simpler_sums
 
