@@ -52,7 +52,7 @@ def _operations(fit: Fit) -> int:
     return _count_ops(fit.candidate.template)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4096)  # a profile's searches share forms; few are asked per search
 def _count_ops(template: sympy.Expr) -> int:
     return int(sympy.count_ops(template))
 
