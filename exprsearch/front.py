@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 from collections.abc import Callable
 
 import sympy
 
 from .fit import Fit
-from .rank import EBIC_STRONG, MSE_FLOOR
+from .rank import EBIC_STRONG, MSE_FLOOR, bic
 
 MSE_TIE = 1e-7  # relative MSEs this close are one fit (shapes the data cannot tell apart), not two
 MSE_EXACT = 1e-12  # below it a fit is exact but for rounding, whose differences say nothing of shapes
@@ -59,9 +58,9 @@ def _count_ops(template: sympy.Expr) -> int:
 
 def _weakly_better(best: Fit, other: Fit, n_rows: int) -> bool:
     """Whether ``best`` fits better than ``other``, of as many constants, by less than strong
-    evidence: their BICs, n·ln(mse) plus the same charge for constants, differ by less than 6."""
+    evidence: their BICs differ by less than 6."""
     return (other.candidate.n_constants == best.candidate.n_constants
-            and n_rows * math.log(max(other.mse, MSE_FLOOR) / max(best.mse, MSE_FLOOR)) < EBIC_STRONG)
+            and bic(other, n_rows) - bic(best, n_rows) < EBIC_STRONG)
 
 
 def _tied(a: Fit, b: Fit) -> bool:

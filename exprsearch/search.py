@@ -273,7 +273,7 @@ def _rank_front(
     space = _rank.space_sizes(found.space)
     folds = _folds(dataset, settings.seed)
     tops = _largest_values(dataset)
-    front = _front.pareto_front(fits, order, len(dataset.y))
+    front = _front.pareto_front(fits, order, dataset.n_rows)
     compiled = [compiler.compile(f.candidate) for f in front]
     held = holdouts(compiled, dataset.y, front, tops, settings, compiler)
     scored = []
