@@ -27,6 +27,7 @@ import sympy
 from . import advice
 from .configs import ConfigError, check_factors, setting
 from .law import Law
+from .optimize import SECONDS
 from .plausible import NOISE_FLOOR, plausible
 from .search import Result
 from .uncertainty import linear_spread
@@ -76,7 +77,8 @@ def candidates(space: Mapping[str, np.ndarray], factors: tuple[str, ...]) -> dic
 
 def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
            devices: str | None = None, price: float = 1.0, tolerance: float = 0.05,
-           budget: float | None = None, work: float | None = None, runs: int = 1) -> Advice:
+           budget: float | None = None, work: float | None = None, runs: int = 1,
+           time_unit: str | None = None) -> Advice:
     """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``, planned for
     ``budget`` more cost and within it (default: planned for as much as the measurements so far
     cost, without a limit). Search with ``near_front=False``, as ``exprsearch suggest`` does, so
@@ -84,9 +86,14 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     law of a rate (:attr:`Law.rate`) takes ``work`` / rate (one unit of work where not given), a law of
     a time per step ``work`` × time. ``runs``: each configuration is measured that many times and
     fitted as one statistic of them (``--measure``), so a suggestion costs ``runs`` runs, and the
-    measurements so far cost about ``runs`` runs a configuration."""
+    measurements so far cost about ``runs`` runs a configuration. ``price`` is per device and unit
+    of the target's time; with ``time_unit`` (ms, s, min or h, the unit of that time) it is per
+    device-hour, as ``optimize`` takes it."""
     if runs < 1:
         raise ConfigError(f"runs per configuration must be at least 1, got {runs}")
+    if time_unit is not None and time_unit not in SECONDS:
+        raise ConfigError(f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'")
+    per_time = price if time_unit is None else price * SECONDS[time_unit] / 3600
     law = result.law
     check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]
@@ -124,7 +131,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     measured = _measured(result, grid)
     nearest = _nearest(grid, at)
     near_measured = bool(measured[nearest])
-    scale = (grid[devices] if devices else 1.0) * price * runs
+    scale = (grid[devices] if devices else 1.0) * per_time * runs
     amount = 1.0 if work is None else work
     with np.errstate(all="ignore"):
         cost = law.durations(predictions[0, :-1], amount) * scale
@@ -136,7 +143,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
         data = result.dataset
-        budget = float(np.sum(law.durations(data.y, amount) * (data.column(devices) if devices else 1.0) * price)) * runs
+        budget = float(np.sum(law.durations(data.y, amount) * (data.column(devices) if devices else 1.0) * per_time)) * runs
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
     agree = max(abs(p / point - 1) for p in predictions[:, -1])
@@ -185,7 +192,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         budget = max(budget - (dearest[best] if capped else cost[best]), 0.0)
     plausible = tuple((advice.written(t, v, 4), to_readable(t), float(w), float(p))
                       for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
-    suggestions, basis = [], advice.basis(devices, price, law.target if law.rate else None, work, runs)
+    suggestions, basis = [], advice.basis(devices, price, law.target if law.rate else None, work, runs,
+                                     hourly=time_unit is not None)
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
         sentence = (advice.again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else

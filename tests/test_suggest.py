@@ -91,6 +91,8 @@ def test_suggest_command_prints_json(tmp_path):
     (["--vary", "p=1..64", "--at", "p=512", "--count", "0"], "--count 0: give at least 1"),
     (["--vary", "p=1..64", "--at", "p=512", "--tolerance", "5"], "--tolerance 5: give a fraction between 0 and 1"),
     (["--vary", "p=1..64", "--at", "p=512", "--price", "0"], "--price 0: give a positive price"),
+    (["--vary", "p=1..64", "--at", "p=512", "--price", "2", "--time-unit", "sec"],
+     "--time-unit must be one of ms, s, min, h, got 'sec'"),
     (["--vary", "p=1..64", "--vary", "p=2..8", "--at", "p=512"], "--vary gives 'p' twice (p=1..64 and p=2..8)"),
     (["--vary", "p=1,1,2", "--at", "p=512"], "p=1,1,2: 1 is given twice"),
     (["--vary", "p=1..64", "--at", "p=512,p=64"], "'p' is given twice"),
@@ -245,6 +247,26 @@ def test_fewer_runs_than_asked_say_why_and_costs_say_what_they_are_made_of():
     assert any("runs asked for (--count): the budget left" in s for s in capped.sentences)
     plain = advise(result, SPACE, {"p": 512}, count=1)
     assert plain.suggestions[0].sentence.endswith("(its predicted time)")
+
+
+def test_a_price_is_per_device_hour_as_optimize_takes_it(tmp_path):
+    """suggest took --price per device and unit of the target's time where optimize takes it per
+    device-hour: the same --price made a run 3,600 times dearer in one than in the other for times
+    in seconds, and a --cost-budget in money meant nothing. Both now price a run alike."""
+    path = tmp_path / "m.csv"
+    measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4]).to_csv(path, index=False)
+    law = _line(run("run", path, "-t", "time", "--bootstrap", "20", "--out", tmp_path / "out").output, "time = ")
+    plan = ("--vary", "p=1..64:x2", "--at", "p=512", "--devices", "p", "--price", "2.5", "--time-unit", "min")
+    advised = run("suggest", path, "-t", "time", *plan, "--bootstrap", "20")
+    assert _line(advised.output, "law: ") == f"law: {law}"  # the law optimize prices below
+    record = json.loads(run("suggest", path, "-t", "time", *plan, "--bootstrap", "20", "--json").stdout)
+    first = record["suggestions"][0]
+    assert first["why"].endswith("(p × predicted time in hours × 2.5 per hour)")
+    priced = json.loads(run("optimize", tmp_path / "out", "--vary", f"p={first['p']:g}", "--devices", "p",
+                            "--price", "2.5", "--time-unit", "min", "--json").stdout)
+    assert first["cost"] == pytest.approx(priced["best"]["cost"], rel=1e-9)
+    unpriced = json.loads(run("suggest", path, "-t", "time", *plan[:6], "--bootstrap", "20", "--json").stdout)
+    assert unpriced["suggestions"][0]["cost"] == pytest.approx(first["cost"] * 60 / 2.5, rel=1e-9)  # p × minutes
 
 
 @pytest.mark.parametrize("rate, work, said", [(None, None, "(its predicted time)"), (None, 1000.0, "(1000 × predicted time)"),

@@ -30,9 +30,10 @@ def suggest(
     at: Annotated[str | None, typer.Option(help="The configuration whose prediction should be settled: p=512,n=16000.", rich_help_panel="Plan")] = None,
     count: Annotated[int, typer.Option(help="How many configurations to suggest.", rich_help_panel="Plan")] = 3,
     devices: Annotated[str | None, typer.Option(help="The factor that counts the devices a run occupies (cost = devices × time).", rich_help_panel="Plan")] = None,
-    price: Annotated[float, typer.Option(help="Price per device and unit of time (cost = devices × time × price).", rich_help_panel="Plan")] = 1.0,
+    price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices), as optimize takes it: costs and --cost-budget are then money. Without it a run costs its devices × its time, in the target's unit.", rich_help_panel="Plan")] = None,
+    time_unit: Annotated[str, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h, for --price.", rich_help_panel="Plan")] = "s",
     tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).", rich_help_panel="Plan")] = 0.05,
-    budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time × price); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.", rich_help_panel="Plan")] = None,
+    budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time, or money with --price); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.", rich_help_panel="Plan")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.", rich_help_panel="Search")] = "default",
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (20 to 10000).", rich_help_panel="Search")] = 100,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.", rich_help_panel="Search")] = 0,
@@ -65,6 +66,7 @@ def suggest(
     from ..fit import FitSettings
     from ..grammar import load as load_grammar
     from ..identify import unpinned_notes
+    from ..optimize import SECONDS
     from ..repeats import check_measure, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
@@ -77,11 +79,14 @@ def suggest(
         for bad, sentence in ((count < 1, f"--count {count}: give at least 1"),
                               (bootstrap < 20, f"--bootstrap {bootstrap}: suggestions need at least 20 resamples"),
                               (not 0 < tolerance < 1, f"--tolerance {tolerance:g}: give a fraction between 0 and 1 (0.05 is 5 %)"),
-                              (not 0 < price < float("inf"), f"--price {price:g}: give a positive price per unit of cost"),
+                              (price is not None and not 0 < price < float("inf"),
+                               f"--price {price or 0:g}: give a positive price per device-hour"),
                               (budget is not None and not 0 < budget < float("inf"),
                                f"--cost-budget {budget}: give a positive cost"),
                               (work_ is not None and not 0 < work_ < float("inf"),
-                               f"--work {work_}: give the positive amount one run processes")):
+                               f"--work {work_}: give the positive amount one run processes"),
+                              (time_unit not in SECONDS,
+                               f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'")):
             if bad:
                 raise SettingsError(sentence)
         _check_kind(target_kind)
@@ -145,8 +150,9 @@ def suggest(
         if runs > 1:
             cli._note(f"each suggestion is {runs} runs, as many as a configuration has had (the median), to be "
                       f"fitted as one value like the others (--measure {measure}); its cost is that of all {runs}")
-        return result, runs, advise(result, space, point, count, devices and law_name(devices), price, tolerance,
-                                    budget, work_, runs)
+        return result, runs, advise(result, space, point, count, devices and law_name(devices),
+                                    1.0 if price is None else price, tolerance, budget, work_, runs,
+                                    None if price is None else time_unit)
 
     result, runs, advice = cli._guard(work)
     if json_:
