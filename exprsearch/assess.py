@@ -99,9 +99,13 @@ def _held_out(compiled, y, fitted, folds, which, settings) -> np.ndarray:
     return errors
 
 
-def t_values(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, settings: FitSettings = FitSettings()) -> np.ndarray:
+def t_values(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, settings: FitSettings = FitSettings(),
+             configurations: np.ndarray | None = None) -> np.ndarray:
     """|coefficient| / standard error of each linear coefficient (exponents held at their
-    values), from the relative least-squares design: how well the data pin each term down."""
+    values), from the relative least-squares design: how well the data pin each term down.
+    ``configurations`` (each row's), where the law misses them by more than their runs' noise:
+    the error is then the lack-of-fit mean square, as in a fit of the configurations' means,
+    since repeated runs of a configuration cannot pin down a term against a misfit they share."""
     _, (design, scale, target, valid) = _relative(compiled, y, fitted.values, settings)
     names = [s.name for s in compiled.candidate.linear]
     if not valid[0] or not names:
@@ -111,6 +115,12 @@ def t_values(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, settings: 
     residual = x @ coef - target[0]
     dof = max(len(y) - compiled.candidate.n_constants, 1)
     sigma2 = float(residual @ residual) / dof
+    if configurations is not None:
+        _, group, runs = np.unique(configurations, return_inverse=True, return_counts=True)
+        means = np.bincount(group, weights=residual) / runs
+        lack_dof = len(runs) - compiled.candidate.n_constants
+        if lack_dof >= 1:
+            sigma2 = max(sigma2, float(runs @ means**2) / lack_dof)
     try:
         covariance = sigma2 * np.linalg.pinv(x.T @ x)
     except np.linalg.LinAlgError:

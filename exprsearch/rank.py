@@ -29,6 +29,7 @@ MSE_FLOOR = 1e-20  # relative errors below 1e-10 are numerically exact fits
 T_PINNED = 2.0  # a term whose coefficient is within two standard errors of zero is not pinned down
 EBIC_TIE = 2.0  # extended BICs closer than this are not evidence for one law over the other
 EBIC_STRONG = 6.0  # a difference beyond this is strong evidence (Kass and Raftery's scale)
+ALPHA = 0.01  # a lack-of-fit p below this: the law misses the configurations by more than their noise
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ def extrapolating(front: list[Scored], pure: Noise, slack: float = 1.5, validati
     return [i for i, e in enumerate(errors) if e <= max(slack * best, best + noise)]
 
 
-def select(front: list[Scored], pure: Noise, alpha: float = 0.01, robust: bool = False,
+def select(front: list[Scored], pure: Noise, alpha: float = ALPHA, robust: bool = False,
            validation: str = "largest", n_rows: int | None = None) -> Ranking:
     """Choose the law on ``front`` by the rule in the module docstring (``n_rows``, the rows the
     laws were fitted on, enables the test of the constant alone).

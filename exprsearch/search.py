@@ -279,18 +279,22 @@ def _rank_front(
     scored = []
     for f, c, h in zip(front, compiled, held):
         cv = cross_validate(c, dataset.y, f, folds, settings)
-        weakest = _weakest(c, dataset.y, f, settings)
+        missed = _rank.lack_of_fit_p(f.mse, dataset.n_rows, f.candidate.n_constants, pure)
+        weakest = _weakest(c, dataset.y, f, settings,
+                           dataset.configurations() if missed is not None and missed < _rank.ALPHA else None)
         scored.append(_rank.score(f, dataset.y, predictions(c, f), cv, space, pure, h, weakest))
     return _rank.select(scored, pure, robust=settings.loss != "squared", validation=validation,
                         n_rows=len(dataset.y))
 
 
-def _weakest(compiled, y: np.ndarray, f: Fit, settings: FitSettings) -> float | None:
-    """The smallest |t| of the coefficients of the terms that vary with the factors."""
+def _weakest(compiled, y: np.ndarray, f: Fit, settings: FitSettings,
+             configurations: np.ndarray | None) -> float | None:
+    """The smallest |t| of the coefficients of the terms that vary with the factors (against the
+    law's misfit of the ``configurations``, where given: it misses them by more than their noise)."""
     varying = [i for i, t in enumerate(t for t in f.candidate.terms if t.coefficient is not None) if t.varies]
     if not varying:
         return None
-    return float(np.min(t_values(compiled, y, f, settings)[varying]))
+    return float(np.min(t_values(compiled, y, f, settings, configurations)[varying]))
 
 
 def _folds(dataset: _data.Dataset, seed: int, k: int = 5) -> np.ndarray:

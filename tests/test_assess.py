@@ -61,3 +61,26 @@ def test_held_out_refits_on_pooled_repeats_are_those_on_every_row():
     (plain,) = holdouts([law], y, [full], tops)
     (pooled,) = holdouts([law], y, [full], tops, compiler=compiler)
     assert pooled == pytest.approx(plain, rel=1e-4)
+
+
+def test_repeated_runs_do_not_pin_down_a_term_against_a_misfit_they_share():
+    """Where a law misses its configurations by more than their runs' noise, copying every run
+    ten times had made its t-values √10 larger, as though each copy were new evidence against
+    the misfit; against the configurations' misfit they stay those of the configurations."""
+    from exprsearch.assess import t_values
+
+    grid = np.column_stack([P[:6], np.full(6, 1000.0)])
+    truth = 2 + 40 / grid[:, 0] + 0.4 * np.log2(grid[:, 0]) ** 2  # the law below leaves out the log term
+    rng = np.random.default_rng(0)
+    copies = 10
+    X = np.repeat(grid, copies, axis=0)
+    y = np.repeat(truth, copies) * (1 + 0.001 * rng.standard_normal(6 * copies))
+    law = Compiler(("p", "n"), X).compile(candidate("c + c/p"))
+    fitted = fit(law, y)
+    configurations = np.repeat(np.arange(6), copies)
+    once = Compiler(("p", "n"), grid).compile(candidate("c + c/p"))
+    alone = t_values(once, y[::copies], fit(once, y[::copies]))
+    pooled = t_values(law, y, fitted)
+    against = t_values(law, y, fitted, configurations=configurations)
+    assert pooled == pytest.approx(alone * math.sqrt((6 * copies - 2) / 4), rel=0.05)  # the copies' inflation
+    assert against == pytest.approx(alone, rel=0.05)
