@@ -467,6 +467,19 @@ def amdahl_per_level(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
     return predicted
 
 
+def public_errors(table: Table, train: pd.DataFrame, test: pd.DataFrame) -> dict:
+    """exprsearch's mean error % on the held-out rows: of the law alone (``law``), and as
+    ``exprsearch run --intrinsic x`` advises (``ours``): where the law's coefficients fitted per
+    value of x explain the training rows better (``levels``), each held-out row by its value's law."""
+    actual = test["time"].to_numpy()
+    found = search(train, "time", "default", resamples=0, intrinsic=("x",) if table.intrinsic else ())
+    levels = check_levels(found, "x") if table.intrinsic else None
+    preferred = bool(levels is not None and levels.preferred)
+    predicted = levels.predict(test) if preferred else found.law.predict(test)
+    return {"law": float(100 * np.mean(np.abs(found.law.predict(test) / actual - 1))), "levels": preferred,
+            "ours": float(100 * np.mean(np.abs(predicted / actual - 1))), "expression": found.law.expression}
+
+
 def public(args, folder: Path) -> list[dict]:
     rows = []
     for table in TABLES:
@@ -475,15 +488,7 @@ def public(args, folder: Path) -> list[dict]:
         for number, (name, train, test) in enumerate(public_series(table)):
             test = test.reset_index(drop=True)
             actual = test["time"].to_numpy()
-            row = {"table": table.name, "series": name}
-            found = search(train, "time", "default", resamples=0, intrinsic=("x",) if table.intrinsic else ())
-            row["law"] = float(100 * np.mean(np.abs(found.law.predict(test) / actual - 1)))
-            # as `exprsearch run --intrinsic x` advises: where the law's coefficients fitted per value
-            # of x explain the training rows better, predict each held-out row by its value's law
-            levels = check_levels(found, "x") if table.intrinsic else None
-            row["levels"] = bool(levels is not None and levels.preferred)
-            predicted = levels.predict(test) if row["levels"] else found.law.predict(test)
-            row["ours"] = float(100 * np.mean(np.abs(predicted / actual - 1)))
+            row = {"table": table.name, "series": name, **public_errors(table, train, test)}
             row["amdahl"] = float(100 * np.mean(np.abs(amdahl_per_level(train, test) / actual - 1)))
             if args.extrap:
                 try:
