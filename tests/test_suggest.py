@@ -93,6 +93,8 @@ def test_suggest_command_prints_json(tmp_path):
     (["--vary", "p=1..64", "--at", "p=512", "--price", "0"], "--price 0: give a positive price"),
     (["--vary", "p=1..64", "--at", "p=512", "--price", "2", "--time-unit", "sec"],
      "--time-unit must be one of ms, s, min, h, got 'sec'"),
+    (["--vary", "p=1..64", "--at", "p=512", "--time-unit", "min"],
+     "--time-unit says in what unit a price's hours are counted: give --price"),
     (["--vary", "p=1..64", "--vary", "p=2..8", "--at", "p=512"], "--vary gives 'p' twice (p=1..64 and p=2..8)"),
     (["--vary", "p=1,1,2", "--at", "p=512"], "p=1,1,2: 1 is given twice"),
     (["--vary", "p=1..64", "--at", "p=512,p=64"], "'p' is given twice"),

@@ -285,7 +285,7 @@ def optimize_command(
     price_table: Annotated[Path | None, typer.Option(help="A table (CSV, workbook, …): factor columns and a 'price' column per hour.", rich_help_panel="Cost and budget")] = None,
     price_sheet: Annotated[str | None, typer.Option(help="With --price-table: an Excel workbook's sheet, where more than one holds data.", rich_help_panel="Cost and budget")] = None,
     budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time of a run, in the target's unit.", rich_help_panel="Cost and budget")] = None,
-    time_unit: Annotated[str, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h (for cost).", rich_help_panel="Cost and budget")] = "s",
+    time_unit: Annotated[str | None, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s (the default), min or h, for --price or --price-table.", rich_help_panel="Cost and budget")] = None,
     work_: Annotated[float | None, typer.Option("--work", help="What one run processes, for --budget and prices: with a rate (samples/s) a run's time is work / rate; with a time per step (or per sample), work × time.", rich_help_panel="Cost and budget")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.", rich_help_panel="Output")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).", rich_help_panel="Output")] = None,
@@ -318,8 +318,10 @@ def optimize_command(
             # a column 'num gpus' prices the factor num_gpus, as a table of measurements names it
             table = table.rename(columns={c: law_name(str(c)) for c in table.columns if law_name(str(c)) in law.factors})
         devices_factor = None if devices is None else law_name(devices)
-        pricing = Pricing(price, devices_factor, table, time_unit, f"the price table '{price_table}'") \
+        pricing = Pricing(price, devices_factor, table, time_unit or "s", f"the price table '{price_table}'") \
             if (price is not None or table is not None) else None
+        if time_unit is not None and pricing is None:
+            raise ConfigError("--time-unit says in what unit a price's hours are counted: give --price or --price-table")
         if devices is not None and pricing is None:
             raise ConfigError("--devices needs --price or --price-table")
         if plot is not None:

@@ -31,7 +31,7 @@ def suggest(
     count: Annotated[int, typer.Option(help="How many configurations to suggest.", rich_help_panel="Plan")] = 3,
     devices: Annotated[str | None, typer.Option(help="The factor that counts the devices a run occupies (cost = devices × time).", rich_help_panel="Plan")] = None,
     price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices), as optimize takes it: costs and --cost-budget are then money. Without it a run costs its devices × its time, in the target's unit.", rich_help_panel="Plan")] = None,
-    time_unit: Annotated[str, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h, for --price.", rich_help_panel="Plan")] = "s",
+    time_unit: Annotated[str | None, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s (the default), min or h, for --price.", rich_help_panel="Plan")] = None,
     tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).", rich_help_panel="Plan")] = 0.05,
     budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time, or money with --price); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.", rich_help_panel="Plan")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.", rich_help_panel="Search")] = "default",
@@ -85,8 +85,10 @@ def suggest(
                                f"--cost-budget {budget}: give a positive cost"),
                               (work_ is not None and not 0 < work_ < float("inf"),
                                f"--work {work_}: give the positive amount one run processes"),
-                              (time_unit not in SECONDS,
-                               f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'")):
+                              (time_unit is not None and time_unit not in SECONDS,
+                               f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'"),
+                              (time_unit is not None and price is None,
+                               "--time-unit says in what unit a price's hours are counted: give --price")):
             if bad:
                 raise SettingsError(sentence)
         _check_kind(target_kind)
@@ -152,7 +154,7 @@ def suggest(
                       f"fitted as one value like the others (--measure {measure}); its cost is that of all {runs}")
         return result, runs, advise(result, space, point, count, devices and law_name(devices),
                                     1.0 if price is None else price, tolerance, budget, work_, runs,
-                                    None if price is None else time_unit)
+                                    None if price is None else time_unit or "s")
 
     result, runs, advice = cli._guard(work)
     if json_:
