@@ -13,8 +13,11 @@ the first N random laws of benchmarks/random_laws.py (seed 1), measured as there
 both seeded (random_state 0) and run in a venv of their own, made on first use
 ($TMPDIR/exprsearch-sr-venv: `pip install gplearn pyoperon`). Each answer is judged as
 multifactor.py judges: the largest relative error against the noise-free law at 4× and 8× the
-largest measured values of the scaling factors. Beside it: the answer's size (nodes of its
-expression tree; for exprsearch, of the sympy expression) and the seconds of the fit alone.
+largest measured values of the scaling factors. With --public, multifactor.py's public
+multi-factor series too, fitted on the smaller worker counts and judged by the mean error on the
+largest third (exprsearch's answer as multifactor.py takes it). Beside each: the answer's size
+(nodes of its expression tree; for exprsearch, of the sympy expression) and the seconds of the
+fit alone.
 
     python benchmarks/symbolic_regression.py [--random 20] [--no-suite] [--public] [--tools gplearn,operon]
 """
