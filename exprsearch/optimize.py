@@ -139,10 +139,10 @@ def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, ke
         hours = hours * columns[pricing.devices]
     if pricing.table is None:
         return hours * pricing.price
-    return hours * _table_price(pricing.table, columns, pricing.source)
+    return hours * table_price(pricing.table, columns, pricing.source)
 
 
-def _table_price(table: pd.DataFrame, columns: dict[str, np.ndarray], source: str) -> np.ndarray:
+def table_price(table: pd.DataFrame, columns: dict[str, np.ndarray], source: str) -> np.ndarray:
     """Each configuration's price from the table (NaN where it has none), the table checked first;
     a bad row is named by its line of the file where the table was read from one."""
     if "price" not in table.columns:

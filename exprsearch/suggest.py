@@ -22,12 +22,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import sympy
 
 from . import advice
 from .configs import ConfigError, check_factors, setting
 from .law import Law
-from .optimize import SECONDS
+from .optimize import SECONDS, table_price
 from .plausible import NOISE_FLOOR, plausible
 from .search import Result
 from .uncertainty import linear_spread
@@ -78,7 +79,7 @@ def candidates(space: Mapping[str, np.ndarray], factors: tuple[str, ...]) -> dic
 def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
            devices: str | None = None, price: float = 1.0, tolerance: float = 0.05,
            budget: float | None = None, work: float | None = None, runs: int = 1,
-           time_unit: str | None = None) -> Advice:
+           time_unit: str | None = None, prices: pd.DataFrame | None = None) -> Advice:
     """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``, planned for
     ``budget`` more cost and within it (default: planned for as much as the measurements so far
     cost, without a limit). Search with ``near_front=False``, as ``exprsearch suggest`` does, so
@@ -88,12 +89,15 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     fitted as one statistic of them (``--measure``), so a suggestion costs ``runs`` runs, and the
     measurements so far cost about ``runs`` runs a configuration. ``price`` is per device and unit
     of the target's time; with ``time_unit`` (ms, s, min or h, the unit of that time) it is per
-    device-hour, as ``optimize`` takes it."""
+    device-hour, as ``optimize`` takes it; ``prices`` (a table of factor columns and a ``price``
+    per hour, per device with ``devices``) prices each configuration instead, those it prices at
+    0 or not at all left out and said."""
     if runs < 1:
         raise ConfigError(f"runs per configuration must be at least 1, got {runs}")
     if time_unit is not None and time_unit not in SECONDS:
         raise ConfigError(f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'")
-    per_time = price if time_unit is None else price * SECONDS[time_unit] / 3600
+    hours = SECONDS[time_unit or "s"] / 3600
+    per_time = price if time_unit is None and prices is None else price * hours
     law = result.law
     check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]
@@ -131,6 +135,9 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     measured = _measured(result, grid)
     nearest = _nearest(grid, at)
     near_measured = bool(measured[nearest])
+    if prices is not None:
+        per_time = table_price(prices, grid, "the price table") * hours
+        per_time[~(per_time > 0)] = np.nan  # free or unpriced: not offered
     scale = (grid[devices] if devices else 1.0) * per_time * runs
     amount = 1.0 if work is None else work
     with np.errstate(all="ignore"):
@@ -143,6 +150,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
         data = result.dataset
+        if prices is not None:
+            per_time = _measured_prices(prices, data, law.factors) * hours
         budget = float(np.sum(law.durations(data.y, amount) * (data.column(devices) if devices else 1.0) * per_time)) * runs
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
@@ -192,8 +201,9 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         budget = max(budget - (dearest[best] if capped else cost[best]), 0.0)
     plausible = tuple((advice.written(t, v, 4), to_readable(t), float(w), float(p))
                       for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
-    suggestions, basis = [], advice.basis(devices, price, law.target if law.rate else None, work, runs,
-                                     hourly=time_unit is not None)
+    suggestions, basis = [], advice.basis(devices, None if prices is not None else price,
+                                          law.target if law.rate else None, work, runs,
+                                          hourly=time_unit is not None or prices is not None)
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
         sentence = (advice.again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else
@@ -214,6 +224,10 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         where = "; ".join(", ".join(f"{f}={setting(grid[f][i])}" for f in law.factors) for i in left[:3])
         sentences = (sentences[0], f"Left out {len(left)} configuration(s) of the --vary space where the law or its "
                      f"bootstrap predicts no positive time ({where}{', …' if len(left) > 3 else ''}).", *sentences[1:])
+    if prices is not None and (unpriced := np.flatnonzero(usable[:-1] & ~(cost > 0))).size:
+        where = "; ".join(", ".join(f"{f}={setting(grid[f][i])}" for f in law.factors) for i in unpriced[:3])
+        sentences = (sentences[0], f"Left out {len(unpriced)} configuration(s) of the --vary space that the price "
+                     f"table prices at 0 or not at all ({where}{', …' if len(unpriced) > 3 else ''}).", *sentences[1:])
     if settled and (wider := advice.beyond(law, at)):
         sentences = (*sentences, wider)
     if short and chosen and not settled:
@@ -223,6 +237,19 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
                      f"--vary space costs at most the budget of {budget:.4g} (at the upper end of its 95 % interval): a "
                      "larger --cost-budget or cheaper configurations are needed.")
     return Advice(tuple(suggestions), settled, point, (float(low), float(high)), plausible, sentences)
+
+
+def _measured_prices(prices: pd.DataFrame, data, factors: tuple[str, ...]) -> np.ndarray:
+    """The price per hour of each measured row, for the default budget (the measurements' cost);
+    one the table does not price stops it, named, since the budget would leave it out."""
+    columns = {f: data.column(f) for f in factors}
+    found = table_price(prices, columns, "the price table")
+    missing = np.flatnonzero(~np.isfinite(found))
+    if missing.size:
+        where = ", ".join(f"{f}={setting(columns[f][missing[0]])}" for f in factors)
+        raise ConfigError(f"the price table gives no price for the measured configuration {where}, so the "
+                          "measurements' cost, the default budget, is unknown: add a row for it, or give --cost-budget")
+    return found
 
 
 def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:

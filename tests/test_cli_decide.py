@@ -272,6 +272,9 @@ def test_a_price_table_in_a_workbook_of_several_sheets_is_read_from_the_sheet_na
         (["optimize", "--vary", "q=1..8", "--fix", "n=16000"], "'q', which is not a factor of the law"),
         (["optimize", "--vary", "p=8..1", "--fix", "n=16000"], "the range is empty"),
         (["optimize", "--vary", "p=1..8"], "--fix n=VALUE"),
+        # both prices: the table's had silently won over --price
+        (["optimize", "--vary", "p=1..8", "--fix", "n=16000", "--price", "2", "--price-table", "prices.csv"],
+         "--price prices every configuration alike and --price-table each its own: give one"),
         # a unit for a price's hours, with no price: it changed nothing and said nothing
         (["optimize", "--vary", "p=1..8", "--fix", "n=16000", "--time-unit", "h"],
          "--time-unit says in what unit a price's hours are counted: give --price or --price-table"),

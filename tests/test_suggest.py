@@ -271,6 +271,36 @@ def test_a_price_is_per_device_hour_as_optimize_takes_it(tmp_path):
     assert unpriced["suggestions"][0]["cost"] == pytest.approx(first["cost"] * 60 / 2.5, rel=1e-9)  # p × minutes
 
 
+def test_a_price_table_prices_each_configuration_as_optimize_prices_it(tmp_path):
+    """optimize took a --price-table and suggest did not, so a campaign on machines of different
+    prices could not be planned in money; configurations the table does not price are left out
+    and said, and a measured one it does not price stops the default budget, named."""
+    path = tmp_path / "m.csv"
+    measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4]).to_csv(path, index=False)
+    assert run("run", path, "-t", "time", "--bootstrap", "20", "--out", tmp_path / "out").exit_code == 0
+    table = tmp_path / "prices.csv"
+    table.write_text("p,price\n" + "".join(f"{p},{1 + p / 8:g}\n" for p in (1, 2, 3, 4, 8, 16, 32)))
+    plan = ("--vary", "p=1..64:x2", "--at", "p=512", "--devices", "p", "--bootstrap", "20")
+    answer = run("suggest", path, "-t", "time", *plan, "--price-table", table, "--count", "2", "--json")
+    assert answer.exit_code == 0, answer.output
+    record = json.loads(answer.stdout)
+    assert all(s["p"] != 64 for s in record["suggestions"])  # the table gives p = 64 no price
+    first = record["suggestions"][0]
+    assert first["why"].endswith("(p × predicted time in hours × its price per hour)")
+    priced = json.loads(run("optimize", tmp_path / "out", "--vary", f"p={first['p']:g}", "--devices", "p",
+                            "--price-table", table, "--json").stdout)
+    assert first["cost"] == pytest.approx(priced["best"]["cost"], rel=1e-9)
+    said = " ".join(run("suggest", path, "-t", "time", *plan, "--price-table", table).output.split())
+    assert "Left out 1 configuration(s) of the --vary space that the price table prices at 0 or not at all (p=64)" in said
+    table.write_text("p,price\n" + "".join(f"{p},1\n" for p in (1, 2, 4, 8, 16, 32, 64)))  # not p = 3, measured
+    unpriced = run("suggest", path, "-t", "time", *plan, "--price-table", table)
+    assert unpriced.exit_code == 2 and ("the price table gives no price for the measured configuration p=3"
+                                        in " ".join(unpriced.output.split()))
+    assert run("suggest", path, "-t", "time", *plan, "--price-table", table, "--cost-budget", "1").exit_code == 0
+    both = run("suggest", path, "-t", "time", *plan, "--price-table", table, "--price", "2")
+    assert both.exit_code == 2 and "--price prices every configuration alike and --price-table each its own" in both.output
+
+
 @pytest.mark.parametrize("rate, work, said", [(None, None, "(its predicted time)"), (None, 1000.0, "(1000 × predicted time)"),
                                               ("images_per_s", None, "(1 / predicted images_per_s)")])
 def test_a_cost_alone_says_what_it_is_made_of(rate, work, said):

@@ -309,6 +309,8 @@ def optimize_command(
         table = None
         if price_sheet is not None and price_table is None:
             raise ConfigError("--price-sheet names a sheet of the --price-table workbook; give --price-table")
+        if price is not None and price_table is not None:
+            raise ConfigError("--price prices every configuration alike and --price-table each its own: give one")
         if price_table is not None:
             if not price_table.is_file():
                 raise ConfigError(f"--price-table '{price_table}' does not exist")

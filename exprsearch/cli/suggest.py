@@ -31,9 +31,11 @@ def suggest(
     count: Annotated[int, typer.Option(help="How many configurations to suggest.", rich_help_panel="Plan")] = 3,
     devices: Annotated[str | None, typer.Option(help="The factor that counts the devices a run occupies (cost = devices × time).", rich_help_panel="Plan")] = None,
     price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices), as optimize takes it: costs and --cost-budget are then money. Without it a run costs its devices × its time, in the target's unit.", rich_help_panel="Plan")] = None,
-    time_unit: Annotated[str | None, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s (the default), min or h, for --price.", rich_help_panel="Plan")] = None,
+    price_table: Annotated[Path | None, typer.Option(help="A table (CSV, workbook, …): factor columns and a 'price' column per hour (per device with --devices), as optimize takes it; configurations it does not price are not suggested.", rich_help_panel="Plan")] = None,
+    price_sheet: Annotated[str | None, typer.Option(help="With --price-table: an Excel workbook's sheet, where more than one holds data.", rich_help_panel="Plan")] = None,
+    time_unit: Annotated[str | None, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s (the default), min or h, for --price or --price-table.", rich_help_panel="Plan")] = None,
     tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).", rich_help_panel="Plan")] = 0.05,
-    budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time, or money with --price); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.", rich_help_panel="Plan")] = None,
+    budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time, or money with --price or --price-table); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.", rich_help_panel="Plan")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.", rich_help_panel="Search")] = "default",
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (20 to 10000).", rich_help_panel="Search")] = 100,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.", rich_help_panel="Search")] = 0,
@@ -87,8 +89,14 @@ def suggest(
                                f"--work {work_}: give the positive amount one run processes"),
                               (time_unit is not None and time_unit not in SECONDS,
                                f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'"),
-                              (time_unit is not None and price is None,
-                               "--time-unit says in what unit a price's hours are counted: give --price")):
+                              (time_unit is not None and price is None and price_table is None,
+                               "--time-unit says in what unit a price's hours are counted: give --price or --price-table"),
+                              (price is not None and price_table is not None,
+                               "--price prices every configuration alike and --price-table each its own: give one"),
+                              (price_sheet is not None and price_table is None,
+                               "--price-sheet names a sheet of the --price-table workbook; give --price-table"),
+                              (price_table is not None and not price_table.is_file(),
+                               f"--price-table '{price_table}' does not exist")):
             if bad:
                 raise SettingsError(sentence)
         _check_kind(target_kind)
@@ -152,9 +160,18 @@ def suggest(
         if runs > 1:
             cli._note(f"each suggestion is {runs} runs, as many as a configuration has had (the median), to be "
                       f"fitted as one value like the others (--measure {measure}); its cost is that of all {runs}")
+        prices = None
+        if price_table is not None:
+            from ..tables import read_table
+
+            prices = read_table(price_table, price_sheet, "--price-sheet")
+            # a column 'num gpus' prices the factor num_gpus, as a table of measurements names it
+            prices = prices.rename(columns={c: law_name(str(c)) for c in prices.columns
+                                            if law_name(str(c)) in result.law.factors})
+        priced = price is not None or prices is not None
         return result, runs, advise(result, space, point, count, devices and law_name(devices),
                                     1.0 if price is None else price, tolerance, budget, work_, runs,
-                                    None if price is None else time_unit or "s")
+                                    (time_unit or "s") if priced else None, prices)
 
     result, runs, advice = cli._guard(work)
     if json_:
