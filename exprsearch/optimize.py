@@ -129,10 +129,15 @@ def _left_out(why: str, mask: np.ndarray, columns: dict[str, np.ndarray]) -> tup
     return why, int(mask.sum()), describe(columns, int(np.flatnonzero(mask)[0])) if mask.any() else ""
 
 
+def hours_per(time_unit: str) -> float:
+    """Hours in one ``time_unit`` (ms, s, min or h), for a price per hour."""
+    if time_unit not in SECONDS:
+        raise ConfigError(f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'")
+    return SECONDS[time_unit] / 3600
+
+
 def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, keep: np.ndarray) -> np.ndarray:
-    if pricing.time_unit not in SECONDS:
-        raise ConfigError(f"--time-unit must be one of {', '.join(SECONDS)}, got '{pricing.time_unit}'")
-    hours = time * SECONDS[pricing.time_unit] / 3600
+    hours = time * hours_per(pricing.time_unit)
     if pricing.devices is not None:
         if pricing.devices not in columns:
             raise ConfigError(f"--devices names '{pricing.devices}', which is not a factor of the law")

@@ -269,7 +269,8 @@ def _rank_front(
     fits: list[Fit], found: CandidateSet, compiler: Compiler, dataset: _data.Dataset,
     settings: FitSettings, validation: str, order: Callable[[Fit], tuple[float, ...]],
 ) -> _rank.Ranking:
-    pure = _rank.noise(dataset.y, dataset.configurations(), dataset.noise)
+    configurations = dataset.configurations()
+    pure = _rank.noise(dataset.y, configurations, dataset.noise)
     space = _rank.space_sizes(found.space)
     folds = _folds(dataset, settings.seed)
     tops = _largest_values(dataset)
@@ -281,7 +282,7 @@ def _rank_front(
         cv = cross_validate(c, dataset.y, f, folds, settings)
         missed = _rank.lack_of_fit_p(f.mse, dataset.n_rows, f.candidate.n_constants, pure)
         weakest = _weakest(c, dataset.y, f, settings,
-                           dataset.configurations() if missed is not None and missed < _rank.ALPHA else None)
+                           configurations if missed is not None and missed < _rank.ALPHA else None)
         scored.append(_rank.score(f, dataset.y, predictions(c, f), cv, space, pure, h, weakest))
     return _rank.select(scored, pure, robust=settings.loss != "squared", validation=validation,
                         n_rows=len(dataset.y))

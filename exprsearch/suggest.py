@@ -28,7 +28,7 @@ import sympy
 from . import advice
 from .configs import ConfigError, check_factors, setting
 from .law import Law
-from .optimize import SECONDS, table_price
+from .optimize import hours_per, table_price
 from .plausible import NOISE_FLOOR, plausible
 from .search import Result
 from .uncertainty import linear_spread
@@ -94,10 +94,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     0 or not at all left out and said."""
     if runs < 1:
         raise ConfigError(f"runs per configuration must be at least 1, got {runs}")
-    if time_unit is not None and time_unit not in SECONDS:
-        raise ConfigError(f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'")
-    hours = SECONDS[time_unit or "s"] / 3600
-    per_time = price if time_unit is None and prices is None else price * hours
+    hourly = time_unit is not None or prices is not None
+    per_hour = hours_per(time_unit or "s") if hourly else 1.0  # a price per hour, paid for the time in hours
     law = result.law
     check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]
@@ -135,10 +133,12 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     measured = _measured(result, grid)
     nearest = _nearest(grid, at)
     near_measured = bool(measured[nearest])
-    if prices is not None:
-        per_time = table_price(prices, grid, "the price table") * hours
-        per_time[~(per_time > 0)] = np.nan  # free or unpriced: not offered
-    scale = (grid[devices] if devices else 1.0) * per_time * runs
+    if prices is None:
+        offered = price
+    else:  # free or unpriced: not offered
+        listed = table_price(prices, grid, "the price table")
+        offered = np.where(listed > 0, listed, np.nan)
+    scale = (grid[devices] if devices else 1.0) * offered * per_hour * runs
     amount = 1.0 if work is None else work
     with np.errstate(all="ignore"):
         cost = law.durations(predictions[0, :-1], amount) * scale
@@ -150,9 +150,9 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
         data = result.dataset
-        if prices is not None:
-            per_time = _measured_prices(prices, data, law.factors) * hours
-        budget = float(np.sum(law.durations(data.y, amount) * (data.column(devices) if devices else 1.0) * per_time)) * runs
+        paid = price if prices is None else _measured_prices(prices, data, law.factors)
+        budget = float(np.sum(law.durations(data.y, amount) * (data.column(devices) if devices else 1.0) * paid
+                              * per_hour)) * runs
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
     agree = max(abs(p / point - 1) for p in predictions[:, -1])
@@ -202,8 +202,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     plausible = tuple((advice.written(t, v, 4), to_readable(t), float(w), float(p))
                       for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions, basis = [], advice.basis(devices, None if prices is not None else price,
-                                          law.target if law.rate else None, work, runs,
-                                          hourly=time_unit is not None or prices is not None)
+                                          law.target if law.rate else None, work, runs, hourly)
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
         sentence = (advice.again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else

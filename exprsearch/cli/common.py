@@ -4,7 +4,7 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -14,6 +14,9 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from ..errors import ExprsearchError, SettingsError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _read(command, args: list[str]) -> tuple[list[tuple[object, str]], list[str]]:
@@ -266,3 +269,31 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
     if drop_missing:
         raise DataError("--drop-missing drops a table's rows; an Extra-P file holds no missing values")
     return load_series(data, fmt, target, drop_stray), {}
+
+
+def _check_prices(price: float | None, table: Path | None, sheet: str | None, time_unit: str | None) -> None:
+    """The price options of optimize and suggest, checked before any work: one price or a table
+    that exists, a sheet only of a table, a known --time-unit only beside a price."""
+    from ..configs import ConfigError
+    from ..optimize import hours_per
+
+    if sheet is not None and table is None:
+        raise ConfigError("--price-sheet names a sheet of the --price-table workbook; give --price-table")
+    if price is not None and table is not None:
+        raise ConfigError("--price prices every configuration alike and --price-table each its own: give one")
+    if table is not None and not table.is_file():
+        raise ConfigError(f"--price-table '{table}' does not exist")
+    if time_unit is not None:
+        hours_per(time_unit)
+        if price is None and table is None:
+            raise ConfigError("--time-unit says in what unit a price's hours are counted: give --price or --price-table")
+
+
+def _read_prices(table: Path, sheet: str | None, factors) -> "pd.DataFrame":
+    """The --price-table, its columns named as the law names its factors (a column 'num gpus'
+    prices the factor num_gpus, as a table of measurements names it)."""
+    from ..tables import read_table
+    from ..vocabulary import law_name
+
+    prices = read_table(table, sheet, "--price-sheet")
+    return prices.rename(columns={c: law_name(str(c)) for c in prices.columns if law_name(str(c)) in factors})

@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from ..vocabulary import law_name
-from .common import _guard, _note, _warn, app, out
+from .common import _check_prices, _guard, _note, _read_prices, _warn, app, out
 
 
 def _law(path: Path):
@@ -306,24 +306,11 @@ def optimize_command(
                          + "; ".join(law.names) + ")")
         else:
             law = _law_at_level(law_file, levels, _fixed(fix))
-        table = None
-        if price_sheet is not None and price_table is None:
-            raise ConfigError("--price-sheet names a sheet of the --price-table workbook; give --price-table")
-        if price is not None and price_table is not None:
-            raise ConfigError("--price prices every configuration alike and --price-table each its own: give one")
-        if price_table is not None:
-            if not price_table.is_file():
-                raise ConfigError(f"--price-table '{price_table}' does not exist")
-            from ..tables import read_table
-
-            table = read_table(price_table, price_sheet, "--price-sheet")
-            # a column 'num gpus' prices the factor num_gpus, as a table of measurements names it
-            table = table.rename(columns={c: law_name(str(c)) for c in table.columns if law_name(str(c)) in law.factors})
+        _check_prices(price, price_table, price_sheet, time_unit)
+        table = None if price_table is None else _read_prices(price_table, price_sheet, law.factors)
         devices_factor = None if devices is None else law_name(devices)
         pricing = Pricing(price, devices_factor, table, time_unit or "s", f"the price table '{price_table}'") \
             if (price is not None or table is not None) else None
-        if time_unit is not None and pricing is None:
-            raise ConfigError("--time-unit says in what unit a price's hours are counted: give --price or --price-table")
         if devices is not None and pricing is None:
             raise ConfigError("--devices needs --price or --price-table")
         if plot is not None:

@@ -68,7 +68,6 @@ def suggest(
     from ..fit import FitSettings
     from ..grammar import load as load_grammar
     from ..identify import unpinned_notes
-    from ..optimize import SECONDS
     from ..repeats import check_measure, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
@@ -86,19 +85,10 @@ def suggest(
                               (budget is not None and not 0 < budget < float("inf"),
                                f"--cost-budget {budget}: give a positive cost"),
                               (work_ is not None and not 0 < work_ < float("inf"),
-                               f"--work {work_}: give the positive amount one run processes"),
-                              (time_unit is not None and time_unit not in SECONDS,
-                               f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'"),
-                              (time_unit is not None and price is None and price_table is None,
-                               "--time-unit says in what unit a price's hours are counted: give --price or --price-table"),
-                              (price is not None and price_table is not None,
-                               "--price prices every configuration alike and --price-table each its own: give one"),
-                              (price_sheet is not None and price_table is None,
-                               "--price-sheet names a sheet of the --price-table workbook; give --price-table"),
-                              (price_table is not None and not price_table.is_file(),
-                               f"--price-table '{price_table}' does not exist")):
+                               f"--work {work_}: give the positive amount one run processes")):
             if bad:
                 raise SettingsError(sentence)
+        cli._check_prices(price, price_table, price_sheet, time_unit)
         _check_kind(target_kind)
         check_measure(measure)
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
@@ -160,14 +150,7 @@ def suggest(
         if runs > 1:
             cli._note(f"each suggestion is {runs} runs, as many as a configuration has had (the median), to be "
                       f"fitted as one value like the others (--measure {measure}); its cost is that of all {runs}")
-        prices = None
-        if price_table is not None:
-            from ..tables import read_table
-
-            prices = read_table(price_table, price_sheet, "--price-sheet")
-            # a column 'num gpus' prices the factor num_gpus, as a table of measurements names it
-            prices = prices.rename(columns={c: law_name(str(c)) for c in prices.columns
-                                            if law_name(str(c)) in result.law.factors})
+        prices = None if price_table is None else cli._read_prices(price_table, price_sheet, result.law.factors)
         priced = price is not None or prices is not None
         return result, runs, advise(result, space, point, count, devices and law_name(devices),
                                     1.0 if price is None else price, tolerance, budget, work_, runs,
