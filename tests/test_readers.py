@@ -178,6 +178,32 @@ def test_a_folder_without_cube_runs_names_the_folders_that_have_them(tmp_path):
         detect_format(tmp_path)
 
 
+def test_one_cube_run_points_to_its_experiment(tmp_path):
+    """A run's .cubex file, or its folder, is one configuration: the error names the experiment's
+    folder instead of an unknown extension or a folder without runs."""
+    for x in (1, 2):
+        (tmp_path / f"mm.x{x}.r1").mkdir()
+        (tmp_path / f"mm.x{x}.r1" / "profile.cubex").write_bytes(b"")
+    for given in (tmp_path / "mm.x1.r1" / "profile.cubex", tmp_path / "mm.x1.r1"):
+        with pytest.raises(DataError, match=f"is one run of a CUBE experiment; .* give '{tmp_path}'$"):
+            detect_format(given)
+    assert detect_format(tmp_path) == "cube"
+
+
+def test_the_only_series_with_a_zero_is_not_told_to_fit_another(tmp_path):
+    """In a file of one series, a zero value cannot be avoided by choosing another series: the
+    error says to remove the point, where in a file of many series it points to --target and profile."""
+    lines = [f'{{"params": {{"x": {x}}}, "metric": "time", "value": {0.0 if x == 1 else float(x)}}}' for x in range(1, 6)]
+    (tmp_path / "one.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"at 1 point\(s\) \(\(1\)\) are zero or negative.*it is the file's only series: "
+                                        "remove those points from the file to fit the others$"):
+        load_series(tmp_path / "one.jsonl")
+    more = lines + [line.replace('"time"', '"bytes"').replace("0.0", "1.0") for line in lines]
+    (tmp_path / "two.jsonl").write_text("\n".join(more) + "\n")
+    with pytest.raises(DataError, match="pass --target CALLPATH:METRIC to fit another series"):
+        load_series(tmp_path / "two.jsonl")
+
+
 def test_an_extrap_text_file_without_its_parameter_line_is_read_as_one(tmp_path):
     """Extra-P's own negative example starts at POINTS: the reader says what is missing, instead
     of reading it as a table whose columns are POINTS, 1000, 2000."""

@@ -45,6 +45,12 @@ def detect_format(path: str | Path) -> str:
     path = Path(path)
     if is_cube_directory(path):
         return "cube"
+    one_run = path if path.is_dir() else path.parent  # a run's folder, or its profile given alone
+    if (path.is_dir() or path.suffix.lower() == ".cubex") and any(one_run.glob("[!.]*.cubex")):
+        experiment = one_run.parent
+        raise DataError(f"'{path}' is one run of a CUBE experiment; exprsearch reads the experiment, a folder "
+                        "with one folder per run (<run>/<name>.cubex), to see how the runs' parameters change the "
+                        "times: give " + (f"'{experiment}'" if is_cube_directory(experiment) else "that folder"))
     if path.is_dir():
         try:  # a folder of sets of runs, as Extra-P's cubeset
             inside = sorted(f.name for _, f in zip(range(1000), path.iterdir()) if is_cube_directory(f))
@@ -128,9 +134,11 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
     if failures:
         name, message = next(iter(failures.items()))
         count = f"{len(failures)} of its {len(series)} series cannot be fitted; " if len(failures) > 1 else ""
-        others = "" if target is not None else (
+        others = "" if target is not None or len(profile.series) == 1 else (
             f"; {count}pass --target CALLPATH:METRIC to fit another series, or model every series that can "
             f"be fitted with 'exprsearch profile {path}'")
+        if len(profile.series) == 1 and message.startswith("values at"):
+            others = "; it is the file's only series: remove those points from the file to fit the others"
         raise DataError(f"'{path}', series {name}: {message}{others}")
     return datasets
 
