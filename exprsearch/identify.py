@@ -285,3 +285,36 @@ def unpinned_notes(unpinned: dict[str, dict], domain: dict[str, list[float]]) ->
                  "choice, not a measurement (of the laws it fitted that fit alike, the one whose terms change "
                  f"least at the top of the data); measure {name} at one more value to test it"
                  for name, u in unpinned.items())
+
+
+LEFT_OUT = "the law leaves out"  # how left_out_notes' note starts, for those who look for it
+
+
+def unaffordable(candidates: Sequence[Candidate], usable: Sequence[Candidate], factors: Sequence[str]) -> list[str]:
+    """The factors the data vary that some candidate holds but no identifiable one does (every law
+    in them has as many constants as there are configurations, say): a law leaves them out because
+    the measurements cannot afford it, not because the times do not depend on them."""
+    held: dict[Term, set[str]] = {}
+
+    def names(pool: Sequence[Candidate]) -> set[str]:
+        found: set[str] = set()
+        for c in pool:
+            for t in c.terms:
+                if t not in held:
+                    held[t] = {s.name for s in t.key.free_symbols if not s.name.startswith("_theta")}
+                found |= held[t]
+        return found
+
+    return [f for f in factors if f in names(candidates) - names(usable)]
+
+
+def left_out_notes(left_out: Sequence[str], configurations: np.ndarray) -> tuple[str, ...]:
+    """What a run says of the factors :func:`unaffordable` found."""
+    if not left_out:
+        return ()
+    distinct = len(np.unique(configurations))
+    listed, it = ", ".join(f"'{f}'" for f in left_out), "it" if len(left_out) == 1 else "them"
+    return (f"{LEFT_OUT} {listed} although the data vary {it}: with {distinct} distinct configuration(s), "
+            f"every law of the grammar that holds {it} has as many constants (or more shapes than the measured values "
+            f"tell apart), so its misfit could not show; measure more values of {listed} (exprsearch suggest says "
+            f"which) before using the law along {it}",)

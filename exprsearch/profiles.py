@@ -21,6 +21,7 @@ from .errors import ExprsearchError
 from .executor import Executor, InProcess
 from .export import rounded_text
 from .grammar import Grammar
+from .identify import LEFT_OUT
 from .law import Law
 from .roles import target_kind as kind_of
 from .search import SearchSettings, search
@@ -57,6 +58,12 @@ class SeriesLaw:
         if self.growth is None or not self.rate:
             return self.growth
         return 1 / self.growth if self.growth > 0 else float("inf")
+
+    @property
+    def blind(self) -> bool:
+        """Whether the law leaves out a factor the data vary, for want of configurations to fit a law
+        that holds it (its growth along that factor is not measured)."""
+        return any(n.startswith(LEFT_OUT) for n in self.notes)
 
     @property
     def target_kind(self) -> str:
@@ -197,9 +204,10 @@ def check_binding(series: Mapping[str, Dataset], grammar: str | Grammar, mapping
 
 def ranked(rows: list[SeriesLaw]) -> list[SeriesLaw]:
     """Modelled series by how much a run's time grows from the largest measured to the target
-    configuration (a rate's growth inverted), the series that scale worst first; then the ones
-    that could not be modelled, by name."""
-    good = sorted((r for r in rows if not r.error), key=lambda r: (-(r.slowdown or 0), r.series))
+    configuration (a rate's growth inverted), the series that scale worst first; then those whose
+    law leaves out a factor for want of configurations; then the ones that could not be modelled,
+    by name."""
+    good = sorted((r for r in rows if not r.error), key=lambda r: (r.blind, -(r.slowdown or 0), r.series))
     return good + sorted((r for r in rows if r.error), key=lambda r: r.series)
 
 

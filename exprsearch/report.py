@@ -122,7 +122,7 @@ def profile_page(rows: list, context: dict) -> str:
     head = ("<tr><th>#</th><th>series</th><th>growth</th><th>predicted there</th><th>dominant term there</th>"
             "<th>dominant at the largest measured</th><th>error %</th><th>law</th></tr>")
     body = "".join(
-        f"<tr><td>{i}</td><td class='law'>{html.escape(r.series)}</td><td>{r.growth:.3g}×</td>"
+        f"<tr><td>{i}</td><td class='law'>{html.escape(r.series)}</td><td>{'—' if r.blind else f'{r.growth:.3g}×'}</td>"
         f"<td>{r.predicted_at:.4g}</td><td class='law'>{html.escape(r.dominant_at)}</td>"
         f"<td class='law'>{html.escape(r.dominant_largest)}</td><td>{r.mape_pct:.3g}</td>"
         f"<td class='law'>{html.escape(r.law)}</td></tr>"
@@ -139,6 +139,8 @@ def profile_page(rows: list, context: dict) -> str:
         f"{html.escape(ranked_by(rows))} from the largest measured configuration to {html.escape(where)} "
         f"(factors not given there × {context.get('scale', 2):g}).</p>",
         f"<table>{head}{body}</table>",
+        "<p>—: the law leaves out a factor the data vary, with too few configurations for a law that holds it (the "
+        "series' notes in laws.csv say which).</p>" if any(r.blind for r in rows if not r.error) else "",
         f"<h2>Series not modelled</h2><ul>{failed}</ul>" if failed else "",
         "</body></html>\n",
     ])

@@ -196,3 +196,18 @@ def test_a_search_says_when_the_law_s_shapes_of_a_factor_are_not_measured(tmp_pa
     wider = measurements(lambda p, n: 1 + 5000 / n + 0.04 * np.sqrt(n) + 8 / p,
                          {"p": (1, 2, 4, 8, 16), "n": (1e3, 2e3, 4e3, 8e3, 16e3)}, seed=2)
     assert "unpinned" not in search(wider, "time", resamples=0).law.search
+
+
+def test_a_factor_no_identifiable_law_can_hold_is_said_left_out_for_want_of_configurations():
+    """Two configurations afford no law in p (every one has as many constants as them), so the
+    law is the constant: the result says p was left out for that, not because the times are flat,
+    and law.json records it; three configurations afford one, and nothing is said."""
+    two = search({"p": [8.0, 8, 384, 384], "time": [20.5, 21.0, 1.88, 1.90]}, "time", resamples=0)
+    assert not two.law.uses("p") and two.law.search["unaffordable"] == ["p"]
+    assert any(n.startswith("the law leaves out 'p' although the data vary it: with 2 distinct configuration(s)")
+               for n in two.notes)
+    three = search({"p": [8.0, 64, 384], "time": [20.5, 2.9, 1.88]}, "time", resamples=0)
+    assert three.law.uses("p") and "unaffordable" not in three.law.search
+    assert not any(n.startswith("the law leaves out") for n in three.notes)
+    flat = search({"p": [1.0, 2, 4, 8, 16] * 2, "time": [5.0, 5.02, 4.98, 5.01, 4.99] * 2}, "time", resamples=0)
+    assert "unaffordable" not in flat.law.search  # a constant chosen on merit is not left out for want of data

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from exprsearch.executor import InProcess, LocalPool
-from exprsearch.profiles import SeriesLaw, model_profile, ranked, ranked_by, summary_csv
+from exprsearch.profiles import SeriesLaw, from_summary, model_profile, ranked, ranked_by, summary_csv
 from exprsearch.readers import load_profile
 from exprsearch.search import SearchSettings
 from tests.conftest import interruptible
@@ -250,6 +250,24 @@ def test_times_and_rates_rank_by_how_much_a_run_s_time_grows():
     assert [r.series for r in ranked(rows)] == ["stalled", "doubles", "rate up 10 %", "halves", "failed"]
     assert ranked_by(rows).startswith("how much a run's time grows")
     assert ranked_by(rows[:2]) == "predicted growth" and ranked_by(rows[2:4]).startswith("how little their rate grows")
+
+
+def test_a_series_whose_law_leaves_out_a_factor_for_want_of_configurations_ranks_after_the_measured(tmp_path):
+    """A series measured at two worker counts gets the constant (no law in p is affordable): its
+    growth of 1× is not a measurement, so it ranks after the series whose growth is, shown as —."""
+    lines = ["model,p,time"] + [f"a,{p},{100 / p + 1:.6g}" for p in (1, 2, 4, 8)] + ["b,1,50", "b,8,7"]
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
+    result = run("profile", tmp_path / "t.csv", "--target", "time", "--by", "model", "--report", "--out", tmp_path / "o")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    rows = from_summary((tmp_path / "o" / "laws.json").read_text())[1]
+    assert [(r.series, r.blind) for r in ranked(rows)] == [("model=a", False), ("model=b", True)]
+    assert rows[0].growth < 1 == rows[1].growth  # b's 1× would rank first by growth alone
+    cells = [[c.strip() for c in line.split("│")[1:4]] for line in result.output.splitlines() if line.startswith("│")]
+    assert cells[1] == ["2", "model=b", "—"] and "—: the law leaves out a factor the data vary" in said
+    assert "1 series leaves out a factor their data vary, with too few configurations" in said
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert "model=b</td><td>—</td>" in page and "<p>—: the law leaves out a factor the data vary" in page
 
 
 def test_a_rate_that_grows_least_ranks_first(tmp_path):

@@ -183,6 +183,11 @@ def profile(
         cli._note(f"{len(changed)} of {len(finished)} series change regime along {law_name(segments)}"
                   + (f" ({', '.join(changed[:3])}{', …' if len(changed) > 3 else ''}): each is ranked by the law above "
                      "the change, and laws.csv's notes give the law below it" if changed else ""), soft_wrap=True)
+    blind = [r.series for r in finished if r.blind]
+    if blind:
+        cli._note(f"{len(blind)} series {'leaves' if len(blind) == 1 else 'leave'} out a factor their data vary, with too few configurations for a law "
+                  f"that holds it ({', '.join(blind[:3])}{', …' if len(blind) > 3 else ''}): their growth along it is "
+                  "not measured, so they rank after the others; laws.csv's notes say which factor", soft_wrap=True)
     unmodelled = [r for r in finished if r.error]
     if unmodelled:
         cli._note(
@@ -231,5 +236,10 @@ def _print(rows, top: int, point: dict, scale: float, out) -> None:
     for column in table.columns:
         column.overflow = "fold"
     for i, r in enumerate(modelled[:top], start=1):
-        table.add_row(str(i), r.series, f"{r.growth:.3g}×" if r.growth else "", r.dominant_at)
+        growth = "—" if r.blind else f"{r.growth:.3g}×" if r.growth else ""
+        table.add_row(str(i), r.series, growth, r.dominant_at)
+    if any(r.blind for r in modelled[:top]):
+        table.caption = ("—: the law leaves out a factor the data vary, with too few configurations for a law that "
+                         "holds it (laws.csv's notes say which)")
+        table.caption_justify = "left"
     out.print(table)
