@@ -54,6 +54,7 @@ class Optimum:
     considered: int  # configurations in the grid
     feasible: int  # of those, meeting the constraints and the budget
     left_out: tuple[tuple[str, int, str], ...] = ()  # (why, how many, the first) of configurations not considered
+    ties: int = 1  # feasible configurations as cheap (or fast) as the best, to 9 digits: it is the fastest of them
 
 
 @dataclass(frozen=True)
@@ -115,14 +116,15 @@ def optimize(
     objective = "cost" if cost is not None else "time"
     score = cost if cost is not None else time
     index = np.flatnonzero(feasible)
-    best = int(index[np.lexsort((time[index], score[index]))[0]])
-    pareto = _pareto(index, time, cost) if cost is not None else [best]
+    rounded = _digits(score)
+    best = int(index[np.lexsort((time[index], rounded[index]))[0]])
+    pareto = _pareto(index, time, _digits(cost)) if cost is not None else [best]
     timed = not law.rate or work is not None
     choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()},  # noqa: E731
                               float(time[i]) if timed else None, None if cost is None else float(cost[i]),
                               float(value[i]))
     return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()),
-                   tuple(entry for entry in left_out if entry[1]))
+                   tuple(entry for entry in left_out if entry[1]), int(np.sum(rounded[index] == rounded[best])))
 
 
 def _left_out(why: str, mask: np.ndarray, columns: dict[str, np.ndarray]) -> tuple[str, int, str]:
@@ -172,8 +174,18 @@ def table_price(table: pd.DataFrame, columns: dict[str, np.ndarray], source: str
     return merged["price"].to_numpy(dtype=float)  # NaN where the table has no price: not offered
 
 
+def _digits(values: np.ndarray, digits: int = 9) -> np.ndarray:
+    """``values`` to ``digits`` significant digits: costs that are equal but for rounding (a law whose
+    time halves as the devices double costs the same on any count) compare equal, so the faster
+    of them is taken, not whichever the last bits favour."""
+    with np.errstate(all="ignore"):
+        scale = 10.0 ** (np.floor(np.log10(np.abs(values))) - (digits - 1))
+        rounded = np.round(values / scale) * scale
+    return np.where(np.isfinite(rounded), rounded, values)
+
+
 def _pareto(index: np.ndarray, time: np.ndarray, cost: np.ndarray) -> list[int]:
-    """Configurations no other is both faster and cheaper than, fastest first."""
+    """Configurations no other is both faster and cheaper than (``cost`` rounded), fastest first."""
     order = index[np.lexsort((cost[index], time[index]))]
     front, cheapest = [], np.inf
     for i in order:

@@ -141,6 +141,20 @@ def test_optimize_searches_the_measured_ranges_without_vary(law_file):
     assert fixed.exit_code == 2 and "every factor the law uses is fixed" in fixed.output
 
 
+def test_optimize_says_when_configurations_cost_the_same(tmp_path):
+    """A law whose time falls as 1/p costs the same on every p: optimize shows the fastest and says
+    that the others cost as little, in the table and in --json."""
+    path = tmp_path / "law.json"
+    path.write_text(law("c1*n/p", {"c1": 0.01}, ("compute",)).to_json())
+    options = ("optimize", path, "--vary", "p=1..64", "--fix", "n=16000", "--price", "2", "--devices", "p")
+    result = run(*options)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "cheapest of 64 feasible configurations (of 64): p = 64" in said
+    assert "all 64 feasible configurations cost the least, alike to 9 significant digits; the fastest" in said
+    assert json.loads(run(*options, "--json").stdout)["ties"] == 64
+
+
 def test_explain_reports_the_limit(law_file):
     result = run("explain", law_file, "--vary", "p=1..1024", "--fix", "n=16000")
     assert result.exit_code == 0

@@ -80,3 +80,16 @@ def test_the_measured_space_doubles_from_the_smallest_and_counts_whole_values_fr
     assert list(doubled) == ["p"] and doubled["p"].tolist() == [3, 6, 12, 24, 40]  # n is fixed
     counted = measured_space(replace(law(), domain={"p": [0.0, 4.0], "n": [1000.0, 64000.0]}), {"n": 1.0})
     assert counted["p"].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_configurations_that_cost_the_same_but_for_rounding_take_the_fastest():
+    """Where the time falls as 1/p, every p costs the same per device-hour, to the last bits: the
+    cheapest is the fastest of them, not whichever rounding favours, and the Pareto set is that one."""
+    linear = law("c1*n/p", {"c1": 0.01}, ("compute",))
+    o = optimize(linear, P, {"n": 16000}, pricing=Pricing(price=2.5, devices="p"))
+    costs = np.array([160 / p * p * 2.5 / 3600 for p in P["p"]])
+    assert np.ptp(costs) > 0  # the bits do differ
+    assert o.best.config["p"] == 512 and o.ties == o.feasible == 512
+    assert [c.config["p"] for c in o.pareto] == [512]
+    steeper = optimize(law(), P, {"n": 16000}, pricing=Pricing(price=2.5, devices="p"))
+    assert steeper.ties == 1

@@ -347,7 +347,7 @@ def optimize_command(
     warnings = [w for f, v in o.best.config.items() if (w := _far_outside(law, f, [v]))]
     if json_:
         record = {"objective": o.objective, "best": o.best.__dict__, "considered": o.considered,
-                  "feasible": o.feasible, "pareto": [c.__dict__ for c in o.pareto],
+                  "feasible": o.feasible, "ties": o.ties, "pareto": [c.__dict__ for c in o.pareto],
                   "left_out": [{"why": why, "count": count, "first": first} for why, count, first in o.left_out],
                   "warnings": warnings}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
@@ -364,6 +364,10 @@ def optimize_command(
         _note(
             f"{law.target} is read as a rate (higher is better), so the fastest configuration has the largest; "
             "if it is a time, fit it again with exprsearch run … --target-kind time")
+    if o.ties > 1:
+        lead = f"all {o.feasible}" if o.ties == o.feasible else f"{o.ties} of the {o.feasible}"
+        _note(f"{lead} feasible configurations {'cost the least' if o.objective == 'cost' else 'are the fastest'}, "
+              "alike to 9 significant digits; the fastest of them is shown")
     for why, count, first in o.left_out:
         _note(f"left out {count} configuration(s) {why}, first {first}")
     for w in warnings:
