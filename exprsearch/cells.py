@@ -165,12 +165,14 @@ def strays(column: pd.Series) -> pd.Series:
     return present[lazy_pandas().to_numeric(present, errors="coerce").isna()]
 
 
-def stray_values(column: pd.Series, name: str, where: str, numbering: int | np.ndarray) -> str:
+def stray_values(column: pd.Series, name: str, where: str, numbering: int | np.ndarray, target: bool = False) -> str:
+    """The error for a column of numbers with a few values that are not (a typo, a unit on one)."""
     stray = strays(column)
     rows = np.flatnonzero(column.index.isin(stray.index))
     shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
-    return (f"{where} column '{name}' is numbers except {shown} at {rows_named(rows, numbering)}: fix those "
-            f"values, pass --drop-missing to drop those rows, or leave the column out with --factors")
+    return (f"{where} {'target' if target else 'column'} '{name}' is numbers except {shown} at "
+            f"{rows_named(rows, numbering)}: fix those values" + (" (all in one unit)" if target else "")
+            + ", pass --drop-missing to drop those rows" + ("" if target else ", or leave the column out with --factors"))
 
 
 def is_number(text: str) -> bool:

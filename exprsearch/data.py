@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cells import check_dates, check_written
+from .cells import check_dates, check_written, mostly_numbers, stray_values, strays
 from .columns import check_factor_columns, check_settings, columns_named, inferred, require_column
 from .errors import DataError, ShortData
 from .repeats import mixed_setups, stray_runs
@@ -162,6 +162,10 @@ def from_frame(
     check_dates(frame, [target], where, "the target: give the time each run took")
     factors = columns_named(factors, columns)
     check_written(frame, [target, *(factors or [])], where, numbering)
+    for c in [target, *(factors or [])] if not drop_missing else []:  # a typo among numbers, named
+        if c in frame.columns and not pd.api.types.is_numeric_dtype(frame[c]) and mostly_numbers(frame[c]) \
+                and len(strays(frame[c])):
+            raise DataError(stray_values(frame[c], c, where, numbering, target=c == target))
     if factors is None:
         factors, numeric, notes = inferred(frame, target, drop_missing, where, numbering)
     else:

@@ -24,6 +24,8 @@ def test_loads_csv_and_defaults_factors_to_numeric_columns(tmp_path):
     [
         ("p,time\n1,2\n", "tme", "column 'tme' is not in"),
         ("p,time\n1,2\n2,\n", "time", "column 'time' has missing or non-numeric values at line 3"),
+        ("p,time\n1,10.2\n2,5.3\n4,1600ms\n", "time", "target 'time' is numbers except '1600ms' at line 4: fix those "
+         "values (all in one unit), pass --drop-missing to drop those rows"),
         ("p,time\n1,2\n2,0\n3,-1\n", "time", "must be positive (errors are relative to it) but is zero or negative at lines 3, 4"),
         ("time\n1\n2\n", "time", "no numeric factor column"),
         ("batch size,batch_size,time\n1,1,2\n2,2,3\n", "time",

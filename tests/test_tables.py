@@ -137,7 +137,7 @@ def test_a_workbook_sheet_is_read_below_its_title_with_rows_named_by_the_sheet(t
     assert data.factors == ("gpus",) and data.y.tolist() == [2 + 40 / p for p in (1, 2, 4, 8, 16)]
     assert any("ignored non-numeric column(s) logged" in n and "--by" not in n for n in data.notes)  # a date
     bad = _workbook(tmp_path / "bad.xlsx", [[None, "gpus", "step s"], [None, 1, 42.0], [None, 2, "x"], [None, 4, 12.0]])
-    with pytest.raises(ExprsearchError, match="non-numeric values at row 3;"):  # the sheet's row 3, as Excel numbers it
+    with pytest.raises(ExprsearchError, match="is numbers except 'x' at row 3:"):  # the sheet's row 3, as Excel numbers it
         load_table(bad, "step s", ["gpus"])
 
 
@@ -147,7 +147,7 @@ def test_a_sheet_s_rows_are_named_as_the_spreadsheet_numbers_them_in_groups_too(
     rows = [["gpu", "p", "time"], *[[g, p, 2 + 40 / p] for g in ("K80", "V100") for p in (1, 2, 4)]]
     rows[5][2] = "x"  # V100 at p = 2: the sheet's row 6
     path = _workbook(tmp_path / "g.xlsx", rows)
-    with pytest.raises(ExprsearchError, match=r"group gpu=V100: .* non-numeric values at row 6;"):
+    with pytest.raises(ExprsearchError, match=r"group gpu=V100: .* is numbers except .x. at row 6:"):
         load_groups(path, "time", ["gpu"], ["p"])
 
 
@@ -188,7 +188,7 @@ def test_comment_lines_above_the_header_are_skipped_and_lines_still_named(tmp_pa
     path = tmp_path / "runs.csv"
     path.write_text("# measured on cluster X, 2026-11-20\n\n# p: GPUs\np,time\n1,10\n2,x\n4,3\n")
     assert list(read_table(path).columns) == ["p", "time"]
-    with pytest.raises(ExprsearchError, match="non-numeric values at line 6"):
+    with pytest.raises(ExprsearchError, match="is numbers except .x. at line 6:"):
         load_table(path, "time", ["p"])
     path.write_text("# a note\np,p,time\n1,2,3\n")
     with pytest.raises(ExprsearchError, match="line 2 has two columns named 'p'"):
