@@ -155,6 +155,16 @@ def test_optimize_says_when_configurations_cost_the_same(tmp_path):
     assert json.loads(run(*options, "--json").stdout)["ties"] == 64
 
 
+def test_predict_warns_of_a_factor_the_law_left_out_for_want_of_configurations(tmp_path):
+    """Two worker counts afford no law in p: run says so, and predict warns that its prediction
+    does not follow p, where it would otherwise show a flat law's number without a word."""
+    (tmp_path / "two.csv").write_text("p,time\n8,20.5\n8,21.0\n384,1.88\n384,1.90\n")
+    fitted = run("run", tmp_path / "two.csv", "--target", "time", "--out", tmp_path / "o")
+    assert fitted.exit_code == 0 and "the law leaves out 'p' although the data vary it" in " ".join(fitted.output.split())
+    said = " ".join(run("predict", tmp_path / "o", "--at", "p=64").output.split())
+    assert "the law leaves out p because its measurements were too few for a law that holds it" in said
+
+
 def test_explain_reports_the_limit(law_file):
     result = run("explain", law_file, "--vary", "p=1..1024", "--fix", "n=16000")
     assert result.exit_code == 0

@@ -119,6 +119,9 @@ def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Pa
     from .decide import _far_outside, _read_levels
 
     warnings = [w for f in columns if (w := _far_outside(law, f, columns[f], crossing))]
+    warnings += [f"the law leaves out {f} because its measurements were too few for a law that holds it (law.json: "
+                 f"search.unaffordable), not because the times do not change with {f}: its prediction does not follow "
+                 f"{f}" for f in law.search.get("unaffordable", ()) if f in columns]
     if levels is not None:
         per_value = _read_levels(law_file, law, levels)
         frame[law.target] = per_value.predict(columns)
