@@ -255,6 +255,23 @@ def generate(grammar: Grammar, strategy: Strategy | None = None) -> CandidateSet
                         tuple(expander.screened), expander.guesses, rejected, expander.producers())
 
 
+def canonical(expr: sympy.Expr, kinds: frozenset[sympy.Symbol]) -> sympy.Expr:
+    """``expr`` without positive numbers multiplying a constant and powers of a lone constant (the
+    constant ``kinds`` as symbols): ``2·c·p`` and ``c²·p`` are both ``c·p``."""
+
+    def is_redundant(node: sympy.Basic) -> bool:
+        if node.is_Mul:
+            return any(a in kinds for a in node.args) and any(a.is_Number and a.is_positive for a in node.args)
+        return node.is_Pow and node.base in kinds and node.exp.is_Number
+
+    def simplify(node: sympy.Basic) -> sympy.Basic:
+        if node.is_Pow:
+            return node.base
+        return sympy.Mul(*(a for a in node.args if not (a.is_Number and a.is_positive)))
+
+    return expr.replace(is_redundant, simplify) if expr.has(*kinds) else expr
+
+
 def analyse(generic: sympy.Expr, kinds: dict[sympy.Symbol, str]) -> Term:
     """Number a term's constant occurrences in tree order and find its linear coefficient."""
     size, merge = complexity(generic), generic.as_coeff_Mul()[1]

@@ -18,7 +18,7 @@ import numpy as np
 import sympy
 
 from . import counting, shared
-from .candidates import Expansion, Strategy, Term, analyse, complexity, occurrence, product, theta
+from .candidates import Expansion, Strategy, Term, analyse, canonical, complexity, occurrence, product, theta
 from .counting import alike, allocated, cut_products, disjoint_choices, kept_note, product_count, sum_count
 from .grammar import PROVIDED_RULES, Alternative, Grammar, Reference
 from .memo import Memo
@@ -97,7 +97,7 @@ class Expander:
         table.update({r.placeholder: sympy.Symbol(r.placeholder) for r in alt.references})
         shape = parse(alt.placeholder_text(), table)
         if not alt.references:
-            return [self.decompose(self._canonical(shape))]
+            return [self.canonical_terms(shape)]
         if depth == 0:
             return []
         refs = alt.references
@@ -107,7 +107,7 @@ class Expander:
         if all(h in parts for h in holders) and not any(
                 p.has(*holders) for p in parts if p not in holders):
             # The references are whole terms of a sum: add their terms without sympy.
-            fixed = self.decompose(self._canonical(sympy.Add(*(p for p in parts if p not in holders))))
+            fixed = self.canonical_terms(sympy.Add(*(p for p in parts if p not in holders)))
             if len(refs) == 1 and options[0] is None:
                 return self._screened_sums(fixed, refs[0], depth - 1)
             return [self.merge((fixed, *combo)) for combo in itertools.product(*options)]
@@ -116,7 +116,7 @@ class Expander:
         kind = self._scaling_kind(shape, holders)
         return [
             (kind is not None and self._scaled(kind, combo[0]))
-            or self.decompose(self._canonical(shape.xreplace(dict(zip(holders, map(self.expression, combo))))))
+            or self.canonical_terms(shape.xreplace(dict(zip(holders, map(self.expression, combo)))))
             for combo in itertools.product(*options)
         ]
 
@@ -286,11 +286,12 @@ class Expander:
 
     def _make(self, combo: tuple[Expansion, ...]) -> Expansion:
         """The terms of the product of ``combo``."""
-        return self._multiplied(combo) or self.decompose(self._canonical(sympy.Mul(*(self.expression(e) for e in combo))))
+        return self._multiplied(combo) or self.canonical_terms(sympy.Mul(*(self.expression(e) for e in combo)))
 
     def _multiplied(self, combo: tuple[Expansion, ...]) -> Expansion | None:
         """The product of single terms of different factors, made from their parts (no Mul, no
-        :meth:`_canonical`, which has nothing to do there); None where the general path is needed."""
+        :func:`~exprsearch.candidates.canonical`, which has nothing to do there); None where the
+        general path is needed."""
         if any(len(e) != 1 for e in combo):
             return None
         generics = tuple(e[0].generic for e in combo)
@@ -349,7 +350,7 @@ class Expander:
 
     def _holds_kind(self, part: sympy.Expr) -> bool:
         """Whether a factor of a product is a constant kind or a power of one (which a product
-        would merge, and :meth:`_canonical` reduce); kinds in exponents (p**k) are not."""
+        would merge, and :func:`~exprsearch.candidates.canonical` reduce); kinds in exponents (p**k) are not."""
         return part in self.kind_symbols or (part.is_Pow and part.base in self.kind_symbols)
 
     def merge(self, parts: tuple[Expansion, ...]) -> Expansion:
@@ -357,7 +358,7 @@ class Expander:
         terms = tuple(t for part in parts for t in part)
         if len({t.merge for t in terms}) == len(terms):
             return tuple(sorted(terms, key=lambda t: t.order))
-        return self.decompose(self._canonical(self.expression(terms)))
+        return self.canonical_terms(self.expression(terms))
 
     def expression(self, terms: Expansion) -> sympy.Expr:
         return sympy.Add(*(t.generic for t in terms))
@@ -368,31 +369,13 @@ class Expander:
 
     def canonical_terms(self, expr: sympy.Expr) -> Expansion:
         """The terms of ``expr`` (constant kinds as symbols) in canonical form."""
-        return self.decompose(self._canonical(expr))
+        return self.decompose(canonical(expr, self.kind_symbols))
 
     def term(self, generic: sympy.Expr) -> Term:
         """The analysed :class:`Term` of a canonical generic term (cached)."""
         if generic not in self.terms:
             self.terms[generic] = analyse(generic, self.kind_of)
         return self.terms[generic]
-
-    def _canonical(self, expr: sympy.Expr) -> sympy.Expr:
-        """Drop positive numbers multiplying a constant and powers of a lone constant."""
-        kinds = self.kind_symbols
-
-        def is_redundant(node: sympy.Basic) -> bool:
-            if node.is_Mul:
-                return any(a in kinds for a in node.args) and any(
-                    a.is_Number and a.is_positive for a in node.args
-                )
-            return node.is_Pow and node.base in kinds and node.exp.is_Number
-
-        def simplify(node: sympy.Basic) -> sympy.Basic:
-            if node.is_Pow:
-                return node.base
-            return sympy.Mul(*(a for a in node.args if not (a.is_Number and a.is_positive)))
-
-        return expr.replace(is_redundant, simplify) if expr.has(*kinds) else expr
 
 
 def _fingerprint(grammar: Grammar, chooses: bool) -> tuple:

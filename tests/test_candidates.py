@@ -244,3 +244,13 @@ def test_a_term_varies_only_where_its_column_holds_a_factor():
     assert candidates.analyse(c * p**k, kinds).varies
     assert not candidates.analyse(c, kinds).varies
     assert not candidates.analyse(c * 2**k, kinds).varies  # a fitted constant, but no factor
+
+
+def test_canonical_drops_numbers_and_powers_of_a_lone_constant():
+    """2·c·p and c²·p are c·p (one constant either way); c·p**k keeps its exponent constant."""
+    from exprsearch.candidates import canonical
+
+    c, k, p = sympy.symbols("c k p")
+    kinds = frozenset({c, k})
+    assert canonical(2 * c * p, kinds) == c * p and canonical(c**2 * p, kinds) == c * p
+    assert canonical(c * p**k, kinds) == c * p**k and canonical(3 * p, kinds) == 3 * p
