@@ -59,7 +59,8 @@ class Optimum:
 
 @dataclass(frozen=True)
 class Pricing:
-    """Cost = time in hours × price per hour × devices; a table gives the price per configuration."""
+    """Cost = time in hours × price per hour × devices; a table gives the price per configuration;
+    devices alone, without a price, make the cost devices × time in the target's unit."""
 
     price: float | None = None
     devices: str | None = None
@@ -96,7 +97,8 @@ def optimize(
     keep = constraint_mask(list(where), columns) & ok
     if not keep.any():
         raise ConfigError("no configuration meets the --where constraints; relax them")
-    cost = _cost(time, columns, pricing, keep) if pricing and (pricing.price is not None or pricing.table is not None) else None
+    priced = pricing is not None and (pricing.price is not None or pricing.table is not None or pricing.devices is not None)
+    cost = _cost(time, columns, pricing, keep) if priced else None
     if cost is not None:
         unpriced = keep & ~np.isfinite(cost)
         left_out.append(_left_out("that the price table gives no price for", unpriced, columns))
@@ -139,11 +141,16 @@ def hours_per(time_unit: str) -> float:
 
 
 def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, keep: np.ndarray) -> np.ndarray:
-    hours = time * hours_per(pricing.time_unit)
+    """Each configuration's cost: hours × price (× devices), or without a price devices × time in
+    the target's unit (device-time, as suggest counts it)."""
+    unpriced = pricing.price is None and pricing.table is None
+    hours = time * (1.0 if unpriced else hours_per(pricing.time_unit))
     if pricing.devices is not None:
         if pricing.devices not in columns:
             raise ConfigError(f"--devices names '{pricing.devices}', which is not a factor of the law")
         hours = hours * columns[pricing.devices]
+    if unpriced:
+        return hours
     if pricing.table is None:
         return hours * pricing.price
     return hours * table_price(pricing.table, columns, pricing.source)

@@ -165,6 +165,16 @@ def test_predict_warns_of_a_factor_the_law_left_out_for_want_of_configurations(t
     assert "the law leaves out p because its measurements were too few for a law that holds it" in said
 
 
+def test_optimize_devices_without_a_price_minimises_device_time(law_file):
+    """optimize --devices p without a price costs a run p × its time, and says so, where it used to
+    stop; a budget then finds the configuration that spends the fewest device-seconds."""
+    result = run("optimize", law_file, "--vary", "p=1..512", "--fix", "n=16000", "--devices", "p", "--budget", "20")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "without --price, a run's cost is its device-time, p × time" in said
+    assert "cheapest of 101 feasible configurations (of 512): p = 10, n = 16000" in said
+
+
 def test_explain_reports_the_limit(law_file):
     result = run("explain", law_file, "--vary", "p=1..1024", "--fix", "n=16000")
     assert result.exit_code == 0
@@ -237,7 +247,10 @@ def test_optimize_draws_the_pareto_set(law_file, tmp_path):
     assert result.exit_code == 0, result.output
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"wrote{figure}" in "".join(result.output.split())  # rich may wrap the path anywhere
     unpriced = run("optimize", law_file, "--vary", "p=1..64", "--fix", "n=16000", "--plot", tmp_path / "x.png")
-    assert unpriced.exit_code == 2 and "give --price or --price-table" in unpriced.output
+    assert unpriced.exit_code == 2 and "give --price, --price-table or --devices" in unpriced.output
+    device_time = run("optimize", law_file, "--vary", "p=1..64", "--fix", "n=16000", "--devices", "p",
+                      "--plot", tmp_path / "device_time.png")
+    assert device_time.exit_code == 0 and (tmp_path / "device_time.png").read_bytes()[:4] == b"\x89PNG"
     mine = tmp_path / "mine.png"
     mine.write_text("the user's own figure")
     args = ["optimize", law_file, "--fix", "n=16000", "--price", "2.5", "--plot", mine]

@@ -93,3 +93,13 @@ def test_configurations_that_cost_the_same_but_for_rounding_take_the_fastest():
     assert [c.config["p"] for c in o.pareto] == [512]
     steeper = optimize(law(), P, {"n": 16000}, pricing=Pricing(price=2.5, devices="p"))
     assert steeper.ties == 1
+
+
+def test_devices_without_a_price_cost_device_time():
+    """--devices alone makes the cost devices × time in the target's unit, as suggest counts it:
+    the cheapest within the budget is the one that spends fewest device-seconds."""
+    o = optimize(law(), P, {"n": 16000}, pricing=Pricing(devices="p"), budget=20)
+    assert o.objective == "cost" and o.best.config["p"] == 10
+    assert o.best.cost == pytest.approx((2 + 16 + 1.5) * 10)
+    priced = optimize(law(), P, {"n": 16000}, pricing=Pricing(price=3600.0, devices="p"), budget=20)
+    assert priced.best.cost == pytest.approx(o.best.cost)  # 3600 per device-hour is 1 per device-second

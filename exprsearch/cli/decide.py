@@ -281,7 +281,7 @@ def optimize_command(
     fix: Annotated[list[str], typer.Option(help="Factors held fixed: n=1281167 or n=1281167,b=64 (repeatable).", rich_help_panel="Configurations")] = [],  # noqa: B006
     where: Annotated[list[str], typer.Option(help="A constraint: 'p*b <= 65536' (repeatable).", rich_help_panel="Configurations")] = [],  # noqa: B006
     price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices).", rich_help_panel="Cost and budget")] = None,
-    devices: Annotated[str | None, typer.Option(help="Factor that counts the devices paid for, e.g. p.", rich_help_panel="Cost and budget")] = None,
+    devices: Annotated[str | None, typer.Option(help="Factor that counts the devices paid for, e.g. p; without a price, a run costs devices × its time.", rich_help_panel="Cost and budget")] = None,
     price_table: Annotated[Path | None, typer.Option(help="A table (CSV, workbook, …): factor columns and a 'price' column per hour.", rich_help_panel="Cost and budget")] = None,
     price_sheet: Annotated[str | None, typer.Option(help="With --price-table: an Excel workbook's sheet, where more than one holds data.", rich_help_panel="Cost and budget")] = None,
     budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time of a run, in the target's unit.", rich_help_panel="Cost and budget")] = None,
@@ -310,12 +310,13 @@ def optimize_command(
         table = None if price_table is None else _read_prices(price_table, price_sheet, law.factors)
         devices_factor = None if devices is None else law_name(devices)
         pricing = Pricing(price, devices_factor, table, time_unit or "s", f"the price table '{price_table}'") \
-            if (price is not None or table is not None) else None
-        if devices is not None and pricing is None:
-            raise ConfigError("--devices needs --price or --price-table")
+            if (price is not None or table is not None or devices is not None) else None
+        if devices is not None and price is None and table is None:
+            run_time = f"--work / {law.target}" if law.rate else f"--work × {law.target}" if work_ else law.target
+            notes.append(f"without --price, a run's cost is its device-time, {devices_factor} × {run_time}")
         if plot is not None:
             if pricing is None:
-                raise ConfigError("--plot draws time against cost: give --price or --price-table")
+                raise ConfigError("--plot draws time against cost: give --price, --price-table or --devices")
             if plot.exists() and not force:
                 from ..errors import OutputError
 
