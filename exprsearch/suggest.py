@@ -62,6 +62,7 @@ class Advice:
     interval_at: tuple[float, float]
     plausible: tuple[tuple[str, str, float, float], ...]  # (law, its form, weight, prediction at the target)
     sentences: tuple[str, ...] = field(default=())
+    cost_basis: str = ""  # what a suggestion's cost is made of: p × predicted time, or in hours × a price
 
 
 def candidates(space: Mapping[str, np.ndarray], factors: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -235,7 +236,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         sentences = (*sentences[:-1], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
                      f"--vary space costs at most the budget of {budget:.4g} (at the upper end of its 95 % interval): a "
                      "larger --cost-budget or cheaper configurations are needed.")
-    return Advice(tuple(suggestions), settled, point, (float(low), float(high)), plausible, sentences)
+    return Advice(tuple(suggestions), settled, point, (float(low), float(high)), plausible, sentences, basis[1:-1])
 
 
 def _measured_prices(prices: pd.DataFrame, data, factors: tuple[str, ...]) -> np.ndarray:

@@ -269,6 +269,11 @@ def test_a_price_is_per_device_hour_as_optimize_takes_it(tmp_path):
     assert first["cost"] == pytest.approx(priced["best"]["cost"], rel=1e-9)
     unpriced = json.loads(run("suggest", path, "-t", "time", *plan[:6], "--bootstrap", "20", "--json").stdout)
     assert unpriced["suggestions"][0]["cost"] == pytest.approx(first["cost"] * 60 / 2.5, rel=1e-9)  # p × minutes
+    assert record["cost_basis"] == "p × predicted time in hours × 2.5 per hour"
+    assert unpriced["cost_basis"] == "p × predicted time"
+    device_time = json.loads(run("optimize", tmp_path / "out", "--vary", f"p={first['p']:g}", "--devices", "p",
+                                 "--json").stdout)  # optimize without a price counts device-time too
+    assert device_time["best"]["cost"] == pytest.approx(unpriced["suggestions"][0]["cost"], rel=1e-9)
 
 
 def test_a_price_table_prices_each_configuration_as_optimize_prices_it(tmp_path):

@@ -161,7 +161,7 @@ def suggest(
         shown = () if advice.settled else advice.suggestions  # settled: nothing more to measure
         record = {"suggestions": [{**s.config, "runs": runs, "cost": s.cost, "gain": s.gain, "measured": s.measured,
                                    "repeats_suggestion": s.repeats, "why": s.sentence} for s in shown],
-                  "settled": advice.settled, "prediction_at": advice.prediction_at,
+                  "cost_basis": advice.cost_basis, "settled": advice.settled, "prediction_at": advice.prediction_at,
                   "interval_at": list(advice.interval_at),
                   "plausible": [{"law": law, "form": form, "weight": w, "prediction_at": p}
                                 for law, form, w, p in advice.plausible]}
