@@ -294,16 +294,9 @@ def unaffordable(candidates: Sequence[Candidate], usable: Sequence[Candidate], f
     """The factors the data vary that some candidate holds but no identifiable one does (every law
     in them has as many constants as there are configurations, say): a law leaves them out because
     the measurements cannot afford it, not because the times do not depend on them."""
-    held: dict[Term, set[str]] = {}
-
     def names(pool: Sequence[Candidate]) -> set[str]:
-        found: set[str] = set()
-        for c in pool:
-            for t in c.terms:
-                if t not in held:
-                    held[t] = {s.name for s in t.key.free_symbols if not s.name.startswith("_theta")}
-                found |= held[t]
-        return found
+        terms = {t for c in pool for t in c.terms}
+        return {s.name for t in terms for s in t.key.free_symbols if not s.name.startswith("_theta")}
 
     return [f for f in factors if f in names(candidates) - names(usable)]
 

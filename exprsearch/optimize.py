@@ -120,7 +120,7 @@ def optimize(
     index = np.flatnonzero(feasible)
     rounded = _digits(score)
     best = int(index[np.lexsort((time[index], rounded[index]))[0]])
-    pareto = _pareto(index, time, _digits(cost)) if cost is not None else [best]
+    pareto = _pareto(index, time, rounded) if cost is not None else [best]
     timed = not law.rate or work is not None
     choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()},  # noqa: E731
                               float(time[i]) if timed else None, None if cost is None else float(cost[i]),
