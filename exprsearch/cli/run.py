@@ -172,12 +172,13 @@ def run(
         _note(
             f"{len(results)} groups: each is shown by its law, its Pareto front written to front.csv beside it "
             "(exprsearch plot draws it; exprsearch profile ranks many series in one table)")
+    said: set[str] = set()  # the notes said whole once
     for name, folder, result in results:
         if grouped:
             out.rule(name)
         _report(result, folder, front=not compact)
         if not segments:
-            segmented.say_regime(result)
+            segmented.say_regime(result, said)
         beside.print_levels(checked.get(name, []), folder)
     if grouped:
         table = Table(Column("series", overflow="fold"), Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",

@@ -1,5 +1,6 @@
 """``run --segments``: each series split where its times change regime along a factor, and the
-note that points to it where a law misses its measurements by more than their noise."""
+notes that point to it, or to another grammar, where a law misses its measurements by more than
+their noise."""
 
 from dataclasses import replace
 
@@ -37,13 +38,16 @@ def split(datasets: dict, factor: str, rules, mapping: dict, intrinsic: tuple, s
     return parts
 
 
-def say_regime(result: Result) -> None:
+def say_regime(result: Result, said: set[str] | None = None) -> None:
     """Point to --segments where the law misses the measurements by more than their noise along a
-    factor measured at enough values to split (a change of regime no sum of terms follows)."""
+    factor measured at enough values to split (a change of regime no sum of terms follows), and,
+    where it misses them by far more, to Extra-P's form, whose constant may be negative: times that
+    fall towards zero within reach (a − b·log2 p) are no sum of non-negative terms. The second is
+    said whole once per run (``said`` holds what was), then by reference."""
     metrics = result.law.metrics
-    misfit = metrics.get("lack_of_fit_p")
-    if metrics.get("noise_sd_pct") == 0:  # identical repeats: any error fails the test, so ask for 1 %
-        if metrics["mape_pct"] <= 1:
+    misfit, noise, error = metrics.get("lack_of_fit_p"), metrics.get("noise_sd_pct"), metrics["mape_pct"]
+    if noise == 0:  # identical repeats: any error fails the test, so ask for 1 %
+        if error <= 1:
             return
     elif misfit is None or misfit >= 0.01:
         return
@@ -53,6 +57,18 @@ def say_regime(result: Result) -> None:
         _note(f"the law misses the measurements by more than their noise: if the times change regime along "
               f"{' or '.join(factors)} (a cache, memory or node boundary), --segments {named} fits a law on each "
               "side of the change")
+    if error >= max(GROSS, 5 * (noise or 0)) and result.grammar.name != "pmnf":
+        said = set() if said is None else said
+        _note(f"the law misses the measurements by far more than their noise (MAPE {error:.3g} % against "
+              f"{noise:.3g} %): " + ("no sum of the grammar's shapes follows them (see the note above on -g pmnf)"
+                                     if "gross" in said else
+                                     "no sum of the grammar's shapes follows them; where the times fall towards zero "
+                                     "within reach (a − b·log2 p), a law needs a negative constant beside a falling "
+                                     "term, as -g pmnf (Extra-P's form) allows, or a grammar file (docs/grammar.md)"))
+        said.add("gross")
+
+
+GROSS = 10.0  # MAPE %, where a misfit is too large to be the grammar's detail
 
 
 FIGURE = ("segments_along.png",)
