@@ -190,8 +190,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             continue
         share = _distinct_share(X[rows, j])
         word = _MEASUREMENT.search(names[j])
+        word = word.group(1) if word else "time" if reads_as_time(names[j]) else None  # comm_s beside fwd_s
         if word and share > 0.5:
-            named[names[j]] = (f"named as a measurement ({word.group(1)}) and different on {100 * share:.0f} % of "
+            named[names[j]] = (f"named as a measurement ({word}) and different on {100 * share:.0f} % of "
                                "the rows, where the settings repeat their levels")
         if share < UNIQUE:
             continue

@@ -118,6 +118,22 @@ def test_columns_named_as_measurements_that_differ_on_most_rows_are_left_out(tmp
     assert "_runtime (alone it gives time within" in note and "_timestamp (named as a measurement (timestamp)" in note
 
 
+def test_another_phase_s_time_beside_the_target_is_a_measurement(tmp_path):
+    """A table of phases (fwd_s, bwd_s, comm_s): fitting one, another phase's time differs on every
+    row while the settings repeat their levels, so it is no factor, even where it does not follow
+    the target (comm_s grows with log2 p where fwd_s falls as n/p); a time set at levels is kept."""
+    rng = np.random.default_rng(4)
+
+    def phases(frame):
+        return frame.assign(comm_s=(0.5 * np.log2(frame["p"]) + 0.1) * rng.uniform(0.98, 1.02, len(frame)),
+                            timeout_s=[60.0, 120.0, 600.0] * (len(frame) // 3))
+
+    data = load_table(_table(tmp_path, phases), "time")
+    assert data.factors == ("p", "n", "timeout_s")
+    note = next(n for n in data.notes if "measurements of the runs" in n)
+    assert "comm_s (named as a measurement (time) and different on 100 % of the rows" in note
+
+
 @pytest.mark.parametrize("extra", [
     # a setting named like a measurement but set at levels: an injected network latency
     lambda f: f.assign(latency_ms=[0.1, 1.0, 10.0] * (len(f) // 3)),
