@@ -40,7 +40,44 @@ def load_grouped(
     """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
     failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet."""
     path = Path(path)
+    return _grouped(read_table(path, sheet), path, target, by, factors, drop_missing, tolerate, sheet, drop_stray)
+
+
+def load_targets(
+    path: str | Path, targets: list[str], by: list[str], factors: list[str] | None = None, drop_missing: bool = False,
+    sheet: str | None = None, drop_stray: bool = False,
+) -> tuple[dict[str, Dataset], dict[str, str]]:
+    """One series per column of ``targets`` (a table of phases: fwd_s, bwd_s, comm_s), per group of
+    ``by`` where given (``model=a:fwd_s``), each without the other targets (no factor of it, nor a
+    setting that differs between its repeats); and the ones that cannot be fitted, with the reason."""
+    path = Path(path)
     frame = read_table(path, sheet)
+    columns = [str(c) for c in frame.columns]
+    targets = rejoined(targets, columns)
+    for target in targets:
+        require_column(target, columns, f"'{path}'", "target")
+    if len(set(targets)) < len(targets):
+        raise DataError(f"--target names {', '.join(t for t in targets if targets.count(t) > 1)} twice; name each once")
+    series, failures = {}, {}
+    for target in targets:
+        alone = frame.drop(columns=[t for t in targets if t != target])
+        if by:
+            groups, failed = _grouped(alone, path, target, by, factors, drop_missing, DataError, sheet, drop_stray)
+            series |= {f"{name}:{target}": data for name, data in groups.items()}
+            failures |= {f"{name}:{target}": why for name, why in failed.items()}
+            continue
+        try:
+            data = from_frame(alone.reset_index(drop=True), target, factors, drop_missing=drop_missing,
+                              drop_stray=drop_stray, name=f"{path.stem}-{target}", path=str(path),
+                              sha256=hashlib.sha256(path.read_bytes()).hexdigest(), lines=file_lines(frame.index))
+            series[target] = replace(data, sheet=sheet)
+        except DataError as exc:
+            failures[target] = str(exc)
+    return series, failures
+
+
+def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[str] | None, drop_missing: bool,
+             tolerate: type[DataError], sheet: str | None, drop_stray: bool) -> tuple[dict[str, Dataset], dict[str, str]]:
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else rejoined(list(by), columns)
     factors = None if factors is None else rejoined(factors, columns)

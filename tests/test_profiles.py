@@ -270,6 +270,38 @@ def test_a_series_whose_law_leaves_out_a_factor_for_want_of_configurations_ranks
     assert "model=b</td><td>—</td>" in page and "<p>—: the law leaves out a factor the data vary" in page
 
 
+def test_a_table_of_phases_is_a_series_per_target_column(tmp_path):
+    """Where time goes: --target fwd_s,bwd_s,comm_s models each phase as a series (per --by group
+    too), none taking another phase's time as a factor; the phase that grows ranks first."""
+    import csv
+
+    rng = np.random.default_rng(6)
+    lines = ["model,p,n,fwd_s,bwd_s,comm_s"] + [
+        f"{m},{p},{n},{k * n / p * (1 + 0.01 * rng.standard_normal()):.6g},"
+        f"{2 * k * n / p * (1 + 0.01 * rng.standard_normal()):.6g},"
+        f"{(0.5 * np.log2(p) + 0.1) * (1 + 0.01 * rng.standard_normal()):.6g}"
+        for m, k in (("a", 0.001), ("b", 0.003)) for p in (1, 2, 4, 8, 16) for n in (1000, 2000, 4000) for _ in range(2)]
+    (tmp_path / "phases.csv").write_text("\n".join(lines) + "\n")
+    result = run("profile", tmp_path / "phases.csv", "--target", "fwd_s,bwd_s,comm_s", "--by", "model",
+                 "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "o" / "laws.csv").open() as stream:
+        rows = list(csv.DictReader(stream))
+    assert {r["series"] for r in rows} == {f"model={m}:{t}" for m in "ab" for t in ("fwd_s", "bwd_s", "comm_s")}
+    assert {r["series"] for r in rows[:2]} == {"model=a:comm_s", "model=b:comm_s"}  # the phase that grows
+    assert all(set(json.loads(r.law_json)["factors"]) == {"p", "n"}
+               for r in from_summary((tmp_path / "o" / "laws.json").read_text())[1])
+    whole = run("profile", tmp_path / "phases.csv", "--target", "fwd_s,bwd_s,comm_s", "--factors", "p,n",
+                "--out", tmp_path / "w")
+    assert whole.exit_code == 0, whole.output
+    with (tmp_path / "w" / "laws.csv").open() as stream:
+        assert [r["series"] for r in csv.DictReader(stream)][0] == "comm_s"
+    typo = run("profile", tmp_path / "phases.csv", "--target", "fwd_s,bwdd_s", "--out", tmp_path / "t")
+    assert typo.exit_code == 2 and "target column 'bwdd_s' is not in" in typo.output
+    alone = run("profile", tmp_path / "phases.csv", "--target", "fwd_s", "--out", tmp_path / "a")
+    assert alone.exit_code == 2 and "or several --target columns (a time per phase)" in " ".join(alone.output.split())
+
+
 def test_a_rate_that_grows_least_ranks_first(tmp_path):
     """A throughput is good news when it grows: the series that scale worst are those whose rate
     grows least, so they rank first (a time's ranking, read the other way, put them last)."""

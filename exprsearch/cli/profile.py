@@ -24,7 +24,7 @@ SUMMARY = ("laws.csv", "laws.json")
 
 def profile(
     data: Annotated[Path, typer.Argument(help="An Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p), a directory of CUBE runs, or a table.")],
-    target: Annotated[str | None, typer.Option("--target", "-t", help="Tables: the measured column (default: 'value' if present).", rich_help_panel="Data")] = None,
+    target: Annotated[str | None, typer.Option("--target", "-t", help="Tables: the measured column (default: 'value' if present), or several, comma-separated (a time per phase: fwd_s,bwd_s,comm_s), each a series.", rich_help_panel="Data")] = None,
     by: Annotated[str | None, typer.Option(help="Tables: comma-separated columns naming a series (default: callpath/kernel and metric if present).", rich_help_panel="Data")] = None,
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP, rich_help_panel="Data")] = None,
@@ -201,7 +201,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     """The series of ``data`` and the ones that cannot be fitted, with their reasons; ``drops``:
     --drop-missing and --drop-stray."""
     from ..data import DataError
-    from ..grouped import load_grouped
+    from ..grouped import load_grouped, load_targets
     from ..readers import detect_format, load_profile
     from ..tables import read_table
     from .common import _split, _target_needed
@@ -218,9 +218,12 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     if target is None:
         raise _target_needed(data, what="the measured value", columns=columns)
     keys = _split(by) if by else [c for c in ("callpath", "kernel", "metric") if c in columns]
+    targets = _split(target)
+    if len(targets) > 1 and target not in columns:  # a table of phases: a series per column (per --by group)
+        return load_targets(data, targets, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)
     if not keys:
-        raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…); the columns of "
-                        f"'{data}' are {', '.join(columns)}")
+        raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…), or several --target "
+                        f"columns (a time per phase); the columns of '{data}' are {', '.join(columns)}")
     return load_grouped(data, target, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)
 
 
