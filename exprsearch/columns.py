@@ -132,6 +132,11 @@ def rejoined(names: list[str], columns: list[str]) -> list[str]:
 
 
 def require_column(name: str, columns: list[str], where: str, what: str) -> None:
+    pieces = [piece.strip() for piece in name.split(",")]
+    if name not in columns and what == "target" and len(pieces) > 1 and all(piece in columns for piece in pieces):
+        data = where[1:-1] if where.startswith("'") and where.endswith("'") else "DATA"  # where: 'path'
+        raise DataError(f"--target {name} names {len(pieces)} columns of {where}, and a law has one target: give "
+                        f"one, or model each with 'exprsearch profile {data} --target {name}'")
     if name not in columns:
         raise DataError(
             f"{what} column '{name}' is not in {where}{did_you_mean(name, columns)}; "

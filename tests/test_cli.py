@@ -161,6 +161,8 @@ def test_bad_grammars_exit_2_with_one_sentence(case, amdahl_csv, tmp_path):
 
 BAD_DATA = {
     "missing-target": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "tme"], "target column 'tme' is not in"),
+    "several-targets": ("p,fwd_s,bwd_s\n1,2,3\n2,1,1.5\n", ["-t", "fwd_s,bwd_s"],
+                        "--target fwd_s,bwd_s names 2 columns of '"),
     "nan": ("p,n,time\n1,2,3\n2,2,\n", ["-t", "time"], "column 'time' has missing or non-numeric values at line 3"),
     # pandas skips blank lines: the line named is still the file's (it said line 3)
     "nan-after-blank-line": ("p,n,time\n1,2,3\n\n2,2,\n4,2,1\n", ["-t", "time"], "non-numeric values at line 4;"),
