@@ -23,7 +23,9 @@ from .dialect import (
     sniff,
     trimmed,
 )
-from .errors import DataError, did_you_mean, missing_file
+from .errors import DataError, missing_file
+from .workbooks import BY_SHEET_ROW as _BY_SHEET_ROW
+from .workbooks import read_sheet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,7 +48,6 @@ WORKBOOKS = (".xlsx", ".xlsm")  # a spreadsheet's one sheet of data, rows placed
 _TEXT = (*_SEPARATORS, *_SNIFFED)  # a header line, then a line per row: read_table indexes rows by line
 SUFFIXES = frozenset(_READERS) | set(_TEXT) | set(WORKBOOKS)  # the extensions read_table reads
 _BY_LINE = "line - 2"  # the index name of rows read_table placed on their lines
-_BY_SHEET_ROW = "sheet row - 2"  # and on a workbook sheet's rows
 
 
 def lazy_pandas():
@@ -108,7 +109,7 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
             header = header_line(lines, 0)
             frame = _text(path, lines, encoding, pipes_only=suffix == ".md")
         else:
-            frame = _sheet(path, sheet, option) if suffix in WORKBOOKS else _READERS[suffix](path)
+            frame = read_sheet(path, sheet, option) if suffix in WORKBOOKS else _READERS[suffix](path)
     except DataError:  # a reader's own sentence, naming the line
         raise
     except UnicodeDecodeError as exc:  # Excel on Windows saves "CSV" in its own code page
@@ -212,61 +213,6 @@ def _scalars(frame: pd.DataFrame) -> pd.DataFrame:
         if frame[column].dtype.kind == "O" and frame[column].map(lambda v: isinstance(v, (list, dict))).any():
             frame[column] = frame[column].map(lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
     return frame
-
-
-def _sheet(path: Path, chosen: str | None = None, option: str = "--sheet") -> pd.DataFrame:
-    """The table on a workbook's one sheet that holds data: its header the first row of names
-    (below any title), each row indexed by its row on the sheet (as lines of a text file are),
-    empty rows and columns skipped; formulas give the values the spreadsheet last computed.
-    Several sheets with data are refused rather than one of them chosen unsaid, unless ``chosen``
-    names one."""
-    import zipfile
-
-    import openpyxl
-
-    try:
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
-        raise DataError(f"'{path}' is not an Excel workbook that can be read ({exc}); save it again as .xlsx, "
-                        "or the sheet as CSV") from None
-    try:
-        sheets = {sheet.title: [(number, row) for number, row in enumerate(sheet.iter_rows(values_only=True), 1)
-                                if any(_filled(v) for v in row)] for sheet in book.worksheets}
-    finally:
-        book.close()
-    filled = [name for name, rows in sheets.items() if rows]
-    if chosen is not None and chosen not in sheets:
-        raise DataError(f"{option} {chosen}: '{path}' has no such sheet{did_you_mean(chosen, list(sheets))}; its sheets are "
-                        f"{', '.join(sheets)}")
-    if chosen is None and len(filled) > 1:
-        largest = max(filled, key=lambda name: len(sheets[name]))  # the likelier table, as the example
-        raise DataError(f"'{path}' has data on {len(filled)} sheets ({', '.join(filled)}); name the one to read "
-                        f"with {option} ({largest}), or save it as CSV")
-    rows = sheets[chosen] if chosen is not None else sheets[filled[0]] if filled else []
-    if not rows:
-        raise DataError(f"'{path}' holds no rows of measurements; a law needs several")
-    # the header: the first row of two or more names (a title or a note may stand above it)
-    start = next((i for i, (_, row) in enumerate(rows)
-                  if sum(map(_filled, row)) >= 2 and all(isinstance(v, str) for v in row if _filled(v))), 0)
-    rows = rows[start:]
-    (_, header), body = rows[0], rows[1:]
-    width = max(len(row) for _, row in rows)
-    used = [j for j in range(width) if any(j < len(row) and _filled(row[j]) for _, row in rows)]
-    names = [str(header[j]).strip() if j < len(header) and _filled(header[j]) else f"Unnamed: {j}" for j in used]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            from openpyxl.utils import get_column_letter
-
-            first = used[names.index(name)]
-            raise DataError(f"'{path}' row {rows[0][0]} has two columns named '{name}' (columns "
-                            f"{get_column_letter(first + 1)} and {get_column_letter(used[i] + 1)}); rename one")
-    frame = lazy_pandas().DataFrame([[row[j] if j < len(row) else None for j in used] for _, row in body],
-                                    columns=names)
-    return frame.set_axis(lazy_pandas().Index([number for number, _ in body], name=_BY_SHEET_ROW) - 2, axis=0)
-
-
-def _filled(value: object) -> bool:
-    return value is not None and not (isinstance(value, str) and not value.strip())
 
 
 def _json_lines(path: Path) -> pd.DataFrame:
