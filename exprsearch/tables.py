@@ -189,7 +189,8 @@ def rows_named(rows: np.ndarray, numbering: int | np.ndarray) -> str:
 
 def _json(path: Path) -> pd.DataFrame:
     """A JSON table: a list of objects (a log; nested objects flatten to dotted columns, as in
-    :func:`_json_lines`), or any layout pandas reads (columns of values, split, index)."""
+    :func:`_json_lines`), such a list under one key of an object (an export's ``{"runs": […]}``,
+    said in a note), or any layout pandas reads (columns of values, split, index)."""
     import io
     import json
 
@@ -201,6 +202,17 @@ def _json(path: Path) -> pd.DataFrame:
                         + (f"measurements it was fitted on ({fitted})" if isinstance(fitted, str) else "measurements"))
     if isinstance(document, list) and document and all(isinstance(r, dict) for r in document):
         return _scalars(lazy_pandas().json_normalize(document))
+    listed = [k for k, v in document.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)] \
+        if isinstance(document, dict) else []
+    if len(listed) > 1:
+        raise DataError(f"'{path}' holds lists of rows under {len(listed)} keys ({', '.join(listed)}); save the one "
+                        "to fit as a file of its own, a list of objects")
+    if listed:  # an export that wraps its rows: {"runs": [{…}, …], "meta": {…}}
+        frame = _scalars(lazy_pandas().json_normalize(document[listed[0]]))
+        others = [k for k in document if k != listed[0]]
+        frame.attrs["read_as"] = (f"read the {len(frame)} rows listed under '{listed[0]}'" +
+                                  (f"; the file's other keys ({', '.join(others)}) hold no rows" if others else ""))
+        return frame
     return _scalars(lazy_pandas().read_json(io.StringIO(text)))  # the text read once, not the file again
 
 

@@ -272,3 +272,18 @@ def test_a_table_with_a_bad_line_among_many_is_refused_at_once(tmp_path):
             load_table(path, "time")
     finally:
         signal.alarm(0)
+
+
+def test_rows_an_export_lists_under_one_key_are_read_and_said(tmp_path):
+    """{"runs": [...], "meta": {...}}: the rows under the one key that lists objects, with a note
+    naming it and the keys that hold none; two such keys are refused, naming them."""
+    import json
+
+    rows = [{"p": p, "time": 1 + 10 / p} for p in (1, 2, 4, 8)]
+    (tmp_path / "wrapped.json").write_text(json.dumps({"meta": {"tool": "x"}, "runs": rows}))
+    data = load_table(tmp_path / "wrapped.json", "time")
+    assert data.X[:, 0].tolist() == [1, 2, 4, 8]
+    assert "read the 4 rows listed under 'runs'; the file's other keys (meta) hold no rows" in data.notes
+    (tmp_path / "two.json").write_text(json.dumps({"train": rows, "eval": rows}))
+    with pytest.raises(ExprsearchError, match=r"holds lists of rows under 2 keys \(train, eval\); save the one"):
+        load_table(tmp_path / "two.json", "time")
