@@ -180,6 +180,7 @@ def test_explain_reports_the_limit(law_file):
     assert result.exit_code == 0
     text = " ".join(result.output.split())
     assert "Time is lowest at p ≈ 32.66" in text and "time rises" in text
+    assert "warning: p = 1024 is 32× the largest measured p (32): extrapolating" in text  # as predict warns
     record = json.loads(run("explain", law_file, "--vary", "p=1..64", "--fix", "n=16000", "--json").stdout)
     assert record["limit"]["exact"] and record["limit"]["value"] == pytest.approx(32.6599, rel=1e-4)
 

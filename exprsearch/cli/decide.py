@@ -205,11 +205,9 @@ def _said(law, e, json_: bool, segment: str | None) -> dict | None:
 
     from ..configs import setting
 
-    if segment is None:
-        if e.factor in law.search.get("unpinned", {}) and (warning := _far_outside(law, e.factor, e.values.tolist())):
-            _warn(warning)
-        elif crossed := _past_change(law, e.factor, e.values.tolist()):  # the other segment's law holds there
-            _warn(crossed)
+    # past a change of regime, where the shapes are unpinned, or far beyond the measurements, as predict warns
+    if segment is None and (warning := _far_outside(law, e.factor, e.values.tolist())):
+        _warn(warning)
     # a fixed value far outside the measurements makes every row an extrapolation, as predict warns
     for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := _far_outside(law, f, [v]))]:
         _warn(f"--fix {warning}")
