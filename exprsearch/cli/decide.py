@@ -163,7 +163,8 @@ def explain_command(
     explained, note = _guard(work)
     if note:
         _note(note)
-    records = [_said(law, e, json_, segment) for segment, law, e in explained]
+    given = vary is not None and "=" in vary
+    records = [_said(law, e, json_, segment, given) for segment, law, e in explained]
     if json_:
         sys.stdout.write(json.dumps(records[0] if len(records) == 1 else {"segments": records}, indent=2) + "\n")
 
@@ -198,16 +199,19 @@ def _explained_segments(pieces, vary: str | None, fixed: dict[str, float], thres
                        "efficiency are from each side's first value")
 
 
-def _said(law, e, json_: bool, segment: str | None) -> dict | None:
+def _said(law, e, json_: bool, segment: str | None, given: bool = False) -> dict | None:
     """What explain says of one law (``segment``: the segment it holds on, where it is one of a
-    series' segments): the warnings, then the table and sentences, or the JSON record."""
+    series' segments; ``given``: --vary gave the range): the warnings, then the table and
+    sentences, or the JSON record."""
     import numpy as np
 
     from ..configs import setting
 
-    # past a change of regime, where the shapes are unpinned, or far beyond the measurements, as predict warns
-    if segment is None and (warning := _far_outside(law, e.factor, e.values.tolist())):
-        _warn(warning)
+    if segment is None:  # past a change of regime, where the shapes are unpinned, or beyond a given --vary range
+        values = e.values.tolist()  # (the default range says in a note how far past the measurements it goes)
+        unpinned = e.factor in law.search.get("unpinned", {})
+        if warning := _far_outside(law, e.factor, values) if given or unpinned else _past_change(law, e.factor, values):
+            _warn(warning)
     # a fixed value far outside the measurements makes every row an extrapolation, as predict warns
     for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := _far_outside(law, f, [v]))]:
         _warn(f"--fix {warning}")
