@@ -20,21 +20,9 @@ def read_sheet(path: Path, chosen: str | None = None, option: str = "--sheet") -
     empty rows and columns skipped; formulas give the values the spreadsheet last computed.
     Several sheets with data are refused rather than one of them chosen unsaid, unless ``chosen``
     names one."""
-    import zipfile
-
-    import openpyxl
     import pandas
 
-    try:
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
-        raise DataError(f"'{path}' is not an Excel workbook that can be read ({exc}); save it again as .xlsx, "
-                        "or the sheet as CSV") from None
-    try:
-        sheets = {sheet.title: [(number, row) for number, row in enumerate(sheet.iter_rows(values_only=True), 1)
-                                if any(_filled(v) for v in row)] for sheet in book.worksheets}
-    finally:
-        book.close()
+    sheets = _rows(path)
     filled = [name for name, rows in sheets.items() if rows]
     if chosen is not None and chosen not in sheets:
         raise DataError(f"{option} {chosen}: '{path}' has no such sheet{did_you_mean(chosen, list(sheets))}; its sheets are "
@@ -67,3 +55,26 @@ def read_sheet(path: Path, chosen: str | None = None, option: str = "--sheet") -
 
 def _filled(value: object) -> bool:
     return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def data_sheets(path: Path) -> list[str]:
+    """The names of a workbook's sheets that hold data, in the workbook's order."""
+    return [name for name, rows in _rows(path).items() if rows]
+
+
+def _rows(path: Path) -> dict[str, list[tuple[int, tuple]]]:
+    """Each sheet's rows that hold a value, with their numbers on the sheet."""
+    import zipfile
+
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except (zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
+        raise DataError(f"'{path}' is not an Excel workbook that can be read ({exc}); save it again as .xlsx, "
+                        "or the sheet as CSV") from None
+    try:
+        return {sheet.title: [(number, row) for number, row in enumerate(sheet.iter_rows(values_only=True), 1)
+                              if any(_filled(v) for v in row)] for sheet in book.worksheets}
+    finally:
+        book.close()

@@ -302,6 +302,31 @@ def test_a_table_of_phases_is_a_series_per_target_column(tmp_path):
     assert alone.exit_code == 2 and "or several --target columns (a time per phase)" in " ".join(alone.output.split())
 
 
+def test_a_workbook_of_a_sheet_per_series_is_a_profile(tmp_path):
+    """A workbook with a sheet per GPU is a series per sheet (with --by, per group of each sheet),
+    where run asks for --sheet; a target no sheet has stops with one sentence."""
+    import csv
+
+    from tests.test_tables import _workbook
+
+    laws = {"K80": lambda p: 2 + 40 / p, "P100": lambda p: 1 + 20 / p + 0.05 * p}
+    sheets = [[["p", "model", "time"]] + [[p, m, f(p) * (1 + 0.01 * k) * (2 if m == "big" else 1)]
+                                          for p in (1, 2, 4, 8, 16) for m in ("small", "big") for k in (-1, 1)]
+              for f in laws.values()]
+    path = _workbook(tmp_path / "gpus.xlsx", *sheets)
+    result = run("profile", path, "--target", "time", "--factors", "p", "--by", "model", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "o" / "laws.csv").open() as stream:
+        names = {r["series"] for r in csv.DictReader(stream)}
+    assert names == {f"sheet=sheet{i},model={m}" for i in (1, 2) for m in ("small", "big")}
+    whole = run("profile", path, "--target", "time", "--factors", "p", "--out", tmp_path / "w")
+    assert whole.exit_code == 0, whole.output
+    with (tmp_path / "w" / "laws.csv").open() as stream:
+        assert {r["series"] for r in csv.DictReader(stream)} == {"sheet=sheet1", "sheet=sheet2"}
+    typo = run("profile", path, "--target", "tme", "--out", tmp_path / "t")
+    assert typo.exit_code == 2 and "no sheet of" in typo.output and "target column 'tme' is not in" in typo.output
+
+
 def test_a_rate_that_grows_least_ranks_first(tmp_path):
     """A throughput is good news when it grows: the series that scale worst are those whose rate
     grows least, so they rank first (a time's ranking, read the other way, put them last)."""

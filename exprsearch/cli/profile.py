@@ -201,10 +201,9 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     """The series of ``data`` and the ones that cannot be fitted, with their reasons; ``drops``:
     --drop-missing and --drop-stray."""
     from ..data import DataError
-    from ..grouped import load_grouped, load_targets
     from ..readers import detect_format, load_profile
-    from ..tables import read_table
-    from .common import _split, _target_needed
+    from ..tables import WORKBOOKS
+    from ..workbooks import data_sheets
 
     fmt = fmt or detect_format(data)
     drop_missing, drop_stray = drops
@@ -213,6 +212,33 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
             raise DataError("--target, --by, --factors, --sheet and --drop-missing apply to tables; an Extra-P file "
                             "is split into series and names its parameters already")
         return load_profile(data, fmt, drop_stray)
+    sheets = data_sheets(data) if sheet is None and data.suffix.lower() in WORKBOOKS else []
+    if len(sheets) < 2:
+        return _sheet_series(data, target, by, factors, sheet, drops, whole=False)
+    series, failures = {}, {}  # a workbook of a sheet per series (a GPU, a cluster): each sheet is one
+    for name in sheets:
+        try:
+            found, failed = _sheet_series(data, target, by, factors, name, drops, whole=True)
+        except DataError as exc:
+            found, failed = {}, {"": str(exc)}
+        series |= {f"sheet={name}" + (f",{inner}" if inner else ""): d for inner, d in found.items()}
+        failures |= {f"sheet={name}" + (f",{inner}" if inner else ""): why for inner, why in failed.items()}
+    if not series:  # the same mistake on every sheet (a target no sheet has): one sentence, not a table of them
+        name, why = next(iter(failures.items()))
+        raise DataError(f"no sheet of '{data}' could be modelled; {name}: {why}")
+    return series, failures
+
+
+def _sheet_series(data: Path, target: str | None, by: str | None, factors: list[str] | None, sheet: str | None,
+                  drops: tuple[bool, bool], whole: bool):
+    """The series of a table (or of one sheet of a workbook): one per --by group, or per --target
+    column where several are named; ``whole``: the sheet is one series where neither is given."""
+    from ..data import DataError, load_table
+    from ..grouped import load_grouped, load_targets
+    from ..tables import read_table
+    from .common import _split, _target_needed
+
+    drop_missing, drop_stray = drops
     columns = [str(c) for c in read_table(data, sheet).columns]
     target = target or ("value" if "value" in columns else None)
     if target is None:
@@ -221,10 +247,12 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
     targets = _split(target)
     if len(targets) > 1 and target not in columns:  # a table of phases: a series per column (per --by group)
         return load_targets(data, targets, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)
-    if not keys:
-        raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…), or several --target "
-                        f"columns (a time per phase); the columns of '{data}' are {', '.join(columns)}")
-    return load_grouped(data, target, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)
+    if keys:
+        return load_grouped(data, target, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)
+    if whole:
+        return {"": load_table(data, target, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)}, {}
+    raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…), or several --target "
+                    f"columns (a time per phase); the columns of '{data}' are {', '.join(columns)}")
 
 
 def _print(rows, top: int, point: dict, scale: float, out) -> None:
