@@ -108,22 +108,24 @@ def test_devices_without_a_price_cost_device_time():
 
 
 @given(st.floats(0, 10), st.floats(0, 1000), st.floats(0, 1), st.sampled_from([None, "p"]), st.floats(0.01, 100))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True)  # the same laws in every run
 def test_the_cheapest_is_cheapest_and_the_pareto_set_is_undominated(a, b, c, devices, price):
-    """For any law a + b/p + c·p, the cheapest configuration costs the least (to 9 digits) and is
-    the fastest of those; no configuration is both faster and cheaper than one of the Pareto set,
-    which runs from fast and dear to slow and cheap."""
+    """For any law a + b/p + c·p, the cheapest configuration costs the least to 9 significant
+    digits and is the fastest of those; no configuration is both faster and cheaper than one of
+    the Pareto set, which runs from fast and dear to slow and cheap."""
     assume(a + b + c > 0)
     o = optimize(law("c0 + c1/p + c2*p", {"c0": a, "c1": b, "c2": c}), P, {"n": 1.0},
                  pricing=Pricing(price=price, devices=devices))
     p = P["p"]
     time = a + b / p + c * p
-    cost = time / 3600 * price * (p if devices else 1)
-    least = cost.min()
-    assert o.best.cost <= least * (1 + 1e-8)
-    alike = np.abs(cost - least) <= 1e-8 * least
-    assert o.best.time <= time[alike].min() * (1 + 1e-12)
-    front = [(x.time, x.cost) for x in o.pareto]
+
+    def nine(values):
+        return np.array([float(f"{v:.9g}") for v in np.atleast_1d(values)])
+
+    cost = nine(time / 3600 * price * (p if devices else 1))
+    alike = cost == cost.min()
+    assert nine(o.best.cost)[0] == cost.min() and o.best.time <= time[alike].min() * (1 + 1e-12)
+    front = [(x.time, nine(x.cost)[0]) for x in o.pareto]
     assert all(t1 < t2 and k1 > k2 for (t1, k1), (t2, k2) in zip(front, front[1:]))
     for t, k in front:
-        assert not np.any((time < t * (1 - 1e-9)) & (cost < k * (1 - 1e-8)))
+        assert not np.any((time < t * (1 - 1e-9)) & (cost < k))
