@@ -294,11 +294,44 @@ def unaffordable(candidates: Sequence[Candidate], usable: Sequence[Candidate], f
     """The factors the data vary that some candidate holds but no identifiable one does (every law
     in them has as many constants as there are configurations, say): a law leaves them out because
     the measurements cannot afford it, not because the times do not depend on them."""
-    def names(pool: Sequence[Candidate]) -> set[str]:
-        terms = {t for c in pool for t in c.terms}
-        return {s.name for t in terms for s in t.key.free_symbols if not s.name.startswith("_theta")}
+    held = _held(candidates)
+    return [f for f in factors if f in held - _held(usable)]
 
-    return [f for f in factors if f in names(candidates) - names(usable)]
+
+def unreached(candidates: Sequence[Candidate], factors: Sequence[str]) -> list[str]:
+    """The factors of the data that no candidate holds: the grammar's rules do not reach them
+    (they name factors of their own that the data lack, say)."""
+    held = _held(candidates)
+    return [f for f in factors if f not in held]
+
+
+def unreached_notes(left_out: Sequence[str], grammar: str) -> tuple[str, ...]:
+    """What a run says of the factors :func:`unreached` found."""
+    if not left_out:
+        return ()
+    listed = ", ".join(left_out)
+    return (f"grammar '{grammar}' reaches no term in {listed} of the data, so no law it holds follows "
+            f"{'it' if len(left_out) == 1 else 'them'}: --map binds a factor its rules name to a column (L=layers), "
+            "or a grammar such as default reaches every column",)
+
+
+def limits(candidates: Sequence[Candidate], usable: Sequence[Candidate], factors: Sequence[str]) -> dict[str, list]:
+    """For law.json's search: the factors no law could hold for want of configurations
+    (``unaffordable``) and those the grammar does not reach (``unreached``), where there are any."""
+    found = {"unaffordable": unaffordable(candidates, usable, factors), "unreached": unreached(candidates, factors)}
+    return {k: v for k, v in found.items() if v}
+
+
+def limit_notes(record: dict[str, list], configurations: np.ndarray, grammar: str) -> tuple[str, ...]:
+    """What a run says of the :func:`limits` found."""
+    return (left_out_notes(record.get("unaffordable", ()), configurations)
+            + unreached_notes(record.get("unreached", ()), grammar))
+
+
+def _held(pool: Sequence[Candidate]) -> set[str]:
+    """The factors the candidates' terms hold."""
+    terms = {t for c in pool for t in c.terms}
+    return {s.name for t in terms for s in t.key.free_symbols if not s.name.startswith("_theta")}
 
 
 def left_out_notes(left_out: Sequence[str], configurations: np.ndarray) -> tuple[str, ...]:

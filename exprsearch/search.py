@@ -26,7 +26,7 @@ from .compile import Compiler
 from .errors import SearchError, SettingsError, number, whole
 from .executor import check_scheduler
 from .fit import Fit, FitSettings, verify
-from .identify import ShapeRule, identifiable, left_out_notes, unaffordable, unpinned_notes, unpinned_record
+from .identify import ShapeRule, identifiable, limit_notes, limits, unpinned_notes, unpinned_record
 from .intercept import free_where_growing
 from .law import Law
 from .refine import Fitted, Progress, fit_all
@@ -154,9 +154,9 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
     spread = _bootstrap(ranking.law.fit, compiler, dataset, settings.resamples, settings.fit)
     unpinned = unpinned_record(ranking.law.fit.candidate.terms, shapes)
     alternatives = _rank.alternatives(fits, dataset.n_rows)
-    left_out = unaffordable(found.candidates, usable, dataset.factors)
+    bounds = limits(found.candidates, usable, dataset.factors)
     searched = {**_searched(found, fitted, skipped, ranking.law.fit), **({"unpinned": unpinned} if unpinned else {}),
-                **({"unaffordable": left_out} if left_out else {}),
+                **bounds,
                 **_plausible.record(ranking, alternatives, dataset.n_rows)}
     law = _law(ranking, dataset, bound, settings.fit.seed, spread, found, searched)
     rejected = Counter(skipped) + Counter(found.rejected)
@@ -165,7 +165,7 @@ def _search(data, target, grammar, factors, mapping, intrinsic, settings: Search
                    for name, value in bound.fixed.items())
     notes = (dataset.notes + absent + _domain_notes(dataset) + _space_notes(found)
              + _time_notes(fitted, settings.time_limit) + unpinned_notes(unpinned, law.domain)
-             + left_out_notes(left_out, dataset.configurations()))
+             + limit_notes(bounds, dataset.configurations(), bound.name))
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined,
                   alternatives, fitted.searched)
 

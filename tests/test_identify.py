@@ -211,3 +211,16 @@ def test_a_factor_no_identifiable_law_can_hold_is_said_left_out_for_want_of_conf
     assert not any(n.startswith("the law leaves out") for n in three.notes)
     flat = search({"p": [1.0, 2, 4, 8, 16] * 2, "time": [5.0, 5.02, 4.98, 5.01, 4.99] * 2}, "time", resamples=0)
     assert "unaffordable" not in flat.law.search  # a constant chosen on merit is not left out for want of data
+
+
+def test_factors_the_grammar_does_not_reach_are_said():
+    """A grammar whose rules name only p, on data that vary p and n: no law can follow n, and the
+    run says so (law.json: search.unreached) instead of leaving n out unsaid."""
+    rules = grammar.parse_text('[factors]\np = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n'
+                               '[rules]\nstart = ["c + c/p", "c + c*p"]\n')
+    p, n = np.meshgrid([1.0, 2, 4, 8], [1000.0, 4000])
+    data = {"p": p.ravel(), "n": n.ravel(), "time": (1 + n / (100 * p)).ravel()}
+    result = search(data, "time", rules, resamples=0)
+    assert result.law.search["unreached"] == ["n"]
+    assert any(note.startswith("grammar '") and "reaches no term in n of the data" in note for note in result.notes)
+    assert "unreached" not in search(data, "time", resamples=0).law.search  # the default grammar reaches both

@@ -57,7 +57,8 @@ def say_regime(result: Result, said: set[str] | None = None) -> None:
         _note(f"the law misses the measurements by more than their noise: if the times change regime along "
               f"{' or '.join(factors)} (a cache, memory or node boundary), --segments {named} fits a law on each "
               "side of the change")
-    if error >= max(GROSS, 5 * (noise or 0)) and result.grammar.name != "pmnf":
+    # (where the grammar does not reach a factor of the data, the run said so, and that comes first)
+    if error >= max(GROSS, 5 * (noise or 0)) and result.grammar.name != "pmnf" and not result.law.search.get("unreached"):
         said = set() if said is None else said
         _note(f"the law misses the measurements by far more than their noise (MAPE {error:.3g} % against "
               f"{noise:.3g} %): " + ("no sum of the grammar's shapes follows them (see the note above on -g pmnf)"
