@@ -58,7 +58,7 @@ def load_targets(
         require_column(target, columns, f"'{path}'", "target")
     if len(set(targets)) < len(targets):
         raise DataError(f"--target names {', '.join(t for t in targets if targets.count(t) > 1)} twice; name each once")
-    series, failures = {}, {}
+    series, failures, sha = {}, {}, hashlib.sha256(path.read_bytes()).hexdigest()
     for target in targets:
         alone = frame.drop(columns=[t for t in targets if t != target])
         if by:
@@ -69,7 +69,7 @@ def load_targets(
         try:
             data = from_frame(alone.reset_index(drop=True), target, factors, drop_missing=drop_missing,
                               drop_stray=drop_stray, name=f"{path.stem}-{target}", path=str(path),
-                              sha256=hashlib.sha256(path.read_bytes()).hexdigest(), lines=file_lines(frame.index))
+                              sha256=sha, lines=file_lines(frame.index))
             series[target] = replace(data, sheet=sheet)
         except DataError as exc:
             failures[target] = str(exc)

@@ -305,13 +305,13 @@ def unreached(candidates: Sequence[Candidate], factors: Sequence[str]) -> list[s
     return [f for f in factors if f not in held]
 
 
-def unreached_notes(left_out: Sequence[str], grammar: str) -> tuple[str, ...]:
+def unreached_notes(missed: Sequence[str], grammar: str) -> tuple[str, ...]:
     """What a run says of the factors :func:`unreached` found."""
-    if not left_out:
+    if not missed:
         return ()
-    listed = ", ".join(left_out)
+    listed = ", ".join(missed)
     return (f"grammar '{grammar}' reaches no term in {listed} of the data, so no law it holds follows "
-            f"{'it' if len(left_out) == 1 else 'them'}: --map binds a factor its rules name to a column (L=layers), "
+            f"{'it' if len(missed) == 1 else 'them'}: --map binds a factor its rules name to a column (L=layers), "
             "or a grammar such as default reaches every column",)
 
 
