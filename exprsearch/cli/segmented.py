@@ -57,16 +57,20 @@ def say_regime(result: Result, said: set[str] | None = None) -> None:
         _note(f"the law misses the measurements by more than their noise: if the times change regime along "
               f"{' or '.join(factors)} (a cache, memory or node boundary), --segments {named} fits a law on each "
               "side of the change")
-    # (where the grammar does not reach a factor of the data, the run said so, and that comes first)
-    if error >= max(GROSS, 5 * (noise or 0)) and result.grammar.name != "pmnf" and not result.law.search.get("unreached"):
-        said = set() if said is None else said
-        _note(f"the law misses the measurements by far more than their noise (MAPE {error:.3g} % against "
-              f"{noise:.3g} %): " + ("no sum of the grammar's shapes follows them (see the note above on -g pmnf)"
-                                     if "gross" in said else
-                                     "no sum of the grammar's shapes follows them; where the times fall towards zero "
-                                     "within reach (a − b·log2 p), a law needs a negative constant beside a falling "
-                                     "term, as -g pmnf (Extra-P's form) allows, or a grammar file (docs/grammar.md)"))
-        said.add("gross")
+    # where the grammar does not reach a factor of the data the run said so, and that comes first
+    if error < max(GROSS, 5 * (noise or 0)) or result.grammar.name == "pmnf" or result.law.search.get("unreached"):
+        return
+    said = set() if said is None else said
+    cut = bool(result.law.search.get("not_searched"))  # the remedy is then to search the rest
+    why = ("of the laws searched, none follows them; the notes above say what was not searched, which the "
+           "default --strategy auto, or a grammar's larger [limits], reaches" if cut else
+           "no sum of the grammar's shapes follows them; where the times fall towards zero within reach (a − b·log2 p), "
+           "a law needs a negative constant beside a falling term, as -g pmnf (Extra-P's form) allows, or a grammar "
+           "file (docs/grammar.md)")
+    kind = "cut" if cut else "gross"
+    _note(f"the law misses the measurements by far more than their noise (MAPE {error:.3g} % against {noise:.3g} %): "
+          + (f"{why.split(';')[0]} (see the note above)" if kind in said else why))
+    said.add(kind)
 
 
 GROSS = 10.0  # MAPE %, where a misfit is too large to be the grammar's detail
