@@ -104,6 +104,9 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
             raise DataError(f"'{path}' leaves --by column(s) {empty} empty at {where}: fill them in, or "
                             "pass --drop-missing to drop those rows")
         notes = [*notes, f"dropped {unnamed.size} row(s) in no --by group ({empty} empty): {where}"]
+        if unnamed.size == len(frame):
+            raise DataError(f"'{path}' leaves --by column(s) {empty} empty on every row, so no row is in a group; "
+                            "fill them in, or group by other columns")
     groups, failures = {}, {}
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
         name = group_name(zip(keys, values))

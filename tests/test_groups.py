@@ -251,3 +251,13 @@ def test_grouped_reading_is_still_imported_from_data():
     assert data.load_groups is grouped.load_groups and data.group_name is grouped.group_name
     with pytest.raises(AttributeError):
         data.no_such_reader  # noqa: B018
+
+
+def test_a_group_column_empty_on_every_row_stops_with_a_sentence(tmp_path):
+    """--drop-missing drops rows in no --by group; where that is every row, the run stops naming the
+    column, where it had crashed finding no group and no reason (robustness seed 111)."""
+    path = tmp_path / "t.csv"
+    path.write_text("kernel,metric,p,value\n,time,32,9.1\n,time,64,5.0\n")
+    result = CliRunner().invoke(app, ["run", str(path), "-t", "value", "--by", "kernel,metric", "--drop-missing",
+                                      "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "leaves --by column(s) kernel empty on every row" in " ".join(result.output.split())
