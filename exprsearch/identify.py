@@ -290,23 +290,8 @@ def unpinned_notes(unpinned: dict[str, dict], domain: dict[str, list[float]]) ->
 LEFT_OUT = "the law leaves out"  # how left_out_notes' note starts, for those who look for it
 
 
-def unaffordable(candidates: Sequence[Candidate], usable: Sequence[Candidate], factors: Sequence[str]) -> list[str]:
-    """The factors the data vary that some candidate holds but no identifiable one does (every law
-    in them has as many constants as there are configurations, say): a law leaves them out because
-    the measurements cannot afford it, not because the times do not depend on them."""
-    held = _held(candidates)
-    return [f for f in factors if f in held - _held(usable)]
-
-
-def unreached(candidates: Sequence[Candidate], factors: Sequence[str]) -> list[str]:
-    """The factors of the data that no candidate holds: the grammar's rules do not reach them
-    (they name factors of their own that the data lack, say)."""
-    held = _held(candidates)
-    return [f for f in factors if f not in held]
-
-
 def unreached_notes(missed: Sequence[str], grammar: str) -> tuple[str, ...]:
-    """What a run says of the factors :func:`unreached` found."""
+    """What a run says of the factors :func:`limits` finds the grammar does not reach."""
     if not missed:
         return ()
     listed = ", ".join(missed)
@@ -316,9 +301,14 @@ def unreached_notes(missed: Sequence[str], grammar: str) -> tuple[str, ...]:
 
 
 def limits(candidates: Sequence[Candidate], usable: Sequence[Candidate], factors: Sequence[str]) -> dict[str, list]:
-    """For law.json's search: the factors no law could hold for want of configurations
-    (``unaffordable``) and those the grammar does not reach (``unreached``), where there are any."""
-    found = {"unaffordable": unaffordable(candidates, usable, factors), "unreached": unreached(candidates, factors)}
+    """For law.json's search, where there are any: the factors of the data that some candidate
+    holds but no identifiable one does (``unaffordable``: every law in them has as many constants as
+    there are configurations, say, so a law leaves them out because the measurements cannot afford
+    it, not because the times do not depend on them), and those no candidate holds (``unreached``:
+    the grammar's rules name factors of their own)."""
+    held, afforded = _held(candidates), _held(usable)
+    found = {"unaffordable": [f for f in factors if f in held - afforded],
+             "unreached": [f for f in factors if f not in held]}
     return {k: v for k, v in found.items() if v}
 
 
@@ -335,7 +325,7 @@ def _held(pool: Sequence[Candidate]) -> set[str]:
 
 
 def left_out_notes(left_out: Sequence[str], configurations: np.ndarray) -> tuple[str, ...]:
-    """What a run says of the factors :func:`unaffordable` found."""
+    """What a run says of the factors :func:`limits` finds the data cannot afford."""
     if not left_out:
         return ()
     distinct = len(np.unique(configurations))

@@ -20,9 +20,9 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import sympy
 
 from . import advice
@@ -33,6 +33,9 @@ from .plausible import NOISE_FLOOR, plausible
 from .search import Result
 from .uncertainty import linear_spread
 from .vocabulary import to_readable
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PLAUSIBLE_COUNT = 24  # plausible laws besides the chosen one (exprsearch/plausible.py)
 PLAN_STEPS = 300  # Frank-Wolfe iterations of the budget plan
