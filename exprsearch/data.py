@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import rowfilter
 from .cells import check_dates, check_written, mostly_numbers, stray_values, strays
 from .columns import check_factor_columns, check_settings, columns_named, inferred, require_column
 from .errors import DataError, ShortData
@@ -23,6 +24,8 @@ from .vocabulary import law_name
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .rowfilter import Condition
 
 def is_frame(data: object) -> bool:
     """Whether ``data`` is a pandas DataFrame, without importing pandas when it is not loaded."""
@@ -57,6 +60,7 @@ class Dataset:
     # --measure: the relative noise variance of each row (the statistic of its runs) and the
     # degrees of freedom of the runs that measured it, as no row repeats another
     noise: tuple[float, int] | None = None
+    where: tuple[str, ...] = ()  # --where: the conditions the file's rows were kept by, as reading it again must
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -92,23 +96,31 @@ def load_table(
     drop_missing: bool = False,
     sheet: str | None = None,
     drop_stray: bool = False,
+    where: Sequence[Condition] = (),
 ) -> Dataset:
     """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel table (``sheet``: a workbook's sheet) and
-    validate it into a :class:`Dataset`; ``drop_stray`` drops runs far from their repeats."""
+    validate it into a :class:`Dataset`; ``drop_stray`` drops runs far from their repeats, and
+    ``where`` keeps the rows that meet its conditions (``--where``)."""
     path = Path(path)
     raw = read_bytes(path)
-    plain = None if raw is None or sheet is not None else plain_columns(raw, path.suffix)
+    plain = None if raw is None or sheet is not None or where else plain_columns(raw, path.suffix)
     if plain is not None:
         return from_columns(plain, target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
                             name=path.stem, path=str(path),
                             sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
-    frame = read_table(path, sheet)  # says why a file that could not be read cannot be
+    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'")  # read_table says why it cannot be read
     data = from_frame(
         frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
         name=path.stem,
         path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=file_lines(frame.index),
     )
-    return replace(data, sheet=sheet)
+    return replace(data, sheet=sheet, **filtered(data, where, kept))
+
+
+def filtered(data: Dataset, where: Sequence[Condition], kept: str | None) -> dict:
+    """The fields of a Dataset read with ``--where`` conditions: the conditions, and the note of
+    how many rows they kept first among its notes."""
+    return {"where": rowfilter.recorded(where), "notes": (kept, *data.notes)} if where else {}
 
 
 def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Path) -> dict[str, np.ndarray]:

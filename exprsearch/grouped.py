@@ -4,15 +4,21 @@ column(s): frameworks, GPUs or models measured in one file, each with a law of i
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import rowfilter
 from .columns import inferred, rejoined, require_column
-from .data import Dataset, from_frame
+from .data import Dataset, filtered, from_frame
 from .errors import DataError
 from .tables import file_lines, read_table, rows_named
+
+if TYPE_CHECKING:
+    from .rowfilter import Condition
 
 
 def group_name(pairs) -> str:
@@ -36,22 +42,25 @@ def load_groups(
 def load_grouped(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
     tolerate: type[DataError] = DataError, sheet: str | None = None, drop_stray: bool = False,
+    where: Sequence[Condition] = (),
 ) -> tuple[dict[str, Dataset], dict[str, str]]:
     """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
-    failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet."""
+    failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet;
+    ``where``: the --where conditions whose rows are grouped."""
     path = Path(path)
-    return _grouped(read_table(path, sheet), path, target, by, factors, drop_missing, tolerate, sheet, drop_stray)
+    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'")
+    return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept))
 
 
 def load_targets(
     path: str | Path, targets: list[str], by: list[str], factors: list[str] | None = None, drop_missing: bool = False,
-    sheet: str | None = None, drop_stray: bool = False,
+    sheet: str | None = None, drop_stray: bool = False, where: Sequence[Condition] = (),
 ) -> tuple[dict[str, Dataset], dict[str, str]]:
     """One series per column of ``targets`` (a table of phases: fwd_s, bwd_s, comm_s), per group of
     ``by`` where given (``model=a:fwd_s``), each without the other targets (no factor of it, nor a
     setting that differs between its repeats); and the ones that cannot be fitted, with the reason."""
     path = Path(path)
-    frame = read_table(path, sheet)
+    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'")
     columns = [str(c) for c in frame.columns]
     targets = rejoined(targets, columns)
     for target in targets:
@@ -62,7 +71,8 @@ def load_targets(
     for target in targets:
         alone = frame.drop(columns=[t for t in targets if t != target])
         if by:
-            groups, failed = _grouped(alone, path, target, by, factors, drop_missing, DataError, sheet, drop_stray)
+            groups, failed = _grouped(alone, path, target, by, factors, drop_missing, DataError, sheet, drop_stray,
+                                      (where, kept))
             series |= {f"{name}:{target}": data for name, data in groups.items()}
             failures |= {f"{name}:{target}": why for name, why in failed.items()}
             continue
@@ -70,14 +80,15 @@ def load_targets(
             data = from_frame(alone.reset_index(drop=True), target, factors, drop_missing=drop_missing,
                               drop_stray=drop_stray, name=f"{path.stem}-{target}", path=str(path),
                               sha256=sha, lines=file_lines(frame.index))
-            series[target] = replace(data, sheet=sheet)
+            series[target] = replace(data, sheet=sheet, **filtered(data, where, kept))
         except DataError as exc:
             failures[target] = str(exc)
     return series, failures
 
 
 def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[str] | None, drop_missing: bool,
-             tolerate: type[DataError], sheet: str | None, drop_stray: bool) -> tuple[dict[str, Dataset], dict[str, str]]:
+             tolerate: type[DataError], sheet: str | None, drop_stray: bool,
+             filtering: tuple[Sequence[Condition], str | None] = ((), None)) -> tuple[dict[str, Dataset], dict[str, str]]:
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else rejoined(list(by), columns)
     factors = None if factors is None else rejoined(factors, columns)
@@ -117,7 +128,8 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
                 name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
                 lines=file_lines(group.index),  # the group's rows where the file has them
             )
-            groups[name] = replace(data, notes=(*notes, *data.notes), sheet=sheet,
+            data = replace(data, notes=(*notes, *data.notes))
+            groups[name] = replace(data, sheet=sheet, **filtered(data, *filtering),
                                    group=tuple((k, v.item() if hasattr(v, "item") else v) for k, v in zip(keys, values)))
         except tolerate as exc:
             failures[name] = str(exc)

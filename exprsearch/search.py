@@ -357,6 +357,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
         dataset={"path": dataset.path, "sha256": dataset.sha256, **({"series": dataset.series} if dataset.series else {}),
                  **({"sheet": dataset.sheet} if dataset.sheet else {}),
                  **({"group": dict(dataset.group)} if dataset.group else {}),
+                 **({"where": list(dataset.where)} if dataset.where else {}),
                  **({"drop_missing": True} if dataset.drop_missing else {}),
                  **({"drop_stray": True} if dataset.drop_stray else {}),
                  **({"steps": dataset.steps} if dataset.steps else {}),

@@ -104,16 +104,17 @@ def test_tutorials_run_as_written(path, tmp_path, monkeypatch):
     with contextlib.redirect_stdout(printed):
         for code in blocks(path, "python"):
             exec(compile(code, str(path), "exec"), {})
-    flat = " ".join(printed.getvalue().split())
-    for shown in blocks(path, "text"):  # what the page says the code prints, line by line
-        for line in shown.splitlines():
-            assert " ".join(line.split()) in flat, (path.name, line)
     commands = [line[2:] for block in blocks(path, "console") for line in block.splitlines()
                 if line.startswith("$ exprsearch ")]
     assert commands
     for command in commands:
         result = CliRunner().invoke(app, shlex.split(command)[1:])
         assert result.exit_code == 0, (command, result.output)
+        printed.write(result.output)
+    flat = " ".join(printed.getvalue().split())
+    for shown in blocks(path, "text"):  # what the page says the code and the commands print, line by line
+        for line in shown.splitlines():
+            assert " ".join(line.split()) in flat, (path.name, line)
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)

@@ -179,6 +179,10 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
     return pairs
 
 
+WHERE_HELP = ("Fit only the rows that meet this condition: framework=PyTorch, model=a,b (any of them), gpus<=8 "
+              "(also <, >=, >, !=); repeatable, all must hold. On an Extra-P file, a condition on its parameters.")
+
+
 def _split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
@@ -237,15 +241,18 @@ def _check_kind(given: str | None) -> None:
 
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drops: tuple[bool, bool],
-              by: str | None = None, sheet: str | None = None):
+              by: str | None = None, sheet: str | None = None, where: list[str] = ()):
     """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
-    file's CALLPATH:METRICs; and the --by groups that cannot be fitted, with the reason (an error
-    where none can). ``drops``: --drop-missing and --drop-stray."""
+    file's CALLPATH:METRICs, of the rows (or points) ``where``'s --where conditions keep; and the
+    --by groups that cannot be fitted, with the reason (an error where none can). ``drops``:
+    --drop-missing and --drop-stray."""
     from ..data import DataError, load_table
     from ..errors import ShortData
     from ..grouped import load_grouped
     from ..readers import detect_format, load_series
+    from ..rowfilter import parse
 
+    conditions = parse(where)  # a malformed --where, before the file is read
     fmt = fmt or detect_format(data)
     drop_missing, drop_stray = drops
     if fmt == "table":
@@ -254,21 +261,21 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
         if by is not None:
             # a group too small for a law is named and the others fitted; a bad value stops the run
             groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
-                                          tolerate=ShortData, sheet=sheet, drop_stray=drop_stray)
+                                          tolerate=ShortData, sheet=sheet, drop_stray=drop_stray, where=conditions)
             if not groups:
                 name, reason = next(iter(failed.items()))
                 raise DataError(f"group {name}: {reason}" if len(failed) == 1 else
                                 f"no group could be fitted; the first, {name}: {reason}")
             return groups, failed
         return {"": load_table(data, target, _split(factors), drop_missing=drop_missing, sheet=sheet,
-                               drop_stray=drop_stray)}, {}
+                               drop_stray=drop_stray, where=conditions)}, {}
     if sheet is not None:
         raise DataError(f"--sheet {sheet}: '{data}' is no Excel workbook; --sheet names a workbook's sheet")
     if by is not None:
         raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
     if drop_missing:
         raise DataError("--drop-missing drops a table's rows; an Extra-P file holds no missing values")
-    return load_series(data, fmt, target, drop_stray), {}
+    return load_series(data, fmt, target, drop_stray, conditions), {}
 
 
 def _check_prices(price: float | None, table: Path | None, sheet: str | None, time_unit: str | None) -> None:

@@ -79,26 +79,28 @@ def _read_given(law, data: Path):
     from ..errors import DataError
     from ..grouped import group_name, load_grouped
     from ..readers import detect_format, load_series
+    from ..rowfilter import from_record
     from ..tables import WORKBOOKS
 
     fmt = detect_format(data)
     stray = bool(law.dataset.get("drop_stray"))  # read as it was fitted: without the runs dropped then
+    where = from_record(law.dataset)  # and of the rows its --where kept
     if fmt == "table":
         workbook = Path(data).suffix.lower() in WORKBOOKS  # the sheet the law was fitted on
         sheet, dropping = law.dataset.get("sheet") if workbook else None, bool(law.dataset.get("drop_missing"))
         group = law.dataset.get("group")
         if not group:
             return load_table(data, law.target, list(law.factors), drop_missing=dropping, sheet=sheet,
-                              drop_stray=stray)
+                              drop_stray=stray, where=where)
         # the rows of the --by group the law was fitted on, not the whole table
         groups, _ = load_grouped(data, law.target, list(group), list(law.factors), dropping, sheet=sheet,
-                                 drop_stray=stray)
+                                 drop_stray=stray, where=where)
         name = group_name(group.items())
         if name not in groups:
             raise DataError(f"'{data}' holds no rows of {name}, the group the law was fitted on")
         return groups[name]
     series = law.dataset.get("series")
-    found = load_series(data, fmt, target=series, drop_stray=stray)
+    found = load_series(data, fmt, target=series, drop_stray=stray, where=where)
     if len(found) > 1:
         raise DataError(f"'{data}' holds {len(found)} series and the law names none of them; pass the table the "
                         "law was fitted on")

@@ -37,7 +37,7 @@ def predict(
             from ..data import configurations
             from ..tables import file_lines, read_table
 
-            frame = _of_group(read_table(data, sheet), law, data)
+            frame = _of_selection(_of_group(read_table(data, sheet), law, data), law, data)
             present = {law_name(str(c)) for c in frame.columns}  # a factor the law leaves out may be missing
             columns = configurations(frame, tuple(f for f in law.factors if law.uses(f) or f in present), data)
             lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
@@ -260,6 +260,34 @@ def _of_group(frame, law, data: Path):
             f"predicting the {int(mine.sum())} row(s) of {name}, the group the law was fitted on; left out "
             f"{int((~mine).sum())} row(s) of other groups ({rows_named(np.flatnonzero(~mine), 0 if lines is None else lines)})")
     return frame[mine]
+
+
+def _of_selection(frame, law, data: Path):
+    """The rows of a --data table that the law's --where picked by name (framework=PyTorch), where
+    the table has that column: the law says nothing of the others. Conditions on the law's own
+    factors (gpus<=8) are not applied: predicting beyond the measured range is what --data is for."""
+    from ..errors import DataError
+    from ..rowfilter import from_record, keep
+    from ..tables import file_lines, rows_named
+
+    columns = {str(c) for c in frame.columns}
+    chosen = [c for c in from_record(law.dataset) if c.column in columns and law_name(c.column) not in law.factors
+              and law_name(c.column) not in law.held]
+    if not chosen:
+        return frame
+    said = " and ".join(map(str, chosen))
+    try:
+        kept, _ = keep(frame, chosen, f"'{data}'")
+    except DataError:
+        raise DataError(f"'{data}' holds no row where {said}, the rows the law was fitted on (its --where); give a "
+                        f"table of such configurations, or one without the column(s) "
+                        f"{', '.join(c.column for c in chosen)}") from None
+    if len(kept) < len(frame):
+        lines = file_lines(frame.index)
+        left = np.flatnonzero(~frame.index.isin(kept.index))
+        _note(f"predicting the {len(kept)} row(s) where {said}, as the law was fitted (its --where); left out "
+              f"{len(left)} other row(s) ({rows_named(left, 0 if lines is None else lines)})")
+    return kept
 
 
 def _check_held(frame, law, data, lines) -> None:

@@ -17,7 +17,15 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .common import DROP_STRAY_HELP, FORMAT_HELP, INTRINSIC_HELP, LOSS_HELP, STRATEGY_HELP, VALIDATION_HELP
+from .common import (
+    DROP_STRAY_HELP,
+    FORMAT_HELP,
+    INTRINSIC_HELP,
+    LOSS_HELP,
+    STRATEGY_HELP,
+    VALIDATION_HELP,
+    WHERE_HELP,
+)
 
 SUMMARY = ("laws.csv", "laws.json")
 
@@ -47,6 +55,7 @@ def profile(
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput); a rate that grows little ranks first. Default: read from each target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Tables: drop rows with missing values (or in no --by series) instead of stopping.", rich_help_panel="Data")] = False,
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
+    where: Annotated[list[str], typer.Option(help=WHERE_HELP, rich_help_panel="Data")] = [],  # noqa: B006
     measure: Annotated[str, typer.Option(help="Fit every run (all), or each configuration's mean, median, min or max of its runs (Extra-P's --measure; min resists a shared machine's interference).", rich_help_panel="Data")] = "all",
     segments: Annotated[str | None, typer.Option(help="Model a series whose times change regime along this factor by the segment above the change, where two laws explain them much better than one (run's --segments; the law below is in the series' notes).", rich_help_panel="Search")] = None,
     loss: Annotated[str, typer.Option(help=LOSS_HELP, rich_help_panel="Search")] = "squared",
@@ -82,7 +91,8 @@ def profile(
         if not (force or resume):
             _export.check_free(directory, SUMMARY + (("report.html",) if report else ()) + (("series",) if laws else ()))
         check_measure(measure)  # before the data are read
-        series, failures = _series(data, fmt, target, by, cli._split(factors), sheet, (drop_missing, drop_stray))
+        series, failures = _series(data, fmt, target, by, cli._split(factors), sheet, (drop_missing, drop_stray),
+                                   where)
         series = {name: summarised(dataset, measure) for name, dataset in series.items()}
         if segments and not any(law_name(segments) in dataset.factors for dataset in series.values()):
             raise SettingsError(f"--segments {segments}: no series has a factor {law_name(segments)} (their factors: "
@@ -98,7 +108,7 @@ def profile(
         # each only when given, so that a summary written before these options resumes
         context.update({k: v for k, v in (("target_kind", target_kind), ("map", mapping), ("sheet", sheet),
                                           ("intrinsic", list(intrinsic_factors)), ("drop_missing", drop_missing),
-                                          ("drop_stray", drop_stray),
+                                          ("drop_stray", drop_stray), ("where", list(where)),
                                           ("measure", "" if measure == "all" else measure),
                                           ("segments", law_name(segments) if segments else ""),
                                           ("loss", "" if loss == "squared" else loss),
@@ -197,28 +207,30 @@ def profile(
 
 
 def _series(data: Path, fmt: str | None, target: str | None, by: str | None, factors: list[str] | None,
-            sheet: str | None = None, drops: tuple[bool, bool] = (False, False)):
+            sheet: str | None = None, drops: tuple[bool, bool] = (False, False), where: list[str] = ()):
     """The series of ``data`` and the ones that cannot be fitted, with their reasons; ``drops``:
-    --drop-missing and --drop-stray."""
+    --drop-missing and --drop-stray; ``where``: the --where conditions the rows must meet."""
     from ..data import DataError
     from ..readers import detect_format, load_profile
+    from ..rowfilter import parse
     from ..tables import WORKBOOKS
     from ..workbooks import data_sheets
 
+    conditions = parse(where)  # a malformed --where, before the file is read
     fmt = fmt or detect_format(data)
     drop_missing, drop_stray = drops
     if fmt != "table":
         if target or by or factors or sheet or drop_missing:
             raise DataError("--target, --by, --factors, --sheet and --drop-missing apply to tables; an Extra-P file "
                             "is split into series and names its parameters already")
-        return load_profile(data, fmt, drop_stray)
+        return load_profile(data, fmt, drop_stray, conditions)
     sheets = data_sheets(data) if sheet is None and data.suffix.lower() in WORKBOOKS else []
     if len(sheets) < 2:
-        return _sheet_series(data, target, by, factors, sheet, drops, whole=False)
+        return _sheet_series(data, target, by, factors, sheet, drops, conditions, whole=False)
     series, failures = {}, {}  # a workbook of a sheet per series (a GPU, a cluster): each sheet is one
     for name in sheets:
         try:
-            found, failed = _sheet_series(data, target, by, factors, name, drops, whole=True)
+            found, failed = _sheet_series(data, target, by, factors, name, drops, conditions, whole=True)
         except DataError as exc:
             found, failed = {}, {"": str(exc)}
         series |= {f"sheet={name}" + (f",{inner}" if inner else ""): d for inner, d in found.items()}
@@ -230,7 +242,7 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
 
 
 def _sheet_series(data: Path, target: str | None, by: str | None, factors: list[str] | None, sheet: str | None,
-                  drops: tuple[bool, bool], whole: bool):
+                  drops: tuple[bool, bool], where, whole: bool):
     """The series of a table (or of one sheet of a workbook): one per --by group, or per --target
     column where several are named; ``whole``: the sheet is one series where neither is given."""
     from ..data import DataError, load_table
@@ -246,11 +258,12 @@ def _sheet_series(data: Path, target: str | None, by: str | None, factors: list[
     keys = _split(by) if by else [c for c in ("callpath", "kernel", "metric") if c in columns]
     targets = _split(target)
     if len(targets) > 1 and target not in columns:  # a table of phases: a series per column (per --by group)
-        return load_targets(data, targets, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)
+        return load_targets(data, targets, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray, where=where)
     if keys:
-        return load_grouped(data, target, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)
+        return load_grouped(data, target, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray, where=where)
     if whole:
-        return {"": load_table(data, target, factors, drop_missing, sheet=sheet, drop_stray=drop_stray)}, {}
+        return {"": load_table(data, target, factors, drop_missing, sheet=sheet, drop_stray=drop_stray,
+                               where=where)}, {}
     raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…), or several --target "
                     f"columns (a time per phase); the columns of '{data}' are {', '.join(columns)}")
 

@@ -33,6 +33,7 @@ from .common import (
     STRATEGY_HELP,
     TIME_LIMIT_HELP,
     VALIDATION_HELP,
+    WHERE_HELP,
     Heartbeat,
     _check_kind,
     _datasets,
@@ -77,6 +78,7 @@ def run(
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
     measure: Annotated[str, typer.Option(help="Fit every run (all), or each configuration's mean, median, min or max of its runs (Extra-P's --measure; min resists a shared machine's interference).", rich_help_panel="Data")] = "all",
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
+    where: Annotated[list[str], typer.Option(help=WHERE_HELP, rich_help_panel="Data")] = [],  # noqa: B006
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput), for optimize, explain and suggest. Default: read from the target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     plot: Annotated[bool, typer.Option("--plot", help="Also write PNG figures (needs matplotlib).", rich_help_panel="Output")] = False,
     report: Annotated[bool, typer.Option("--report", help="Also write report.html (figures need matplotlib).", rich_help_panel="Output")] = False,
@@ -96,7 +98,7 @@ def run(
         _check_kind(target_kind)  # before the data are read
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
         check_measure(measure)  # before the data are read
-        datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet)
+        datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet, where)
         datasets = {name: summarised(dataset, measure) for name, dataset in datasets.items()}
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
@@ -108,9 +110,9 @@ def run(
         if segments:
             datasets = segmented.split(datasets, law_name(segments), rules, mapping, intrinsic_factors, settings,
                                        json_)
-        where = {name: _place(directory, name, dataset, len(datasets)) for name, dataset in datasets.items()}
-        parents = {where[name].parent for name, dataset in datasets.items() if dataset.segment} if plot else set()
-        for folder, files in [*((f, names) for f in where.values()), *((f, segmented.FIGURE) for f in parents)]:
+        placed = {name: _place(directory, name, dataset, len(datasets)) for name, dataset in datasets.items()}
+        parents = {placed[name].parent for name, dataset in datasets.items() if dataset.segment} if plot else set()
+        for folder, files in [*((f, names) for f in placed.values()), *((f, segmented.FIGURE) for f in parents)]:
             if force:  # before the search, not after it
                 export.check_writable(folder)
             else:
@@ -135,13 +137,13 @@ def run(
                     continue
             if kinds[name]:  # law.json says what the target is, where the user or its name said it
                 result = replace(result, law=replace(result.law, target_kind=kinds[name]))
-            export.write(result.law, result.ranking, where[name], overwrite=force)
+            export.write(result.law, result.ranking, placed[name], overwrite=force)
             if levels and intrinsic_factors:
-                checked[name] = beside.levels(result, intrinsic_factors, settings.fit, where[name])
+                checked[name] = beside.levels(result, intrinsic_factors, settings.fit, placed[name])
             if plot or report:
                 verdicts = [sentence for sentence, _ in checked.get(name, [])]
-                _figures_and_report(result, where[name], plot, report, verdicts)
-            results.append((name, where[name], result))
+                _figures_and_report(result, placed[name], plot, report, verdicts)
+            results.append((name, placed[name], result))
         drawn.extend(segmented.figures(results, whole) if plot and parents else ())
         if failed and not results:
             name, reason = next(iter(failed.items()))

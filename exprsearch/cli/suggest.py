@@ -20,6 +20,7 @@ from .common import (
     STRATEGY_HELP,
     TIME_LIMIT_HELP,
     VALIDATION_HELP,
+    WHERE_HELP,
 )
 
 
@@ -47,6 +48,7 @@ def suggest(
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.", rich_help_panel="Data")] = False,
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
+    where: Annotated[list[str], typer.Option(help=WHERE_HELP, rich_help_panel="Data")] = [],  # noqa: B006
     fmt: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP, rich_help_panel="Data")] = None,
     map_: Annotated[list[str], typer.Option("--map", help=MAP_HELP, rich_help_panel="Data")] = [],  # noqa: B006
     intrinsic: Annotated[str | None, typer.Option(help=INTRINSIC_HELP, rich_help_panel="Data")] = None,
@@ -97,7 +99,7 @@ def suggest(
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         columns = _series_columns(by, series)
         datasets, failed = _datasets(data, target, factors, fmt, (drop_missing, drop_stray),
-                                     ",".join(columns) if columns else None, sheet=sheet)
+                                     ",".join(columns) if columns else None, sheet=sheet, where=where)
         if columns:
             dataset = _one_series(datasets, failed, series)
         elif len(datasets) != 1:

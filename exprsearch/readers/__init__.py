@@ -7,16 +7,21 @@ from __future__ import annotations
 
 import hashlib
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import rowfilter
 from ..data import Dataset, from_columns
 from ..errors import DataError, missing_file
 from ..tables import SUFFIXES, WORKBOOKS
 from .profile import Profile
+
+if TYPE_CHECKING:
+    from ..rowfilter import Condition
 
 
 def _readers() -> dict[str, Callable[[Path], Profile]]:
@@ -117,10 +122,11 @@ def read_profile(path: str | Path, fmt: str | None = None) -> Profile:
 
 
 def load_series(path: str | Path, fmt: str | None = None, target: str | None = None,
-                drop_stray: bool = False) -> dict[str, Dataset]:
+                drop_stray: bool = False, where: Sequence[Condition] = ()) -> dict[str, Dataset]:
     """One Dataset per ``callpath:metric`` of an Extra-P file (repetitions are rows), or only the
     one ``target`` names (``callpath:metric``, or a callpath that has one metric); ``drop_stray``
-    drops repetitions far from the others of their point."""
+    drops repetitions far from the others of their point, ``where`` keeps the points that meet its
+    conditions on the parameters (``--where``)."""
     path = Path(path)
     profile = read_profile(path, fmt)
     series = profile.series
@@ -130,7 +136,7 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
             raise DataError(f"'{path}' has no single series '{target}'; its series are {', '.join(series)} "
                             "(pass --target CALLPATH:METRIC)")
         series = {matches[0]: series[matches[0]]}
-    datasets, failures = _datasets(path, profile, series, drop_stray)
+    datasets, failures = _datasets(path, profile, series, drop_stray, where)
     if failures:
         name, message = next(iter(failures.items()))
         count = f"{len(failures)} of its {len(series)} series cannot be fitted; " if len(failures) > 1 else ""
@@ -143,21 +149,31 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
     return datasets
 
 
-def load_profile(path: str | Path, fmt: str | None = None,
-                 drop_stray: bool = False) -> tuple[dict[str, Dataset], dict[str, str]]:
+def load_profile(path: str | Path, fmt: str | None = None, drop_stray: bool = False,
+                 where: Sequence[Condition] = ()) -> tuple[dict[str, Dataset], dict[str, str]]:
     """Every series of an Extra-P file as a Dataset, and the ones that cannot be fitted with the
     reason (a series of zeros, say), so that a whole profile is modelled around them."""
     path = Path(path)
     profile = read_profile(path, fmt)
-    return _datasets(path, profile, profile.series, drop_stray)
+    return _datasets(path, profile, profile.series, drop_stray, where)
 
 
-def _datasets(path: Path, profile: Profile, series: dict,
-              drop_stray: bool = False) -> tuple[dict[str, Dataset], dict[str, str]]:
+def _datasets(path: Path, profile: Profile, series: dict, drop_stray: bool = False,
+              where: Sequence[Condition] = ()) -> tuple[dict[str, Dataset], dict[str, str]]:
     sha = digest(path)
     every = {point for rows in profile.series.values() for point, _ in rows}
+    kept = None
+    if where:  # the points every series keeps, decided once for the file
+        points = sorted(every)
+        mask, kept = rowfilter.keep_points(np.array(points), list(profile.parameters), where, f"'{path}'")
+        chosen = {p for p, keep in zip(points, mask) if keep}
+        series = {name: [(p, v) for p, v in rows if p in chosen] for name, rows in series.items()}
+        every = chosen
     datasets, failures = {}, {}
     for name, rows in series.items():
+        if not rows:
+            failures[name] = "none of its points meets --where"
+            continue
         bad = [point for point, values in rows if any(v <= 0 for v in values)]
         if bad:
             shown = ", ".join("(" + " ".join(f"{v:g}" for v in p) + ")" for p in bad[:4])
@@ -172,10 +188,10 @@ def _datasets(path: Path, profile: Profile, series: dict,
         except DataError as exc:
             failures[name] = str(exc)
             continue
-        notes = profile.notes
+        notes = profile.notes + ((kept,) if kept else ())
         if len(rows) < len(every):
             notes += (f"series {name} is measured at {len(rows)} of the file's {len(every)} points",)
-        datasets[name] = replace(dataset, notes=notes + dataset.notes, series=name)
+        datasets[name] = replace(dataset, notes=notes + dataset.notes, series=name, where=rowfilter.recorded(where))
     return datasets, failures
 
 

@@ -1,0 +1,140 @@
+"""--where: the rows a law is fitted on, from the conditions' parsing to law.json and back."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from exprsearch import load
+from exprsearch.cli import app
+from exprsearch.data import load_table
+from exprsearch.errors import DataError, SettingsError
+from exprsearch.rowfilter import Condition, keep, keep_points, parse
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def said(result) -> str:
+    return " ".join(result.output.split())
+
+
+@pytest.fixture
+def two_frameworks(tmp_path):
+    """Amdahl laws of two frameworks in one table, p = 1…32, with the framework's name padded as
+    spreadsheets leave it; torch is 2 + 40/p, jax 1 + 10/p."""
+    rng = np.random.default_rng(3)
+    rows = [(name, p, (a + b / p) * (1 + 0.01 * rng.standard_normal()))
+            for name, a, b in ((" torch", 2, 40), ("jax", 1, 10)) for p in (1, 2, 4, 8, 16, 32) for _ in range(2)]
+    path = tmp_path / "runs.csv"
+    path.write_text("framework,p,time\n" + "".join(f"{f},{p},{t:.6g}\n" for f, p, t in rows))
+    return path
+
+
+def test_parse_reads_each_form_and_refuses_what_it_cannot_read():
+    assert parse(["framework=PyTorch", "gpus<=8", "model == a, b", "batch size>64", "x!=3"]) == (
+        Condition("framework", "=", ("PyTorch",)), Condition("gpus", "<=", ("8",)),
+        Condition("model", "=", ("a", "b")), Condition("batch size", ">", ("64",)), Condition("x", "!=", ("3",)))
+    for text, words in (("gpus 8", "write COLUMN=VALUE"), ("gpus<=eight", "'eight' is not one"),
+                        ("gpus=", "write COLUMN=VALUE"), ("model=a,,b", "an empty value")):
+        with pytest.raises(SettingsError, match=words):
+            parse([text])
+
+
+def test_keep_compares_numbers_as_numbers_names_as_written_and_keeps_the_lines():
+    frame = pd.DataFrame({"gpus": [1.0, 8.0, 8.0, 16.0], "fw": ["a ", "b", "a", "a"]}, index=[0, 1, 2, 3])
+    kept, note = keep(frame, parse(["gpus=8"]), "'t.csv'")
+    assert list(kept.index) == [1, 2] and "fitted on 2 of the 4 rows" in note
+    kept, _ = keep(frame, parse(["fw=a", "gpus>=8"]), "'t.csv'")  # 'a ' is a, trimmed
+    assert list(kept.index) == [2, 3]
+    kept, _ = keep(frame, parse(["fw!=b"]), "'t.csv'")
+    assert list(kept.index) == [0, 2, 3]
+    _, note = keep(frame, parse(["gpus<100"]), "'t.csv'")
+    assert note == "--where gpus<100 keeps every one of the 4 rows"
+
+
+@pytest.mark.parametrize("conditions, words", [
+    (["fw=A"], "never holds A (names match as written: did you mean a?); its values are a, b"),
+    (["fw=c"], "never holds c; its values are a, b"),
+    (["gpus=3"], "never holds 3; its values are 1, 8, 16"),
+    (["fw<=2"], "holds names such as 'a ', not numbers; pick rows by name with fw=VALUE"),
+    (["gpus>16"], "keeps no row of 't.csv': column 'gpus' runs from 1 to 16"),
+    (["gpus>8", "fw=b"], "keeps no row of 't.csv' (alone they keep 1 (gpus>8), 1 (fw=b))"),
+    (["gpu=8"], "--where column 'gpu' is not in 't.csv' (did you mean 'gpus'?)"),
+])
+def test_keep_names_the_condition_that_cannot_hold(conditions, words):
+    frame = pd.DataFrame({"gpus": [1, 8, 16], "fw": ["a ", "b", "a"]})
+    with pytest.raises(DataError) as error:
+        keep(frame, parse(conditions), "'t.csv'")
+    assert words in str(error.value)
+
+
+def test_keep_points_knows_only_the_parameters():
+    mask, note = keep_points(np.array([[1000.0], [2000.0], [4000.0]]), ["p"], parse(["p<=2000"]), "'f.txt'")
+    assert mask.tolist() == [True, True, False] and "fitted on 2 of the 3 points" in note
+    with pytest.raises(DataError, match="has no parameter 'q'; its parameters are p"):
+        keep_points(np.array([[1000.0]]), ["p"], parse(["q<=2000"]), "'f.txt'")
+
+
+def test_load_table_fits_the_rows_kept_and_names_them_by_their_lines(two_frameworks):
+    data = load_table(two_frameworks, "time", where=parse(["framework=jax", "p<=8"]))
+    assert data.n_rows == 8 and data.factors == ("p",) and data.where == ("framework=jax", "p<=8")
+    assert data.notes[0] == "--where framework=jax and p<=8: fitted on 8 of the 24 rows, the others left out"
+    assert data.rows_named(np.array([0])) == "line 14"  # jax's first row is the file's 14th line
+
+
+def test_run_where_fits_one_framework_records_it_and_plot_predict_read_it_again(two_frameworks, tmp_path):
+    out = tmp_path / "o"
+    result = run("run", two_frameworks, "-t", "time", "--where", "framework=torch", "--where", "p<=16", "--out", out,
+                 "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    assert "--where framework=torch and p<=16: fitted on 10 of the 24 rows" in said(result)
+    law = load(out / "law.json")
+    assert law.dataset["where"] == ["framework=torch", "p<=16"] and law.metrics["rows"] == 10
+    assert law.predict({"p": np.array([32.0])})[0] == pytest.approx(2 + 40 / 32, rel=0.03)  # torch's, not jax's
+    # plot reads the data again as they were fitted: the rows --where kept, not the whole table
+    from exprsearch.cli.figures import _read_given
+
+    assert _read_given(law, two_frameworks).n_rows == 10
+    # predict --data the whole table: torch's rows, p = 32 too, which is what fitting on p <= 16 is for
+    predicted = run("predict", out / "law.json", "--data", two_frameworks, "--json")
+    assert predicted.exit_code == 0, predicted.output
+    rows = json.loads(predicted.stdout)["predictions"]
+    assert len(rows) == 12 and {r["framework"].strip() for r in rows} == {"torch"} and max(r["p"] for r in rows) == 32
+    assert "predicting the 12 row(s) where framework=torch" in " ".join(predicted.stderr.split())
+
+
+def test_run_where_refuses_in_one_sentence_and_exit_2(two_frameworks, tmp_path):
+    for where, words in (("framework=Torch", "never holds Torch (names match as written: did you mean torch?)"),
+                         ("p<=x", "'x' is not one")):
+        result = run("run", two_frameworks, "-t", "time", "--where", where, "--out", tmp_path / "o")
+        assert result.exit_code == 2 and words in said(result) and "Traceback" not in result.output
+        assert not (tmp_path / "o").exists()  # stopped before anything was written
+
+
+def test_profile_where_and_resume_with_another_where_refused(two_frameworks, tmp_path):
+    out = tmp_path / "p"
+    first = run("profile", two_frameworks, "-t", "time", "--by", "framework", "--where", "p>=2", "--out", out,
+                "--bootstrap", "0")
+    assert first.exit_code == 0, first.output
+    assert json.loads((out / "laws.json").read_text())["context"]["where"] == ["p>=2"]
+    again = run("profile", two_frameworks, "-t", "time", "--by", "framework", "--where", "p>=4", "--out", out,
+                "--resume")
+    assert again.exit_code == 2 and "made with other inputs (where)" in said(again)
+
+
+def test_run_where_on_an_extrap_file_keeps_its_points(tmp_path):
+    path = tmp_path / "e.txt"
+    path.write_text("PARAMETER p\nPOINTS (1) (2) (4) (8) (16) (32)\nREGION r\nMETRIC time\n"
+                    + "".join(f"DATA {2 + 40 / p:.6g} {2 + 40 / p:.6g}\n" for p in (1, 2, 4, 8, 16, 32)))
+    result = run("run", path, "--where", "p<=16", "--out", tmp_path / "o", "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    law = load(tmp_path / "o" / "law.json")
+    assert law.dataset["where"] == ["p<=16"] and law.domain["p"] == [1.0, 16.0]
+    bad = run("run", path, "--where", "q<=16", "--out", tmp_path / "o2")
+    assert bad.exit_code == 2 and "has no parameter 'q'; its parameters are p" in said(bad)
