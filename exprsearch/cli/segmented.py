@@ -46,6 +46,9 @@ def say_regime(result: Result, said: set[str] | None = None) -> None:
     said whole once per run (``said`` holds what was), then by reference."""
     metrics = result.law.metrics
     misfit, noise, error = metrics.get("lack_of_fit_p"), metrics.get("noise_sd_pct"), metrics["mape_pct"]
+    if noise is None and misfit is None:
+        say_unrepeated(result)
+        return
     if noise == 0:  # identical repeats: any error fails the test, so ask for 1 %
         if error <= 1:
             return
@@ -71,6 +74,34 @@ def say_regime(result: Result, said: set[str] | None = None) -> None:
     _note(f"the law misses the measurements by far more than their noise (MAPE {error:.3g} % against {noise:.3g} %): "
           + (f"{why.split(';')[0]} (see the note above)" if kind in said else why))
     said.add(kind)
+
+
+def say_unrepeated(result: Result) -> None:
+    """Say where a law misses measurements of which no configuration was repeated by GROSS or more:
+    nothing measured the noise, so no test could tell the user the law does not follow them, and
+    where the grammar's laws that might were left out for having a constant per configuration (a
+    grammar of fitted exponents on three configurations), say so and what to do."""
+    law, data = result.law, result.dataset
+    error = law.metrics["mape_pct"]
+    if error < GROSS or law.search.get("unreached"):  # a factor the grammar does not reach was said already
+        return
+    r2 = law.metrics.get("r2")
+    worse = f" and explains less of them than their mean does (R² {r2:.2g})" if r2 is not None and r2 < 0 else ""
+    sentence = (f"the law misses the measurements by {error:.3g} % (MAPE){worse}; no configuration was measured "
+                "twice, so nothing tells how much of that is noise")
+    left = sum(n for reason, n in (law.search.get("rejected") or {}).items() if "as many constants" in reason)
+    if left and 2 * left >= law.search.get("candidates", 0):  # most of the grammar, not its largest sums alone
+        configurations = len(np.unique(data.X, axis=0))
+        other = "" if result.grammar.name == "default" else ", or use a grammar of fixed shapes (-g default)"
+        sentence += (f"; {left} of the grammar's {law.search['candidates']} laws were not fitted, having as many "
+                     f"constants as the {configurations} configurations measured: measure more configurations "
+                     f"(exprsearch suggest says which){other}")
+    else:
+        other = "a grammar file: docs/grammar.md" if result.grammar.name == "pmnf" else \
+            "-g pmnf, whose constant may be negative, or a grammar file: docs/grammar.md"
+        sentence += (f"; repeat a few runs to measure it: where it is smaller, no sum of the grammar's shapes "
+                     f"follows them ({other})")
+    _note(sentence)
 
 
 GROSS = 10.0  # MAPE %, where a misfit is too large to be the grammar's detail
