@@ -54,6 +54,8 @@ def test_predict_warns_where_they_part_beyond_the_interval(power_law, tmp_path):
         "laws that fit the measurements about as well as this one" in w and "% lower" in w for w in record["warnings"])
     near = json.loads(CliRunner().invoke(app, ["predict", str(path), "--at", "p=8,n=4000", "--json"]).stdout)
     assert not any("about as well" in w for w in near["warnings"])
+    for one in (row, near["predictions"][0]):  # the chosen law is one of the plausible: its prediction is in the range
+        assert one["plausible_low"] <= one[power_law.target] <= one["plausible_high"]
 
 
 @pytest.mark.parametrize("value", ["c0 +", [1], "os.system('x')", "q*3"])

@@ -324,7 +324,8 @@ def _apart(law, columns, frame) -> list[str]:
     predicted = law.plausible_predictions(columns)
     if not len(predicted):
         return []
-    frame["plausible_low"], frame["plausible_high"] = predicted.min(axis=0), predicted.max(axis=0)
+    every = np.vstack([center, predicted])  # the chosen law is one of the plausible: a range that left it out
+    frame["plausible_low"], frame["plausible_high"] = every.min(axis=0), every.max(axis=0)  # read as disowning it
     low = frame["low_95"].to_numpy() if "low_95" in frame else center
     high = frame["high_95"].to_numpy() if "high_95" in frame else center
     with np.errstate(all="ignore"):
