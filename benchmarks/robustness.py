@@ -4,9 +4,9 @@ prints each crash's traceback and its input, kept under --keep.
 
 Three kinds of input, each for --seconds:
 - grids: random tables (1-3 factors at 1-5 values, partial grids, repeats, noise or none, a
-  time or a rate) through run, then predict/explain/optimize/suggest/plot on what run wrote;
+  time or a rate) through run (some with --where), then predict/explain/optimize/suggest/plot on what run wrote;
 - groups: random grouped tables (kernels x metrics, empty or non-positive cells) through
-  run --by and profile;
+  run --by and profile, some with --where;
 - mangled: the bundled table and Extra-P's inputs (../shared) with bytes flipped, lines cut,
   repeated or re-separated, and non-ASCII inserted, through run.
 
@@ -83,6 +83,8 @@ def grids(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     grammar = ["default", "pmnf", "generic-dl", "data-parallel"][int(rng.integers(0, 4))]
     out = folder / f"grid{n}"
     measure = ["--measure", str(rng.choice(["mean", "median", "min", "max"]))] if rng.random() < 0.2 else []
+    measure += ["--where", f"{rng.choice(names)}{rng.choice(['<=', '<', '>=', '!=', '='])}{rng.choice([1, 4, 16, 1000])}"] \
+        if rng.random() < 0.2 else []
     if run(["run", data, "-t", target, "-g", grammar, "--bootstrap", "20", "--out", out, *measure], data).exit_code:
         return
     at = ",".join(f"{c}={rng.choice([0, -1, 0.5, 1, 3, 1e6, 1e12, float(frame[c].max()) * 8]):g}" for c in names)
@@ -119,6 +121,8 @@ def groups(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     drop = ["--drop-missing"] if rng.random() < 0.5 else []
     measure = ["--measure", str(rng.choice(["median", "min"]))] if rng.random() < 0.2 else []
     split = ["--segments", str(rng.choice(["p", "n"]))] if rng.random() < 0.2 else []
+    drop += ["--where", str(rng.choice(["metric=time", "kernel!=k0", "p<=8", "n>2", "kernel=k1,k3", "value<5",
+                                        "metric=Time"]))] if rng.random() < 0.3 else []
     run(["profile", data, "-g", grammar, "--out", folder / f"profile{n}", "--jobs", "1", *drop, *measure, *split],
         data)
     run(["run", data, "-t", "value", "--by", "kernel,metric", "-g", grammar, "--bootstrap", "0",
