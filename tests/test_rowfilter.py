@@ -101,6 +101,9 @@ def test_run_where_fits_one_framework_records_it_and_plot_predict_read_it_again(
     from exprsearch.cli.figures import _read_given
 
     assert _read_given(law, two_frameworks).n_rows == 10
+    plain = tmp_path / "plain.csv"  # a table without the framework column is taken as the picked rows
+    pd.read_csv(two_frameworks)[["p", "time"]].to_csv(plain, index=False)
+    assert _read_given(law, plain).n_rows == 20  # p <= 16 still holds: both frameworks' 10 rows each
     # predict --data the whole table: torch's rows, p = 32 too, which is what fitting on p <= 16 is for
     predicted = run("predict", out / "law.json", "--data", two_frameworks, "--json")
     assert predicted.exit_code == 0, predicted.output

@@ -88,6 +88,12 @@ def _read_given(law, data: Path):
     if fmt == "table":
         workbook = Path(data).suffix.lower() in WORKBOOKS  # the sheet the law was fitted on
         sheet, dropping = law.dataset.get("sheet") if workbook else None, bool(law.dataset.get("drop_missing"))
+        if where:  # a table of the picked rows alone (one framework's, without the column) is taken whole
+            from ..columns import columns_named
+            from ..tables import read_table
+
+            columns = [str(c) for c in read_table(data, sheet).columns]
+            where = tuple(c for c in where if columns_named([c.column], columns)[0] in columns)
         group = law.dataset.get("group")
         if not group:
             return load_table(data, law.target, list(law.factors), drop_missing=dropping, sheet=sheet,
