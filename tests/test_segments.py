@@ -186,15 +186,17 @@ def test_a_far_misfit_without_repeats_is_said_with_what_would_tell(tmp_path):
     """Without a repeated configuration no test weighs a misfit against the noise: a law 49 % off
     was printed without a word. Three GPU counts are too few for generic-dl's fitted exponents
     (as many constants as configurations), which is said with the grammar that can fit them; times
-    falling towards zero point to a repeat and to pmnf; a law that fits says nothing."""
+    falling towards zero point to a repeat and to pmnf; a law that fits says nothing, nor one whose
+    factor the data cannot afford (two GPU counts), which its own note explains."""
     (tmp_path / "three.csv").write_text("gpus,time\n1,272.26\n4,68.99\n8,34.63\n")
+    (tmp_path / "two.csv").write_text("gpus,time\n1,272.26\n8,34.63\n")  # too few for any law in gpus: said so
     rows = "".join(f"{x},{2500 - 410 * np.log2(x):.6g}\n" for x in (20, 30, 40, 50, 60))
     (tmp_path / "fall.csv").write_text("x,time\n" + rows)
     for name, grammar, words in [
             ("three", "generic-dl", "2 of the grammar's 3 laws were not fitted, having as many constants as the 3 "
                                     "configurations measured: measure more configurations (exprsearch suggest says "
                                     "which), or use a grammar of fixed shapes (-g default)"),
-            ("three", "default", None),
+            ("three", "default", None), ("two", "default", None),
             ("fall", "default", "no configuration was measured twice, so nothing tells how much of that is noise; "
                                 "repeat a few runs to measure it: where it is smaller, no sum of the grammar's shapes "
                                 "follows them (-g pmnf, whose constant may be negative")]:

@@ -83,8 +83,8 @@ def say_unrepeated(result: Result) -> None:
     grammar of fitted exponents on three configurations), say so and what to do."""
     law, data = result.law, result.dataset
     error = law.metrics["mape_pct"]
-    if error < GROSS or law.search.get("unreached"):  # a factor the grammar does not reach was said already
-        return
+    if error < GROSS or law.search.get("unreached") or law.search.get("unaffordable"):
+        return  # a factor the grammar does not reach, or the data cannot afford, was said already
     r2 = law.metrics.get("r2")
     worse = f" and explains less of them than their mean does (R² {r2:.2g})" if r2 is not None and r2 < 0 else ""
     sentence = (f"the law misses the measurements by {error:.3g} % (MAPE){worse}; no configuration was measured "
