@@ -107,8 +107,14 @@ def test_run_where_fits_one_framework_records_it_and_plot_predict_read_it_again(
     # predict --data the whole table: torch's rows, p = 32 too, which is what fitting on p <= 16 is for
     predicted = run("predict", out / "law.json", "--data", two_frameworks, "--json")
     assert predicted.exit_code == 0, predicted.output
-    rows = json.loads(predicted.stdout)["predictions"]
+    record = json.loads(predicted.stdout)
+    rows = record["predictions"]
     assert len(rows) == 12 and {r["framework"].strip() for r in rows} == {"torch"} and max(r["p"] for r in rows) == 32
+    # the error where the law was measured and where it predicts, apart: the two runs at p = 32 are beyond
+    beyond = [abs(r["error_pct"]) for r in rows if r["p"] > 16]
+    within = [abs(r["error_pct"]) for r in rows if r["p"] <= 16]
+    assert record["mape_beyond_pct"] == pytest.approx(np.mean(beyond)) and len(beyond) == 2
+    assert record["mape_within_pct"] == pytest.approx(np.mean(within))
     assert "predicting the 12 row(s) where framework=torch" in " ".join(predicted.stderr.split())
 
 

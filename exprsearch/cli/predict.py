@@ -72,6 +72,7 @@ def predict(
     law, frame, warnings = _guard(work)
     checked = frame["error_pct"].dropna() if "error_pct" in frame else None
     mape = float(checked.abs().mean()) if checked is not None and len(checked) else None
+    split = _split_by_range(law, frame.loc[checked.index]) if mape is not None else {}
     factors = [f for f in law.factors if f in frame.columns]  # a factor the law does not use may be left out
     shown, per_run = _by_configuration(frame, law.target, factors)
     if json_:
@@ -79,7 +80,8 @@ def predict(
                    for r in frame.to_dict(orient="records")]
         runs = {"runs_mape_pct": float(per_run.abs().mean())} if per_run is not None and len(per_run) else {}
         sys.stdout.write(json.dumps({"predictions": records, "warnings": warnings,
-                                     **({"mape_pct": mape} if checked is not None else {}), **runs}, indent=2) + "\n")
+                                     **({"mape_pct": mape} if checked is not None else {}), **runs,
+                                     **{f"mape_{k}_pct": v for k, (v, _) in split.items()}}, indent=2) + "\n")
         return
     for w in warnings:
         _warn(w)
@@ -105,9 +107,29 @@ def predict(
                   f"{len(checked)} steps)",
                   highlight=False)
     elif checked is not None:
+        parts = (f"{split['within'][0]:.3g} % over the {split['within'][1]} within the measured range, "
+                 f"{split['beyond'][0]:.3g} % over the {split['beyond'][1]} beyond it") if split else ""
         out.print(f"against the measured {law.target}: mean absolute error {mape:.3g} % over {len(checked)} row(s)"
+                  + (f" ({parts})" if parts else "")
                   if len(checked) else f"no row of '{data}' holds a measured {law.target} to compare with",
                   highlight=False)
+
+
+def _split_by_range(law, frame) -> dict[str, tuple[float, int]]:
+    """The mean absolute error % of the rows within the law's measured range and of those beyond
+    it (any factor outside), with their counts, where the table has both: how the law does where it
+    was measured against where it predicts, which fitting on the small configurations asks."""
+    beyond = np.zeros(len(frame), dtype=bool)
+    for factor, (lo, hi) in law.domain.items():
+        if factor in frame.columns and law.uses(factor):
+            values = frame[factor].to_numpy(dtype=float)
+            slack = 1e-9 * max(abs(lo), abs(hi), 1.0)
+            beyond |= (values < lo - slack) | (values > hi + slack)
+    if beyond.all() or not beyond.any():
+        return {}
+    errors = frame["error_pct"].abs().to_numpy(dtype=float)
+    return {"within": (float(errors[~beyond].mean()), int((~beyond).sum())),
+            "beyond": (float(errors[beyond].mean()), int(beyond.sum()))}
 
 
 def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Path | None, lines,
