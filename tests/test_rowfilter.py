@@ -147,3 +147,17 @@ def test_run_where_on_an_extrap_file_keeps_its_points(tmp_path):
     assert law.dataset["where"] == ["p<=16"] and law.domain["p"] == [1.0, 16.0]
     bad = run("run", path, "--where", "q<=16", "--out", tmp_path / "o2")
     assert bad.exit_code == 2 and "has no parameter 'q'; its parameters are p" in said(bad)
+
+
+def test_predict_data_leaves_out_rows_a_where_held_at_one_value(tmp_path):
+    """--where seq=1000 leaves seq at one value, so the law leaves it out: predict --data on the
+    whole table takes the rows at seq = 1000, as the law was fitted, where it had stopped at the
+    first row of another seq, as for a value the measurements never varied."""
+    rows = [(s, p, 2 + 40 * s / 1000 / p) for s in (1000, 2000) for p in (1, 2, 4, 8, 16, 32)]
+    path = tmp_path / "t.csv"
+    path.write_text("seq,p,time\n" + "".join(f"{s},{p},{t:.6g}\n" for s, p, t in rows))
+    assert run("run", path, "-t", "time", "--where", "seq=1000", "--where", "p<=16", "--out", tmp_path / "o",
+               "--bootstrap", "0").exit_code == 0
+    predicted = run("predict", tmp_path / "o" / "law.json", "--data", path, "--json")
+    assert predicted.exit_code == 0, predicted.output
+    assert [r["p"] for r in json.loads(predicted.stdout)["predictions"]] == [1, 2, 4, 8, 16, 32]

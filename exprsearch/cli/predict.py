@@ -285,16 +285,16 @@ def _of_group(frame, law, data: Path):
 
 
 def _of_selection(frame, law, data: Path):
-    """The rows of a --data table that the law's --where picked by name (framework=PyTorch), where
-    the table has that column: the law says nothing of the others. Conditions on the law's own
-    factors (gpus<=8) are not applied: predicting beyond the measured range is what --data is for."""
+    """The rows of a --data table that the law's --where picked by a column that is no factor of the
+    law (framework=PyTorch, or seq=1024 that left seq at one value), where the table has that column:
+    the law says nothing of the others. Conditions on the law's own factors (gpus<=8) are not
+    applied: predicting beyond the measured range is what --data is for."""
     from ..errors import DataError
     from ..rowfilter import from_record, keep
     from ..tables import file_lines, rows_named
 
     columns = {str(c) for c in frame.columns}
-    chosen = [c for c in from_record(law.dataset) if c.column in columns and law_name(c.column) not in law.factors
-              and law_name(c.column) not in law.held]
+    chosen = [c for c in from_record(law.dataset) if c.column in columns and law_name(c.column) not in law.factors]
     if not chosen:
         return frame
     said = " and ".join(map(str, chosen))
