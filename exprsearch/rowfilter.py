@@ -63,13 +63,17 @@ def keep(frame: pd.DataFrame, conditions: Sequence[Condition], where: str) -> tu
     if not conditions:
         return frame, None
     columns = [str(c) for c in frame.columns]
-    hits = []
+    hits, empty = [], {}
     for condition in conditions:
         column = columns_named([condition.column], columns)[0]
         require_column(column, columns, where, "--where")
-        hits.append(_meets(condition, frame[frame.columns[columns.index(column)]], where))
+        cells = frame[frame.columns[columns.index(column)]]
+        hits.append(_meets(condition, cells, where))
+        if condition.op != "!=" and cells.isna().any():  # an empty cell meets no value: said, not dropped unsaid
+            empty[column] = int(cells.isna().sum())
     mask = _checked(hits, conditions, where, "row")
-    return frame[mask], note(int(mask.sum()), len(frame), conditions, "row")
+    said = "".join(f"; {n} row(s) leave {c} empty, which meets no condition on it" for c, n in empty.items())
+    return frame[mask], note(int(mask.sum()), len(frame), conditions, "row") + said
 
 
 def keep_points(points: np.ndarray, parameters: Sequence[str], conditions: Sequence[Condition],

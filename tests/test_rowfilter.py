@@ -161,3 +161,11 @@ def test_predict_data_leaves_out_rows_a_where_held_at_one_value(tmp_path):
     predicted = run("predict", tmp_path / "o" / "law.json", "--data", path, "--json")
     assert predicted.exit_code == 0, predicted.output
     assert [r["p"] for r in json.loads(predicted.stdout)["predictions"]] == [1, 2, 4, 8, 16, 32]
+
+
+def test_rows_an_empty_cell_keeps_out_are_counted_in_the_note():
+    frame = pd.DataFrame({"gpus": [1.0, None, 8.0, 16.0]})
+    kept, note = keep(frame, parse(["gpus<=8"]), "'t.csv'")
+    assert list(kept.index) == [0, 2]
+    assert note.endswith("fitted on 2 of the 4 rows, the others left out; 1 row(s) leave gpus empty, which meets "
+                         "no condition on it")
