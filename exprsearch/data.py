@@ -14,7 +14,7 @@ import numpy as np
 from . import rowfilter
 from .cells import check_dates, check_written, mostly_numbers, stray_values, strays
 from .columns import check_factor_columns, check_settings, columns_named, inferred, require_column
-from .errors import DataError, ShortData
+from .errors import DataError, SearchError, ShortData
 from .repeats import mixed_setups, stray_runs
 from .roles import derived_notes, settings
 from .rowsets import row_groups
@@ -121,6 +121,34 @@ def filtered(data: Dataset, where: Sequence[Condition], kept: str | None) -> dic
     """The fields of a Dataset read with ``--where`` conditions: the conditions, and the note of
     how many rows they kept first among its notes."""
     return {"where": rowfilter.recorded(where), "notes": (kept, *data.notes)} if where else {}
+
+
+def as_dataset(data: object, target: str | None, factors: list[str] | None = None,
+               where: Sequence[str] = ()) -> Dataset:
+    """What :func:`exprsearch.search` is given as a :class:`Dataset`: a table's path, a DataFrame,
+    a dict of columns or a Dataset; ``where``: the conditions on a path's or a DataFrame's rows."""
+    conditions = rowfilter.parse(where)
+    if isinstance(data, Dataset):
+        if conditions:
+            raise SearchError("where= picks rows of a table; a Dataset is read already: pass the table or its path")
+        return data
+    if target is None:
+        raise SearchError("pass target=, the column holding the measured time")
+    if isinstance(data, Mapping) and conditions:
+        data = lazy_pandas().DataFrame(dict(data))
+    if is_frame(data):
+        if not conditions:
+            return from_frame(data, target, factors)
+        frame, kept = rowfilter.keep(data.reset_index(drop=True), conditions, "the table")
+        # messages name a row by its place in the table given, not among the rows kept
+        dataset = from_frame(frame.reset_index(drop=True), target, factors, lines=placed(np.asarray(frame.index), 0))
+        return replace(dataset, **filtered(dataset, conditions, kept))
+    if isinstance(data, Mapping):
+        return from_columns(data, target, factors)
+    if isinstance(data, (str, Path)):
+        return load_table(data, target, factors, where=conditions)
+    raise SearchError(f"data is a {type(data).__name__}; pass a pandas DataFrame, a dict of columns "
+                      "(name → values), a Dataset or the path of a table")
 
 
 def configurations(frame: pd.DataFrame, factors: tuple[str, ...], path: str | Path) -> dict[str, np.ndarray]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -121,10 +121,12 @@ def search(
     intrinsic: tuple[str, ...] = (),
     settings: SearchSettings | None = None,
     progress: Progress | None = None,
+    where: Sequence[str] = (),
     **options: object,
 ) -> Result:
     """Find the law of ``target`` in ``data`` (a table's path, a DataFrame, a dict of columns or a
-    Dataset) among the candidates ``grammar`` derives.
+    Dataset) among the candidates ``grammar`` derives; ``where`` keeps a table's rows that meet its
+    conditions (``["framework=PyTorch", "gpus<=8"]``, as the CLI's ``--where``).
 
     ``options`` change single settings: ``search(frame, "time", seed=3, resamples=0,
     loss="huber")``; see :class:`SearchSettings` and :class:`exprsearch.fit.FitSettings`.
@@ -133,13 +135,12 @@ def search(
     # One BLAS thread: the matrices are small, so threads only contend (with each other and with
     # the process pool), and the sums come out in the same order on every machine.
     with threadpool_limits(1, user_api="blas"):
-        return _search(data, target, grammar, factors, mapping, intrinsic, settings, progress)
+        return _search(_data.as_dataset(data, target, factors, where), grammar, mapping, intrinsic, settings, progress)
 
 
-def _search(data, target, grammar, factors, mapping, intrinsic, settings: SearchSettings,
-            progress: Progress | None) -> Result:
+def _search(dataset: _data.Dataset, grammar, mapping, intrinsic, settings: SearchSettings,
+             progress: Progress | None) -> Result:
     deadline = None if settings.time_limit is None else time.monotonic() + settings.time_limit
-    dataset = _as_dataset(data, target, factors)
     bound = _grammar.bind(_as_grammar(grammar), dataset.factors, mapping, tuple(intrinsic))
     compiler = Compiler(dataset.factors, dataset.X)
     shapes = ShapeRule(compiler)
@@ -191,21 +192,6 @@ def _space_notes(found: CandidateSet) -> tuple[str, ...]:
 
 def _jobs(jobs: int) -> int:
     return jobs or os.cpu_count() or 1
-
-
-def _as_dataset(data, target: str | None, factors: list[str] | None) -> _data.Dataset:
-    if isinstance(data, _data.Dataset):
-        return data
-    if target is None:
-        raise SearchError("pass target=, the column holding the measured time")
-    if _data.is_frame(data):
-        return _data.from_frame(data, target, factors)
-    if isinstance(data, Mapping):
-        return _data.from_columns(data, target, factors)
-    if isinstance(data, (str, Path)):
-        return _data.load_table(data, target, factors)
-    raise SearchError(f"data is a {type(data).__name__}; pass a pandas DataFrame, a dict of columns "
-                      "(name → values), a Dataset or the path of a table")
 
 
 def _as_grammar(grammar: str | Path | _grammar.Grammar) -> _grammar.Grammar:

@@ -169,3 +169,23 @@ def test_rows_an_empty_cell_keeps_out_are_counted_in_the_note():
     assert list(kept.index) == [0, 2]
     assert note.endswith("fitted on 2 of the 4 rows, the others left out; 1 row(s) leave gpus empty, which meets "
                          "no condition on it")
+
+
+def test_search_takes_where_as_the_cli_does():
+    """The library's search(where=…) keeps the same rows as --where, records them, and names a bad
+    row by its place in the table given, not among the rows kept."""
+    from exprsearch import search
+    from exprsearch.errors import SearchError
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame([(f, p, (a + b / p) * (1 + 0.01 * rng.standard_normal())) for f, a, b in
+                          (("t", 2, 40), ("j", 1, 10)) for p in (1, 2, 4, 8, 16, 32) for _ in range(2)],
+                         columns=["fw", "p", "time"])
+    picked = search(frame, "time", where=["fw=j", "p<=16"], resamples=0)
+    alone = search(frame[(frame.fw == "j") & (frame.p <= 16)].drop(columns="fw"), "time", resamples=0)
+    assert picked.law.constants == alone.law.constants and picked.law.dataset["where"] == ["fw=j", "p<=16"]
+    frame.loc[13, "time"] = -1.0  # the second row of j, the 14th of the table
+    with pytest.raises(DataError, match="zero or negative at row 14;"):
+        search(frame, "time", where=["fw=j"])
+    with pytest.raises(SearchError, match="a Dataset is read already"):
+        search(picked.dataset, "time", where=["p>=2"])
