@@ -231,6 +231,27 @@ def segments_along(pieces, path: Path, data: Dataset | None = None, fixed: dict[
     return _save(fig, path)
 
 
+def profile_growth(factor: str, x: np.ndarray, curves: list[tuple[str, np.ndarray]], measured: float,
+                   path: Path, rate: bool = False, total: int = 0) -> Path:
+    """The growth of a profile's series along one factor, each relative to its law at its largest
+    measured values: where the series part, and which overtakes which beyond the measurements."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for name, y in curves:
+        shown = name if len(name) <= 48 else name[:22] + "…" + name[-25:]  # a series' last part tells it apart
+        ax.plot(x, y, lw=1.8, label=f"{shown} ({y[-1]:.3g}×)")
+    if measured < x.max():
+        ax.axvspan(measured, x.max(), color="grey", alpha=0.15, label="beyond the measurements")
+    ax.axhline(1.0, color="grey", lw=0.8)
+    positive = all((y > 0).all() for _, y in curves)
+    ax.set(xscale="log" if x.min() > 0 else "linear", yscale="log" if positive else "linear", xlabel=factor,
+           ylabel="growth (× the law at the largest measured values)",
+           title=(f"The {len(curves)} of {total} series ranked first" if total > len(curves) else "The series")
+           + f", along {factor}" + (" (rates: higher is better)" if rate else ""))
+    ax.legend(fontsize=7, loc="upper left")
+    return _save(fig, path)
+
+
 def all_figures(law: Law, directory: Path, data: Dataset | None = None, front_rows: list[dict] | None = None,
                 view: tuple[str, np.ndarray, dict[str, float]] | None = None) -> list[Path]:
     """Every figure that the inputs allow, written into ``directory``."""

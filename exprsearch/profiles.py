@@ -211,6 +211,34 @@ def ranked(rows: list[SeriesLaw]) -> list[SeriesLaw]:
     return good + sorted((r for r in rows if r.error), key=lambda r: r.series)
 
 
+def growth_along(rows: list[SeriesLaw], factor: str | None = None,
+                 end: float | None = None) -> tuple[str, np.ndarray, list[tuple[str, np.ndarray]]] | None:
+    """Each series' growth along one factor, relative to its law at its largest measured values
+    (the other factors held there), from the factor's smallest measured value to ``end`` (default:
+    its target value in the ranking): what the ranking's growth is, drawn. ``factor`` defaults to
+    the one most series' laws use, of the widest measured range; series whose law leaves it out
+    grow by 1×. None where no series' law uses a factor."""
+    laws = [(r, Law.from_json(r.law_json)) for r in rows if r.law_json and not r.error]
+    used = [f for _, law in laws for f in law.factors if law.uses(f)]
+    if not used:
+        return None
+    if factor is None:
+        factor = max(sorted(set(used)), key=lambda f: (used.count(f), max(
+            law.domain[f][1] / max(law.domain[f][0], 1e-300) for _, law in laws if f in law.domain)))
+    low = min(law.domain[factor][0] for _, law in laws if factor in law.domain)
+    end = end if end is not None else max(r.at.get(factor, 0.0) for r, _ in laws) or \
+        max(law.domain[factor][1] for _, law in laws if factor in law.domain)
+    x = np.geomspace(low, end, 80) if low > 0 else np.linspace(low, end, 80)
+    curves = []
+    for row, law in laws:
+        base = {f: row.largest.get(f, law.domain.get(f, [1.0, 1.0])[1]) for f in law.factors}
+        at_base = float(law.predict({f: np.array([v]) for f, v in base.items()})[0])
+        with np.errstate(all="ignore"):
+            y = law.predict({f: (x if f == factor else np.full_like(x, v)) for f, v in base.items()}) / at_base
+        curves.append((row.series, np.broadcast_to(np.asarray(y, dtype=float), x.shape).copy()))
+    return factor, x, curves
+
+
 def ranked_by(rows: list[SeriesLaw]) -> str:
     """What :func:`ranked` orders by, in words fitting the kinds of target among ``rows``."""
     kinds = {r.rate for r in rows if not r.error}

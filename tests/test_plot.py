@@ -285,3 +285,17 @@ def test_the_band_beyond_the_data_says_by_how_much_it_widened(tmp_path, monkeypa
     widened, plain = (next(t for t in texts if t.startswith("95 %")) for texts in drawn)
     assert widened.endswith("widened 4.9 % (1 sd) per doubling beyond the data)")
     assert plain == "95 % prediction interval (3 bootstrap fits)"
+
+
+def test_profile_plot_draws_the_growth_of_the_series_ranked_first(tmp_path):
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+    from tests.test_profiles import write_profile
+
+    out = tmp_path / "o"
+    result = CliRunner().invoke(app, ["profile", str(write_profile(tmp_path / "p.txt")), "-g", "data-parallel",
+                                      "--at", "p=64", "--plot", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "laws.json, growth.png to" in " ".join(result.output.split())
+    assert (out / "growth.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -50,6 +50,34 @@ def test_each_series_gets_a_law_and_the_fastest_growing_comes_first(tmp_path):
     assert json.loads(solve.law_json)["template"] == "c0 + c1*n/p"
 
 
+def test_the_growth_drawn_along_a_factor_ends_at_each_series_growth(tmp_path):
+    """growth_along is the ranking's growth drawn: 1× at the largest measured p, each series'
+    growth at the --at value (with n held at its largest, as --scale 1 ranks it)."""
+    from exprsearch.profiles import growth_along
+
+    series, _ = load_profile(write_profile(tmp_path / "p.txt"))
+    rows = list(model_profile(series, "data-parallel", SearchSettings(resamples=0), at={"p": 64}, scale=1.0))
+    factor, x, curves = growth_along(rows)  # p: every law follows it, n only solve's
+    assert factor == "p" and x[0] == 1 and x[-1] == pytest.approx(64)
+    growth = {r.series: r.growth for r in rows}
+    for name, y in curves:
+        assert y[-1] == pytest.approx(growth[name], rel=1e-9)
+        assert np.interp(16, x, y) == pytest.approx(1, rel=0.02)  # the largest measured p
+
+
+def test_profile_plot_needs_matplotlib_before_any_series_is_modelled(tmp_path, monkeypatch):
+    import exprsearch.plot
+    from exprsearch.plot import PlotError
+
+    def missing():
+        raise PlotError("plots need matplotlib: pip install 'exprsearch[plot]' (or pip install matplotlib)")
+
+    monkeypatch.setattr(exprsearch.plot, "require_matplotlib", missing)
+    result = run("profile", write_profile(tmp_path / "p.txt"), "--plot", "--out", tmp_path / "o")
+    assert result.exit_code == 2 and "plots need matplotlib" in result.output and "modelling" not in result.output
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.slow  # 1.4 s on local processes, more on Dask: an integration test, run in CI's second step
 @pytest.mark.parametrize("kind", ["local", "dask"])
 def test_the_laws_do_not_depend_on_what_runs_them(tmp_path, kind):
