@@ -295,7 +295,8 @@ def test_profile_plot_draws_the_growth_of_the_series_ranked_first(tmp_path):
 
     out = tmp_path / "o"
     result = CliRunner().invoke(app, ["profile", str(write_profile(tmp_path / "p.txt")), "-g", "data-parallel",
-                                      "--at", "p=64", "--plot", "--out", str(out)])
+                                      "--at", "p=64", "--plot", "--report", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "laws.json, growth.png to" in " ".join(result.output.split())
+    assert "laws.json, report.html, growth.png to" in " ".join(result.output.split())
     assert (out / "growth.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<img alt='growth' src='data:image/png;base64," in (out / "report.html").read_text()  # below the ranking

@@ -161,16 +161,16 @@ def profile(
         pool.close()
     seconds = time.monotonic() - started
     files = {directory / "laws.csv": summary_csv(finished), directory / "laws.json": summary_json(finished, context)}
-    if report:
-        from ..report import profile_page
-
-        files[directory / "report.html"] = profile_page(finished, context)
     if laws:
         for row in finished:
             if row.law_json:
                 files[directory / "series" / cli._folder(row.series) / "law.json"] = row.law_json
-    _export.write_all(files)
+    _export.write_all(files)  # the laws first: nothing after them may lose them
     drawn = cli._guard(lambda: _growth_figure(finished, point, top, directory)) if plot else None
+    if report:
+        from ..report import profile_page
+
+        _export.write_all({directory / "report.html": profile_page(finished, context, drawn)})
     _print(finished, top, point, scale, cli.out)
     modelled = sum(1 for r in finished if not r.error)
     cli.out.print(f"{modelled} of {len(finished)} series modelled in {seconds:.1f} s "
