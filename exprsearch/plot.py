@@ -232,9 +232,10 @@ def segments_along(pieces, path: Path, data: Dataset | None = None, fixed: dict[
 
 
 def profile_growth(factor: str, x: np.ndarray, curves: list[tuple[str, np.ndarray]], measured: float,
-                   path: Path, rate: bool = False, total: int = 0) -> Path:
+                   path: Path, rate: bool = False, total: int = 0, others: bool = False) -> Path:
     """The growth of a profile's series along one factor, each relative to its law at its largest
-    measured values: where the series part, and which overtakes which beyond the measurements."""
+    measured values: where the series part, and which overtakes which beyond the measurements
+    (``others``: some laws follow other factors too, held at their largest measured values)."""
     plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(8, 5))
     for name, y in curves:
@@ -244,7 +245,8 @@ def profile_growth(factor: str, x: np.ndarray, curves: list[tuple[str, np.ndarra
         ax.axvspan(measured, x.max(), color="grey", alpha=0.15, label="beyond the measurements")
     ax.axhline(1.0, color="grey", lw=0.8)
     positive = all((y > 0).all() for _, y in curves)
-    ax.set(xscale="log" if x.min() > 0 else "linear", yscale="log" if positive else "linear", xlabel=factor,
+    ax.set(xscale="log" if x.min() > 0 else "linear", yscale="log" if positive else "linear",
+           xlabel=factor + (" (the other factors at their largest measured values)" if others else ""),
            ylabel="growth (× the law at the largest measured values)",
            title=(f"The {len(curves)} of {total} series ranked first" if total > len(curves) else "The series")
            + f", along {factor}" + (" (rates: higher is better)" if rate else ""))

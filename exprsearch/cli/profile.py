@@ -281,6 +281,7 @@ def _sheet_series(data: Path, target: str | None, by: str | None, factors: list[
 def _growth_figure(rows, point: dict, top: int, directory: Path) -> Path | None:
     """growth.png: the series ranked first whose growth is measured, along the factor --at names
     first that their laws use (else the one most of them use), up to its --at value."""
+    from ..law import Law
     from ..plot import profile_growth
     from ..profiles import growth_along, ranked
 
@@ -291,8 +292,9 @@ def _growth_figure(rows, point: dict, top: int, directory: Path) -> Path | None:
         return None
     factor, x, curves = found
     measured = max(r.largest.get(factor, 0.0) for r in drawn)
+    others = any(f != factor and Law.from_json(r.law_json).uses(f) for r in drawn for f in r.largest)
     return profile_growth(factor, x, curves, measured, directory / GROWTH, rate=all(r.rate for r in drawn),
-                          total=sum(1 for r in rows if not r.error and not r.blind))
+                          total=sum(1 for r in rows if not r.error and not r.blind), others=others)
 
 
 def _print(rows, top: int, point: dict, scale: float, out) -> None:
