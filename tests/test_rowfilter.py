@@ -5,6 +5,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from exprsearch import load
@@ -189,3 +191,33 @@ def test_search_takes_where_as_the_cli_does():
         search(frame, "time", where=["fw=j"])
     with pytest.raises(SearchError, match="a Dataset is read already"):
         search(picked.dataset, "time", where=["p>=2"])
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(values=st.lists(st.sampled_from([1, 2, 4, 8, 16, None]), min_size=1, max_size=12),
+       names=st.lists(st.sampled_from(["a", "b", "c"]), min_size=12, max_size=12),
+       op=st.sampled_from(["<", "<=", ">", ">=", "=", "!="]), bound=st.sampled_from([1, 2, 4, 8, 16]))
+def test_keep_keeps_exactly_the_rows_that_meet_the_condition(values, names, op, bound):
+    """Against the condition evaluated row by row: an order keeps the numbers it holds for, = the
+    rows equal to the value, != every other row (empty ones too); and = and != on a name split the
+    rows between them."""
+    frame = pd.DataFrame({"g": pd.array(values, dtype="Float64").astype(float), "fw": names[:len(values)]})
+    import operator
+
+    compare = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "=": operator.eq,
+               "!=": operator.ne}[op]
+    expected = [i for i, v in enumerate(values) if (v is None and op == "!=") or (v is not None and compare(v, bound))]
+    # refused: no row meets it, = or != names a value the column never holds, or the column is empty
+    refused = not expected or (op in ("=", "!=") and bound not in values) or all(v is None for v in values)
+    try:
+        kept, _ = keep(frame, parse([f"g{op}{bound}"]), "'t.csv'")
+    except DataError:
+        assert refused
+        return
+    assert not refused and list(kept.index) == expected
+    name = names[0]
+    picked, _ = keep(frame, parse([f"fw={name}"]), "'t.csv'")
+    others = frame.index.difference(picked.index)
+    if len(others):
+        rest, _ = keep(frame, parse([f"fw!={name}"]), "'t.csv'")
+        assert list(rest.index) == list(others)
