@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -226,8 +227,8 @@ def constraint_mask(constraints: list[str], columns: Mapping[str, np.ndarray]) -
     names = tuple(columns)
     symbols = {name: factor_symbol(name) for name in names}
     for text in constraints:
-        try:
-            node = ast.parse(text, mode="eval").body
+        try:  # a lone '=' is equality, as in run's --where (batch=64)
+            node = ast.parse(re.sub(r"(?<![<>!=])=(?!=)", "==", text), mode="eval").body
         except SyntaxError:
             node = None
         if not isinstance(node, ast.Compare) or len(node.ops) != 1:

@@ -101,6 +101,9 @@ def test_ranges_and_constraints():
     assert len(columns["p"]) == 6
     mask = constraint_mask(["p*b <= 128", "p >= 2"], columns)
     assert sorted(zip(columns["p"][mask], columns["b"][mask])) == [(2.0, 32.0), (2.0, 64.0), (4.0, 32.0)]
+    for equal in ("b=64", "b == 64"):  # a lone '=' is equality, as run's --where writes it; <= and != stay
+        assert constraint_mask([equal], columns).tolist() == (columns["b"] == 64).tolist()
+    assert constraint_mask(["b!=64", "p<=2"], columns).tolist() == ((columns["b"] != 64) & (columns["p"] <= 2)).tolist()
     with pytest.raises(ConfigError, match="must compare"):
         constraint_mask(["p*b"], columns)
     with pytest.raises(ConfigError, match="unknown name 'q'"):
