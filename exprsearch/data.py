@@ -108,7 +108,7 @@ def load_table(
         return from_columns(plain, target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
                             name=path.stem, path=str(path),
                             sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
-    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'")  # read_table says why it cannot be read
+    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])  # read_table says why it cannot be read
     data = from_frame(
         frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
         name=path.stem,
@@ -139,7 +139,7 @@ def as_dataset(data: object, target: str | None, factors: list[str] | None = Non
     if is_frame(data):
         if not conditions:
             return from_frame(data, target, factors)
-        frame, kept = rowfilter.keep(data.reset_index(drop=True), conditions, "the table")
+        frame, kept = rowfilter.keep(data.reset_index(drop=True), conditions, "the table", [target])
         # messages name a row by its place in the table given, not among the rows kept
         dataset = from_frame(frame.reset_index(drop=True), target, factors, lines=placed(np.asarray(frame.index), 0))
         return replace(dataset, **filtered(dataset, conditions, kept))

@@ -48,7 +48,7 @@ def load_grouped(
     failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet;
     ``where``: the --where conditions whose rows are grouped."""
     path = Path(path)
-    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'")
+    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])
     return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept))
 
 
@@ -60,9 +60,10 @@ def load_targets(
     ``by`` where given (``model=a:fwd_s``), each without the other targets (no factor of it, nor a
     setting that differs between its repeats); and the ones that cannot be fitted, with the reason."""
     path = Path(path)
-    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'")
+    frame = read_table(path, sheet)
     columns = [str(c) for c in frame.columns]
     targets = rejoined(targets, columns)
+    frame, kept = rowfilter.keep(frame, where, f"'{path}'", targets)
     for target in targets:
         require_column(target, columns, f"'{path}'", "target")
     if len(set(targets)) < len(targets):

@@ -56,10 +56,12 @@ def parse(texts: Sequence[str]) -> tuple[Condition, ...]:
     return tuple(found)
 
 
-def keep(frame: pd.DataFrame, conditions: Sequence[Condition], where: str) -> tuple[pd.DataFrame, str | None]:
+def keep(frame: pd.DataFrame, conditions: Sequence[Condition], where: str,
+         targets: Sequence[str] = ()) -> tuple[pd.DataFrame, str | None]:
     """The rows of ``frame`` that meet every condition (their index, and so their lines of the file,
-    kept), and a note of how many were kept; an unknown column, a value the column never holds,
-    or no row left is a DataError naming the condition. ``where`` names the file."""
+    kept), and a note of how many were kept (and where a condition is on one of ``targets``, the
+    measured value itself, what that does to the law); an unknown column, a value the column never
+    holds, or no row left is a DataError naming the condition. ``where`` names the file."""
     if not conditions:
         return frame, None
     columns = [str(c) for c in frame.columns]
@@ -73,6 +75,10 @@ def keep(frame: pd.DataFrame, conditions: Sequence[Condition], where: str) -> tu
             empty[column] = int(cells.isna().sum())
     mask = _checked(hits, conditions, where, "row")
     said = "".join(f"; {n} row(s) leave {c} empty, which meets no condition on it" for c, n in empty.items())
+    measured = [str(c) for c in conditions if columns_named([c.column], columns)[0] in targets]
+    if measured:
+        said += (f"; {', '.join(measured)} picks runs by their measured value, so the law describes the runs that "
+                 "came out so, not the configurations (--drop-stray leaves out runs far from their repeats instead)")
     return frame[mask], note(int(mask.sum()), len(frame), conditions, "row") + said
 
 

@@ -221,3 +221,10 @@ def test_keep_keeps_exactly_the_rows_that_meet_the_condition(values, names, op, 
     if len(others):
         rest, _ = keep(frame, parse([f"fw!={name}"]), "'t.csv'")
         assert list(rest.index) == list(others)
+
+
+def test_a_condition_on_the_target_says_what_it_does_to_the_law(two_frameworks):
+    data = load_table(two_frameworks, "time", where=parse(["time<30"]))
+    assert ("time<30 picks runs by their measured value, so the law describes the runs that came out so, not the "
+            "configurations (--drop-stray leaves out runs far from their repeats instead)") in data.notes[0]
+    assert "measured value" not in load_table(two_frameworks, "time", where=parse(["p<30"])).notes[0]
