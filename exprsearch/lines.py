@@ -38,6 +38,9 @@ def _lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]
     return line, usable
 
 
+EXACT = 1e-9  # a sum of squared errors this small a share of the target's variation is rounding (the sums below cancel to ~1e-13 of it)
+
+
 def line_scores(columns: np.ndarray, owner: np.ndarray, count: int, intercept: np.ndarray, target: np.ndarray,
                 line: np.ndarray) -> np.ndarray:
     """Each of ``count`` transforms' error along its factor's lines (its columns: those whose
@@ -49,12 +52,14 @@ def line_scores(columns: np.ndarray, owner: np.ndarray, count: int, intercept: n
     alone = np.zeros(m)
     paired = np.zeros((m, m))
     testable = 0  # lines with four or more points, where a pair leaves a point to test it
+    spread = 0.0  # the target's variation about each line's intercept: what an exact fit's error is rounding of
     for g in np.unique(line):
         rows = line == g
         u, x, t = intercept[rows], columns[rows], target[rows]
         xc = x - np.outer(u, (u @ x) / (u @ u))
         tc = t - u * (u @ t) / (u @ u)
         gram, cross, total = xc.T @ xc, xc.T @ tc, float(tc @ tc)
+        spread += total
         a = np.diag(gram)
         with np.errstate(all="ignore"):
             slope = np.where(a > 0, np.maximum(cross / a, 0.0), 0.0)
@@ -77,9 +82,12 @@ def line_scores(columns: np.ndarray, owner: np.ndarray, count: int, intercept: n
     n, lines = len(target), len(np.unique(line))
     if not testable:
         paired[:] = np.inf
+    # Errors below rounding of the target's variation are exact fits, equal: else on noise-free
+    # data the last bits ranked them, and any shape beside the true one (at a slope of 0) fit "better"
+    exact = max(EXACT * spread, 1e-300)
     with np.errstate(divide="ignore"):
-        alone_bic = n * np.log(np.maximum(alone, 1e-300) / n) + 2 * lines * np.log(n)
-        pair_bic = (n * np.log(np.maximum(paired.min(axis=1, initial=np.inf), 1e-300) / n)
+        alone_bic = n * np.log(np.maximum(alone, exact) / n) + 2 * lines * np.log(n)
+        pair_bic = (n * np.log(np.maximum(paired.min(axis=1, initial=np.inf), exact) / n)
                     + (2 * lines + testable) * np.log(n))
     scores = np.full(count, np.inf)
     np.minimum.at(scores, owner, np.minimum(alone_bic, pair_bic))
