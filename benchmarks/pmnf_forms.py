@@ -4,7 +4,7 @@ Laws of Extra-P's performance model normal form, ``1 + 0.5·x^i·log2(x)^j`` wit
 Extra-P's exponent set and ``j`` in {0, 1, 2}, measured without noise on x = 4…64 (five points):
 every one of the 56 single-parameter forms; and over two parameters on a 5 × 5 grid, ``--draws``
 random products ``1 + 0.5·x^i·log2(x)^j·y^k·log2(y)^l`` and sums ``1 + 0.5·x^i·log2(x)^j +
-0.25·y^k·log2(y)^l``. Each kind is one Extra-P text file, a region per law, modelled by exprsearch
+0.25·y^k·log2(y)^l``, and half as many products over three parameters on a 5 × 5 × 5 grid. Each kind is one Extra-P text file, a region per law, modelled by exprsearch
 (``-g pmnf``, from the same file) and by Extra-P 4.2.5's command line; judged at 2× and 4× the
 largest value of each parameter and of all together (largest relative error). Exact: within 0.1 %.
 
@@ -52,6 +52,14 @@ def cases(kind: str, draws: int, rng: np.random.Generator) -> list[tuple[str, ob
         return [(f"1 + 0.5*{written(i, j, 'x')}", lambda c, i=i, j=j: 1 + 0.5 * shape(c["x"], i, j))
                 for i, j in itertools.product(EXPONENTS, range(3)) if i or j]
     found = []
+    if kind == "product of three":
+        while len(found) < draws // 2:
+            parts = [(EXPONENTS[rng.integers(len(EXPONENTS))], int(rng.integers(3))) for _ in range(3)]
+            if all(i or j for i, j in parts):
+                found.append(("1 + 0.5*" + "*".join(written(i, j, n) for (i, j), n in zip(parts, "xyz")),
+                              lambda c, parts=parts: 1 + 0.5 * np.prod([shape(c[n], *ij) for ij, n in zip(parts, "xyz")],
+                                                                       axis=0)))
+        return found
     while len(found) < draws:
         (i, j), (k, m) = [(EXPONENTS[rng.integers(len(EXPONENTS))], int(rng.integers(3))) for _ in range(2)]
         if not (i or j) or not (k or m):
@@ -106,7 +114,8 @@ def main() -> None:
     print("| laws | count | exprsearch exact (< 0.1 % at 2-4x) | median % | seconds | Extra-P exact | median % | seconds |")
     print("|---|---|---|---|---|---|---|---|")
     misses = []
-    for kind, names in (("one parameter", ["x"]), ("product", ["x", "y"]), ("sum", ["x", "y"])):
+    for kind, names in (("one parameter", ["x"]), ("product", ["x", "y"]), ("sum", ["x", "y"]),
+                        ("product of three", ["x", "y", "z"])):
         laws = cases(kind, args.draws, rng)
         path = folder / f"{kind.replace(' ', '_')}.txt"
         write(path, names, laws)
