@@ -90,26 +90,27 @@ class Families:
         return [(f, rest, group) for (f, rest), group in found.items()]
 
 
-def cheaper(members: Sequence[int], sizes: Sequence[int], k: int, limit: int) -> list[tuple[int, ...]]:
+def cheaper(members: Sequence[int], sizes: Sequence[int], k: int, limit: int) -> np.ndarray:
     """The ``k``-combinations of ``members`` whose ``sizes`` sum below ``limit``, in the order
-    ``itertools.combinations`` gives them: a family of 300 shapes has 4.5 million triples, and
-    testing each in Python took most of the exchange's time; pairs are tested by numpy, and a first
-    member that leaves no room for the cheapest rest is passed over."""
-    size = np.asarray(sizes, dtype=np.int64)
+    ``itertools.combinations`` gives them, one per row: a family of 300 shapes has 4.5 million
+    triples, and testing (and then listing) each in Python took most of the exchange's time; pairs
+    are tested by numpy, and a first member that leaves no room for the cheapest rest is passed over."""
+    size, member = np.asarray(sizes, dtype=np.int64), np.asarray(members, dtype=np.intp)
     if len(size) < k:
-        return []
+        return np.zeros((0, k), dtype=np.intp)
     if k == 1:
-        return [(members[i],) for i in np.flatnonzero(size < limit).tolist()]
+        return member[size < limit].reshape(-1, 1)
     if k == 2:
         first, second = np.triu_indices(len(size), 1)
         keep = size[first] + size[second] < limit
-        return list(zip([members[i] for i in first[keep].tolist()], [members[j] for j in second[keep].tolist()]))
+        return np.column_stack([member[first[keep]], member[second[keep]]])
     least = np.sort(size)[:k - 1].sum()  # the cheapest any k - 1 others can be
-    out = []
+    blocks = [np.zeros((0, k), dtype=np.intp)]
     for a in range(len(size) - k + 1):
         if size[a] + least < limit:
-            out += [(members[a], *rest) for rest in cheaper(members[a + 1:], sizes[a + 1:], k - 1, limit - int(size[a]))]
-    return out
+            rest = cheaper(member[a + 1:], size[a + 1:], k - 1, limit - int(size[a]))
+            blocks.append(np.column_stack([np.full(len(rest), member[a], dtype=np.intp), rest]))
+    return np.vstack(blocks)
 
 
 def flatter(families: Families, f: int, mine: Sequence[int], family: Sequence[int], owner: np.ndarray) -> list[tuple[int, ...]]:
@@ -149,11 +150,13 @@ def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float,
         taken = {int(owner[c]) for c in others}
         size = sum(families.size[i] for i in group)
         family = [c for c in families.members(f, rest) if int(owner[c]) not in taken]
-        combos = cheaper(family, [families.size[int(owner[c])] for c in family], len(group), size) + \
-            flatter(families, f, [c for c, i in zip(columns, items) if i in group], family, owner)
-        if not combos:
+        combos = cheaper(family, [families.size[int(owner[c])] for c in family], len(group), size)
+        swapped = flatter(families, f, [c for c, i in zip(columns, items) if i in group], family, owner)
+        if swapped:
+            combos = np.vstack([combos, np.array(swapped, dtype=np.intp)])
+        if not len(combos):
             continue
-        which = np.array([others + list(combo) for combo in combos], dtype=np.intp)
+        which = np.hstack([np.broadcast_to(np.array(others, dtype=np.intp), (len(combos), len(others))), combos])
         cost, fine = solved(design, residual, which)
         good = np.flatnonzero(fine & (cost <= (1 + margin) * sse)).tolist()
         if not good:

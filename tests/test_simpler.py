@@ -231,4 +231,4 @@ def test_cheaper_combinations_are_those_itertools_gives_in_its_order(sizes, k, l
     members = [10 * i + 3 for i in range(len(sizes))]
     expected = [combo for combo in itertools.combinations(members, k)
                 if sum(sizes[members.index(c)] for c in combo) < limit]
-    assert cheaper(members, sizes, k, limit) == expected
+    assert [tuple(row) for row in cheaper(members, sizes, k, limit).tolist()] == expected
