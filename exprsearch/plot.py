@@ -254,6 +254,22 @@ def profile_growth(factor: str, x: np.ndarray, curves: list[tuple[str, np.ndarra
     return _save(fig, path)
 
 
+def profile_phases(factor: str, x: np.ndarray, curves: list[tuple[str, np.ndarray]], measured: float, path: Path,
+                   target: str, others: bool = False) -> Path:
+    """The laws of a table's phases (fwd_s, bwd_s, comm_s) stacked along one factor: where a run's
+    time goes as it grows, and which phase takes over beyond the measurements."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    ax.stackplot(x, *[np.clip(y, 0, None) for _, y in curves], labels=[name for name, _ in curves], alpha=0.8)
+    if measured < x.max():
+        ax.axvspan(measured, x.max(), color="grey", alpha=0.15, label="beyond the measurements")
+    ax.set(xscale="log" if x.min() > 0 else "linear", ylabel=target,
+           xlabel=factor + (" (the other factors at their largest measured values)" if others else ""),
+           title=f"Where the time goes along {factor}: the phases' laws stacked")
+    ax.legend(fontsize=8, loc="upper left")
+    return _save(fig, path)
+
+
 def all_figures(law: Law, directory: Path, data: Dataset | None = None, front_rows: list[dict] | None = None,
                 view: tuple[str, np.ndarray, dict[str, float]] | None = None) -> list[Path]:
     """Every figure that the inputs allow, written into ``directory``."""

@@ -211,13 +211,14 @@ def ranked(rows: list[SeriesLaw]) -> list[SeriesLaw]:
     return good + sorted((r for r in rows if r.error), key=lambda r: r.series)
 
 
-def growth_along(rows: list[SeriesLaw], factor: str | None = None,
-                 end: float | None = None) -> tuple[str, np.ndarray, list[tuple[str, np.ndarray]]] | None:
+def growth_along(rows: list[SeriesLaw], factor: str | None = None, end: float | None = None,
+                 relative: bool = True) -> tuple[str, np.ndarray, list[tuple[str, np.ndarray]]] | None:
     """Each series' growth along one factor, relative to its law at its largest measured values
     (the other factors held there), from the factor's smallest measured value to ``end`` (default:
-    its target value in the ranking): what the ranking's growth is, drawn. ``factor`` defaults to
-    the one most series' laws use, of the widest measured range; series whose law leaves it out
-    grow by 1×. None where no series' law uses a factor."""
+    its target value in the ranking): what the ranking's growth is, drawn (``relative`` False: the
+    laws' own values, as a table of phases stacks them). ``factor`` defaults to the one most
+    series' laws use, of the widest measured range; series whose law leaves it out grow by 1×.
+    None where no series' law uses a factor."""
     laws = [(r, Law.from_json(r.law_json)) for r in rows if r.law_json and not r.error]
     used = [f for _, law in laws for f in law.factors if law.uses(f)]
     if not used:
@@ -234,7 +235,8 @@ def growth_along(rows: list[SeriesLaw], factor: str | None = None,
         base = {f: row.largest.get(f, law.domain.get(f, [1.0, 1.0])[1]) for f in law.factors}
         at_base = float(law.predict({f: np.array([v]) for f, v in base.items()})[0])
         with np.errstate(all="ignore"):
-            y = law.predict({f: (x if f == factor else np.full_like(x, v)) for f, v in base.items()}) / at_base
+            y = law.predict({f: (x if f == factor else np.full_like(x, v)) for f, v in base.items()}) / \
+                (at_base if relative else 1.0)
         curves.append((row.series, np.broadcast_to(np.asarray(y, dtype=float), x.shape).copy()))
     return factor, x, curves
 

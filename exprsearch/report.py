@@ -8,6 +8,7 @@ import csv
 import html
 import io
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 from sympy.printing.mathml import mathml
@@ -113,10 +114,10 @@ def _readable(text: str, law: Law, digits: int = 4) -> str:
     return to_readable(expr, digits)
 
 
-def profile_page(rows: list, context: dict, figure: Path | None = None) -> str:
+def profile_page(rows: list, context: dict, figures: Sequence[Path] = ()) -> str:
     """A page ranking a profile's series by predicted growth (the ``profile`` command's report):
-    which call paths stop scaling first, with each one's law and dominant terms, and ``figure``
-    (``profile --plot``'s growth.png) below the ranking where it was drawn."""
+    which call paths stop scaling first, with each one's law and dominant terms, and ``figures``
+    (``profile --plot``'s growth.png, and phases.png for a table of phases) below the ranking."""
     from .profiles import ranked, ranked_by
 
     where = ", ".join(f"{k} = {v:g}" for k, v in context.get("at", {}).items()) or "the largest measured values"
@@ -140,8 +141,8 @@ def profile_page(rows: list, context: dict, figure: Path | None = None) -> str:
         f"{html.escape(ranked_by(rows))} from the largest measured configuration to {html.escape(where)} "
         f"(factors not given there × {context.get('scale', 2):g}).</p>",
         f"<table>{head}{body}</table>",
-        f"<figure><img alt='growth' src='data:image/png;base64,{base64.b64encode(figure.read_bytes()).decode()}'>"
-        "</figure>" if figure is not None else "",
+        *(f"<figure><img alt='{html.escape(f.stem)}' src='data:image/png;base64,"
+          f"{base64.b64encode(f.read_bytes()).decode()}'></figure>" for f in figures),
         "<p>—: the law leaves out a factor the data vary, with too few configurations for a law that holds it (the "
         "series' notes in laws.csv say which).</p>" if any(r.blind for r in rows if not r.error) else "",
         f"<h2>Series not modelled</h2><ul>{failed}</ul>" if failed else "",

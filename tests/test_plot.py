@@ -300,3 +300,24 @@ def test_profile_plot_draws_the_growth_of_the_series_ranked_first(tmp_path):
     assert "laws.json, report.html, growth.png to" in " ".join(result.output.split())
     assert (out / "growth.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "<img alt='growth' src='data:image/png;base64," in (out / "report.html").read_text()  # below the ranking
+
+
+def test_profile_plot_stacks_a_table_of_phases(tmp_path):
+    """A table of phases (a time per column) gets phases.png beside growth.png, both in report.html;
+    a profile of other series gets growth.png alone (the test above)."""
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    rng = np.random.default_rng(0)
+    rows = [(p, 0.2 + 40 / p, 0.4 + 80 / p, 0.5 * np.log2(p) + 0.1 * p + 0.05) for p in (1, 2, 4, 8, 16) for _ in range(3)]
+    (tmp_path / "phases.csv").write_text("gpus,fwd_s,bwd_s,comm_s\n" + "".join(
+        f"{p}," + ",".join(f"{v * (1 + 0.02 * rng.standard_normal()):.5g}" for v in values) + "\n"
+        for p, *values in rows))
+    out = tmp_path / "o"
+    result = CliRunner().invoke(app, ["profile", str(tmp_path / "phases.csv"), "--target", "fwd_s,bwd_s,comm_s",
+                                      "--at", "gpus=128", "--plot", "--report", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "report.html, growth.png, phases.png to" in " ".join(result.output.split())
+    page = (out / "report.html").read_text()
+    assert "<img alt='growth'" in page and "<img alt='phases'" in page

@@ -63,6 +63,9 @@ def test_the_growth_drawn_along_a_factor_ends_at_each_series_growth(tmp_path):
     for name, y in curves:
         assert y[-1] == pytest.approx(growth[name], rel=1e-9)
         assert np.interp(16, x, y) == pytest.approx(1, rel=0.02)  # the largest measured p
+    _, _, values = growth_along(rows, relative=False)  # the laws' own values, as phases are stacked
+    for (name, y), row in zip(values, rows):
+        assert name == row.series and y[-1] == pytest.approx(row.predicted_at, rel=1e-9)
 
 
 def test_profile_plot_needs_matplotlib_before_any_series_is_modelled(tmp_path, monkeypatch):

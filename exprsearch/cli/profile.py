@@ -28,7 +28,7 @@ from .common import (
 )
 
 SUMMARY = ("laws.csv", "laws.json")
-GROWTH, DRAWN = "growth.png", 8  # profile --plot's figure, and the series it draws at most
+GROWTH, PHASES, DRAWN = "growth.png", "phases.png", 8  # profile --plot's figures, and the series drawn at most
 
 
 def profile(
@@ -47,7 +47,7 @@ def profile(
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default: exprsearch-out/<data stem>-profile).", rich_help_panel="Output")] = None,
     laws: Annotated[bool, typer.Option("--laws", help="Also write each series' law.json under <out>/series/.", rich_help_panel="Output")] = False,
     report: Annotated[bool, typer.Option("--report", help="Also write report.html ranking the series.", rich_help_panel="Output")] = False,
-    plot: Annotated[bool, typer.Option("--plot", help=f"Also write {GROWTH}: the growth of the series ranked first (up to {DRAWN}) along the factor --at names first (default: the one most laws use), each relative to its law at its largest measured values (needs matplotlib).", rich_help_panel="Output")] = False,
+    plot: Annotated[bool, typer.Option("--plot", help=f"Also write {GROWTH}: the growth of the series ranked first (up to {DRAWN}) along the factor --at names first (default: the one most laws use), each relative to its law at its largest measured values; for a table of phases (--target fwd_s,bwd_s,...) also {PHASES}, their laws stacked (needs matplotlib).", rich_help_panel="Output")] = False,
     resume: Annotated[bool, typer.Option(help="Keep the series already in <out>/laws.json and model only the rest.", rich_help_panel="Output")] = False,
     force: Annotated[bool, typer.Option(help="Replace laws.csv and laws.json already in the output directory.", rich_help_panel="Output")] = False,
     top: Annotated[int, typer.Option(help="Series shown in the ranking (all are in laws.csv).", rich_help_panel="Ranking")] = 15,
@@ -96,7 +96,7 @@ def profile(
             require_matplotlib()  # before the series are modelled, not after
         if not (force or resume):
             _export.check_free(directory, SUMMARY + (("report.html",) if report else ()) + (("series",) if laws else ())
-                               + ((GROWTH,) if plot else ()))
+                               + ((GROWTH, PHASES) if plot else ()))
         check_measure(measure)  # before the data are read
         series, failures = _series(data, fmt, target, by, cli._split(factors), sheet, (drop_missing, drop_stray),
                                    where)
@@ -166,7 +166,8 @@ def profile(
             if row.law_json:
                 files[directory / "series" / cli._folder(row.series) / "law.json"] = row.law_json
     _export.write_all(files)  # the laws first: nothing after them may lose them
-    drawn = cli._guard(lambda: _growth_figure(finished, point, top, directory)) if plot else None
+    phases = by is None and len(cli._split(target) or ()) > 1  # a table of phases: a series per target column
+    drawn = cli._guard(lambda: _figures(finished, point, top, directory, phases)) if plot else []
     if report:
         from ..report import profile_page
 
@@ -176,7 +177,7 @@ def profile(
     cli.out.print(f"{modelled} of {len(finished)} series modelled in {seconds:.1f} s "
                   f"({1000 * seconds / max(1, ran):.0f} ms per series searched); wrote "
                   f"{', '.join(SUMMARY)}{', report.html' if report else ''}{' and series/*/law.json' if laws else ''}"
-                  f"{f', {GROWTH}' if drawn else ''} to {directory}", highlight=False)
+                  f"{''.join(f', {p.name}' for p in drawn)} to {directory}", highlight=False)
     if plot and not drawn:
         cli._note(f"no {GROWTH}: no series' law follows a factor, so there is no growth to draw")
     if stopped:
@@ -278,23 +279,29 @@ def _sheet_series(data: Path, target: str | None, by: str | None, factors: list[
                     f"columns (a time per phase); the columns of '{data}' are {', '.join(columns)}")
 
 
-def _growth_figure(rows, point: dict, top: int, directory: Path) -> Path | None:
+def _figures(rows, point: dict, top: int, directory: Path, phases: bool) -> list[Path]:
     """growth.png: the series ranked first whose growth is measured, along the factor --at names
-    first that their laws use (else the one most of them use), up to its --at value."""
+    first that their laws use (else the one most of them use), up to its --at value; and for a
+    table of phases (times), phases.png: their laws stacked along the same factor."""
     from ..law import Law
-    from ..plot import profile_growth
+    from ..plot import profile_growth, profile_phases
     from ..profiles import growth_along, ranked
 
     drawn = [r for r in ranked(rows) if not r.error and not r.blind][:min(top, DRAWN)]
     named = next((f for f in point if any(f in r.largest for r in drawn)), None)
     found = growth_along(drawn, named, point.get(named) if named else None)
     if found is None:
-        return None
+        return []
     factor, x, curves = found
     measured = max(r.largest.get(factor, 0.0) for r in drawn)
     others = any(f != factor and Law.from_json(r.law_json).uses(f) for r in drawn for f in r.largest)
-    return profile_growth(factor, x, curves, measured, directory / GROWTH, rate=all(r.rate for r in drawn),
-                          total=sum(1 for r in rows if not r.error and not r.blind), others=others)
+    paths = [profile_growth(factor, x, curves, measured, directory / GROWTH, rate=all(r.rate for r in drawn),
+                            total=sum(1 for r in rows if not r.error and not r.blind), others=others)]
+    if phases and drawn and not any(r.rate for r in drawn):
+        order = [r for r in rows if r in drawn]  # the table's order of its columns, not the ranking's
+        _, _, values = growth_along(order, factor, x[-1], relative=False)
+        paths.append(profile_phases(factor, x, values, measured, directory / PHASES, "time", others))
+    return paths
 
 
 def _print(rows, top: int, point: dict, scale: float, out) -> None:
