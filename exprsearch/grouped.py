@@ -49,7 +49,8 @@ def load_grouped(
     ``where``: the --where conditions whose rows are grouped."""
     path = Path(path)
     frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])
-    return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept))
+    return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept),
+                    _digest(path))
 
 
 def load_targets(
@@ -68,12 +69,12 @@ def load_targets(
         require_column(target, columns, f"'{path}'", "target")
     if len(set(targets)) < len(targets):
         raise DataError(f"--target names {', '.join(t for t in targets if targets.count(t) > 1)} twice; name each once")
-    series, failures, sha = {}, {}, hashlib.sha256(path.read_bytes()).hexdigest()
+    series, failures, sha = {}, {}, _digest(path)  # read once for every target, not once per target
     for target in targets:
         alone = frame.drop(columns=[t for t in targets if t != target])
         if by:
             groups, failed = _grouped(alone, path, target, by, factors, drop_missing, DataError, sheet, drop_stray,
-                                      (where, kept))
+                                      (where, kept), sha)
             series |= {f"{name}:{target}": data for name, data in groups.items()}
             failures |= {f"{name}:{target}": why for name, why in failed.items()}
             continue
@@ -89,7 +90,7 @@ def load_targets(
 
 def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[str] | None, drop_missing: bool,
              tolerate: type[DataError], sheet: str | None, drop_stray: bool,
-             filtering: tuple[Sequence[Condition], str | None] = ((), None)) -> tuple[dict[str, Dataset], dict[str, str]]:
+             filtering: tuple[Sequence[Condition], str | None], sha: str) -> tuple[dict[str, Dataset], dict[str, str]]:
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else rejoined(list(by), columns)
     factors = None if factors is None else rejoined(factors, columns)
@@ -102,7 +103,6 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
         if f in keys:
             raise DataError(f"--factors {f}: that column names the groups (--by); leave it out of one of them")
     require_column(target, columns, f"'{path}'", "target")
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
     # the roles of the columns are the file's, decided once: a small group says little about them
     rest = frame.drop(columns=keys).set_axis([c for c in columns if c not in keys], axis=1)
     chosen, _, notes = (factors, None, []) if factors else inferred(rest, target, drop_missing, f"'{path}'",
@@ -137,3 +137,8 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
         except DataError as exc:
             raise DataError(f"group {name}: {exc}") from None
     return groups, failures
+
+
+def _digest(path: Path) -> str:
+    """The sha256 law.json records of the file the groups were read from."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
