@@ -60,12 +60,16 @@ def html_page(law: Law, front_csv: str, explanation: Explanation | None, figures
     parts.append("<h2>Pareto front</h2>" + _front(rows, law))
     for note in notes:
         parts.append(f"<p><em>{html.escape(note)}</em></p>")
-    for path in figures:
-        data = base64.b64encode(Path(path).read_bytes()).decode()
-        parts.append(f"<figure><img alt='{html.escape(Path(path).stem)}' src='data:image/png;base64,{data}'></figure>")
+    parts += [_figure(path) for path in figures]
     parts.append(f"<p><small>exprsearch {html.escape(law.version)}, grammar {html.escape(str(law.grammar.get('name')))}, "
                  f"seed {law.seed}, dataset {html.escape(str(law.dataset.get('path')))}</small></p></body></html>\n")
     return "\n".join(parts)
+
+
+def _figure(path: str | Path) -> str:
+    """A PNG figure embedded in the page, so that the page is one file."""
+    data = base64.b64encode(Path(path).read_bytes()).decode()
+    return f"<figure><img alt='{html.escape(Path(path).stem)}' src='data:image/png;base64,{data}'></figure>"
 
 
 def _metrics(law: Law) -> str:
@@ -141,8 +145,7 @@ def profile_page(rows: list, context: dict, figures: Sequence[Path] = ()) -> str
         f"{html.escape(ranked_by(rows))} from the largest measured configuration to {html.escape(where)} "
         f"(factors not given there × {context.get('scale', 2):g}).</p>",
         f"<table>{head}{body}</table>",
-        *(f"<figure><img alt='{html.escape(f.stem)}' src='data:image/png;base64,"
-          f"{base64.b64encode(f.read_bytes()).decode()}'></figure>" for f in figures),
+        *(_figure(f) for f in figures),
         "<p>—: the law leaves out a factor the data vary, with too few configurations for a law that holds it (the "
         "series' notes in laws.csv say which).</p>" if any(r.blind for r in rows if not r.error) else "",
         f"<h2>Series not modelled</h2><ul>{failed}</ul>" if failed else "",

@@ -65,17 +65,17 @@ def keep(frame: pd.DataFrame, conditions: Sequence[Condition], where: str,
     if not conditions:
         return frame, None
     columns = [str(c) for c in frame.columns]
-    hits, empty = [], {}
+    hits, empty, measured = [], {}, []
     for condition in conditions:
         column = columns_named([condition.column], columns)[0]
         require_column(column, columns, where, "--where")
+        measured += [str(condition)] if column in targets else []
         cells = frame[frame.columns[columns.index(column)]]
         hits.append(_meets(condition, cells, where))
         if condition.op != "!=" and cells.isna().any():  # an empty cell meets no value: said, not dropped unsaid
             empty[column] = int(cells.isna().sum())
     mask = _checked(hits, conditions, where, "row")
     said = "".join(f"; {n} row(s) leave {c} empty, which meets no condition on it" for c, n in empty.items())
-    measured = [str(c) for c in conditions if columns_named([c.column], columns)[0] in targets]
     if measured:
         said += (f"; {', '.join(measured)} picks runs by their measured value, so the law describes the runs that "
                  "came out so, not the configurations (--drop-stray leaves out runs far from their repeats instead)")
