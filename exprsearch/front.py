@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import sympy
 
+from .candidates import Term
 from .fit import Fit
 from .rank import EBIC_STRONG, MSE_FLOOR, bic
 
@@ -41,19 +42,24 @@ def pareto_front(fits: list[Fit], order: Callable[[Fit], tuple[float, ...]] | No
             simpler = [f for f in others if not f.candidate.n_nonlinear and f.mse > MSE_EXACT
                        and _weakly_better(best, f, n_rows) and _operations(f) < _operations(pick)]
             if simpler:
-                pick = min(simpler, key=lambda f: (_operations(f), order(f) if order is not None else (), f.cost))
+                fewest = min(map(_operations, simpler))  # the order asked only of the fewest's laws
+                simplest = [f for f in simpler if _operations(f) == fewest]
+                pick = min(simplest, key=lambda f: (order(f) if order is not None else (), f.cost))
         front.append(pick)
     return front
 
 
 def _operations(fit: Fit) -> int:
-    """How many operations the law's form takes (``a + b/p``: 2, ``a + b/p²``: 3)."""
-    return _count_ops(fit.candidate.template)
+    """How many operations the law's form takes (``a + b/p``: 2, ``a + b/p²``: 3): its terms'
+    and one addition between each two, as sympy counts its template (no term of a law is
+    negative), without building the template, which costs more than the rest of the front."""
+    terms = fit.candidate.terms
+    return sum(_term_operations(t) for t in terms) + len(terms) - 1
 
 
-@functools.lru_cache(maxsize=4096)  # a profile's searches share forms; few are asked per search
-def _count_ops(template: sympy.Expr) -> int:
-    return int(sympy.count_ops(template))
+@functools.lru_cache(maxsize=4096)  # terms are kept per process, and a profile's series share them
+def _term_operations(term: Term) -> int:
+    return int(sympy.count_ops(term.pattern))
 
 
 def _weakly_better(best: Fit, other: Fit, n_rows: int) -> bool:

@@ -69,6 +69,9 @@ class ShapeRule:
         self._reasons = None if any(len(v) == 2 for v in self.levels.values()) else \
             shared.tables("reasons", levels, 1)[0]
         self._orders: dict[tuple, tuple[float, ...]] = {}
+        # a term without fitted exponents has the same slopes in every law: kept per factors' tops
+        tops = tuple((name, float(v[-1])) for name, v in self.levels.items())
+        self._slopes = shared.tables("slopes", tops, 1)[0]
 
     def part(self, term: Term, name: str) -> sympy.Expr:
         key = (term, name)
@@ -179,6 +182,8 @@ class ShapeRule:
         return self._orders[key]
 
     def _order(self, candidate: Candidate, values: Mapping[str, float]) -> tuple[float, ...]:
+        if not candidate.n_nonlinear:  # without building the template: its terms' slopes
+            return tuple(sorted((s for t in candidate.terms for s in self._term_slopes(t)), reverse=True))
         named = {s.name: s for s in candidate.template.free_symbols}
         exponents = {named[s.name]: values[s.name] for s in candidate.nonlinear if s.name in named}
         coefficients = {named[s.name]: 1.0 for s in candidate.linear if s.name in named}
@@ -187,6 +192,16 @@ class ShapeRule:
         for term in sympy.Add.make_args(candidate.template.xreplace({**exponents, **coefficients})):
             slopes += [log_slope(term, top, factor) for factor in set(top) & term.free_symbols]
         return tuple(sorted(slopes, reverse=True))
+
+    def _term_slopes(self, term: Term) -> tuple[float, ...]:
+        """The log-slopes of a term without fitted exponents in each factor it holds, its
+        coefficient 1, as :meth:`_order` finds them in the template of a law holding it."""
+        if term not in self._slopes:
+            expression = term.pattern.xreplace({s: sympy.Float(1.0) for s in term.pattern.free_symbols
+                                               if s.name.startswith("_q")})
+            top = {self.symbols[n]: float(v[-1]) for n, v in self.levels.items()}
+            self._slopes[term] = tuple(log_slope(expression, top, f) for f in set(top) & expression.free_symbols)
+        return self._slopes[term]
 
     def _reason(self, terms: Sequence[Term]) -> str | None:
         for name, levels in self.levels.items():

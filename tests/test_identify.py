@@ -169,6 +169,22 @@ def test_the_order_of_a_law_is_how_steeply_its_terms_change_at_the_top_of_the_da
     assert huge.order(Fit(found["c0 + c1*n**4 + c2/n"], {})) == pytest.approx((np.inf, 1))  # n⁴ beyond floating point: steepest
 
 
+def test_the_order_of_a_law_without_fitted_exponents_is_its_terms_slopes_found_in_its_template():
+    """Such a law's order comes from its terms' slopes, kept per term (a profile's series share
+    them); it must be what the law's own template gives, its coefficients 1, for every such law."""
+    from exprsearch.fit import Fit
+    from exprsearch.identify import log_slope
+
+    rule, found = rule_for([1000, 4000, 16000])
+    laws = [c for c in found.values() if not c.n_nonlinear]
+    assert len(laws) > 100
+    top = {sympy.Symbol("p", positive=True): 16.0, sympy.Symbol("n", positive=True): 16000.0}
+    for law in laws:
+        template = law.template.xreplace({s: 1.0 for s in law.linear})
+        slopes = [log_slope(term, top, f) for term in sympy.Add.make_args(template) for f in set(top) & term.free_symbols]
+        assert rule.order(Fit(law, {})) == tuple(sorted(slopes, reverse=True)), str(law)
+
+
 @pytest.mark.slow  # 1 s: three factors at 135 configurations
 def test_a_search_keeps_the_lowest_order_shapes_among_those_its_values_cannot_tell_apart():
     """n + 1/n and n + 1/n² fit three values of n alike; the former is the law (random law 21 of

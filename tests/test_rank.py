@@ -245,3 +245,19 @@ def test_of_laws_the_data_barely_tell_apart_the_front_keeps_the_simplest():
     p = np.repeat([1.0, 2, 4, 8, 16], 3)
     many = pd.DataFrame({"p": p, "time": (5 + 100 / p**2) * (1 + 0.01 * rng.standard_normal(p.size))})
     assert str(search(many, "time", resamples=0).law.template) == "c0 + c1/p**2"
+
+
+@pytest.mark.parametrize(("name", "intrinsic"), [("default", ()), ("pmnf", ()), ("generic-dl", ("L",))])
+def test_the_front_counts_a_law_s_operations_as_sympy_counts_its_template(name, intrinsic):
+    """The front counts a law's operations from its terms (the template costs more to build than
+    the rest of the front): each term's and an addition between each two must be sympy's count of
+    the whole template, for laws of every size the grammars make of three factors (sums of two and three terms at least)."""
+    import sympy
+
+    from exprsearch.front import _operations
+
+    found = candidates.generate(grammar.bind(grammar.load(name), ("L", "p", "n"), intrinsic=intrinsic))
+    laws = found.candidates[:: max(1, len(found.candidates) // 2000)]
+    assert len(laws) > 30 and len({len(c.terms) for c in laws}) >= 2
+    for law in laws:
+        assert _operations(Fit(law, {})) == sympy.count_ops(law.template), str(law.template)
