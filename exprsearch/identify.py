@@ -302,6 +302,21 @@ def unpinned_notes(unpinned: dict[str, dict], domain: dict[str, list[float]]) ->
                  for name, u in unpinned.items())
 
 
+BARELY_TESTED = 3  # a law of this many constants or more, on one configuration more than it has
+
+
+def barely_tested_notes(constants: int, configurations: int, fitted: int, target: str) -> tuple[str, ...]:
+    """What a run says of a law of several constants on one configuration more than it has,
+    chosen from many fitted laws: one residual tests its form, and of so many laws some fit a
+    handful of runs closely by chance, so its close fit says little of how the target scales."""
+    if constants < BARELY_TESTED or configurations - constants > 1 or fitted < 10 * constants:
+        return ()
+    return (f"the law has {constants} constants for {configurations} measured configurations: one residual tests "
+            f"its form, and it was chosen from {fitted:,} fitted laws, of which some fit so few runs closely by "
+            f"chance; its fit says little of how {target} scales: measure more configurations (exprsearch suggest "
+            "says which) before relying on it beyond them",)
+
+
 LEFT_OUT = "the law leaves out"  # how left_out_notes' note starts, for those who look for it
 
 

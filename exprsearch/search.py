@@ -26,7 +26,15 @@ from .compile import Compiler
 from .errors import SearchError, SettingsError, number, whole
 from .executor import check_scheduler
 from .fit import Fit, FitSettings, verify
-from .identify import ShapeRule, identifiable, limit_notes, limits, unpinned_notes, unpinned_record
+from .identify import (
+    ShapeRule,
+    barely_tested_notes,
+    identifiable,
+    limit_notes,
+    limits,
+    unpinned_notes,
+    unpinned_record,
+)
 from .intercept import free_where_growing
 from .law import Law
 from .refine import Fitted, Progress, fit_all
@@ -166,7 +174,9 @@ def _search(dataset: _data.Dataset, grammar, mapping, intrinsic, settings: Searc
                    for name, value in bound.fixed.items())
     notes = (dataset.notes + absent + _domain_notes(dataset) + _space_notes(found)
              + _time_notes(fitted, settings.time_limit) + unpinned_notes(unpinned, law.domain)
-             + limit_notes(bounds, dataset.configurations(), bound.name))
+             + limit_notes(bounds, dataset.configurations(), bound.name)
+             + barely_tested_notes(len(law.constants), len(np.unique(dataset.configurations())), len(fitted.fits),
+                                   law.target))
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined,
                   alternatives, fitted.searched)
 
