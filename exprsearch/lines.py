@@ -38,6 +38,7 @@ def _lines(configs: np.ndarray, own: list[int]) -> tuple[np.ndarray, np.ndarray]
     return line, usable
 
 
+FLAT = 1e-20  # a column whose variation along a line is this small a share of its squares there is flat: rounding
 EXACT = 1e-9  # a sum of squared errors this small a share of the target's variation is rounding (the sums below cancel to ~1e-13 of it)
 
 
@@ -61,15 +62,19 @@ def line_scores(columns: np.ndarray, owner: np.ndarray, count: int, intercept: n
         gram, cross, total = xc.T @ xc, xc.T @ tc, float(tc @ tc)
         spread += total
         a = np.diag(gram)
+        # a column that does not vary along the line beyond rounding (the constant shape x^0 beside
+        # the intercept) has no slope there: else a slope of 1e16 fits the rounding, as a pair
+        varies = a > FLAT * np.einsum("ij,ij->j", x, x)
         with np.errstate(all="ignore"):
-            slope = np.where(a > 0, np.maximum(cross / a, 0.0), 0.0)
+            slope = np.where(varies, np.maximum(cross / a, 0.0), 0.0)
             single = total - 2 * slope * cross + slope**2 * a
             det = a[:, None] * a[None, :] - gram**2
             s1 = (a[None, :] * cross[:, None] - gram * cross[None, :]) / det
             s2 = (a[:, None] * cross[None, :] - gram * cross[:, None]) / det
             both = total - s1 * cross[:, None] - s2 * cross[None, :]
         fallback = np.minimum(single[:, None], single[None, :])  # a slope would be negative: one alone
-        ok = (s1 >= 0) & (s2 >= 0) & (det > 1e-12 * a[:, None] * a[None, :]) & np.isfinite(both)
+        ok = (s1 >= 0) & (s2 >= 0) & (det > 1e-12 * a[:, None] * a[None, :]) & np.isfinite(both) \
+            & varies[:, None] & varies[None, :]
         alone += single
         if rows.sum() >= 4:
             paired += np.where(ok, both, fallback)

@@ -101,11 +101,22 @@ def exchanged_terms(design: np.ndarray, residual: np.ndarray, model: tuple[float
             if not allowed.any():
                 continue
             score = np.where(allowed, gain, -np.inf)
-            best = int(np.argmax(score))
+            best = first_best(score, float(residual @ residual))
             new = residual_sse(design, residual, rest) - float(score[best])
             if new < sse * (1 - 1e-9) and best != columns[k]:
                 sse, columns, improved = new, (*rest, best), True
     return sse, columns
+
+
+TIE = 1e-9  # gains closer than this share of the residual's squares are one gain (terms alike here)
+
+
+def first_best(score: np.ndarray, total: float) -> int:
+    """The first column whose score is within :data:`TIE` of the best: of columns that fit alike
+    (collinear beside the model) the order of the columns decides, not the last bits of the
+    arithmetic, which another machine's rounding or a nudge of 1e-12 to the data changes."""
+    top = float(score.max())
+    return int(np.flatnonzero(score >= top - TIE * max(total, abs(top)))[0])
 
 
 def best_pairs(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonlinear: np.ndarray, room: int,

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exprsearch.subsets import anchored_triples, best_pairs
+from exprsearch.subsets import anchored_triples, best_pairs, exchanged_terms, first_best
 
 
 def _brute_force(design, residual, owner):
@@ -152,3 +152,22 @@ def test_beside_each_anchor_only_the_columns_that_fit_best_there_are_paired():
     assert anchored_triples(design, target, owner, none, 0, owner, [0], 1)[0][1] == (0, 1, 2)
     kept = anchored_triples(design, target, owner, none, 0, owner, [0], 1, limit=2)
     assert kept and not {1, 2} <= set(kept[0][1])
+
+
+def test_of_columns_that_fit_alike_the_exchange_takes_the_first_whatever_the_last_bits():
+    """Two columns alike but for rounding (a term and another of the same content here) gain
+    alike: the exchange must take the first, not the one the last bits favour, or a nudge of
+    1e-12 to the data changes the terms the screening hands on."""
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((12, 3))
+    twin = base[:, 2] * (1 + 1e-14 * rng.standard_normal(12))
+    for nudge in (1 + 1e-13, 1 - 1e-13):
+        design = np.column_stack([base, twin * nudge])
+        design /= np.linalg.norm(design, axis=0)
+        residual = design @ np.array([1.0, 0.0, 2.0, 0.0]) + 0.01 * rng.standard_normal(12)
+        owner = np.arange(4)
+        sse, columns = exchanged_terms(design, residual, (float(residual @ residual), (0, 1)), owner,
+                                       np.zeros(4, dtype=int), 0)
+        assert set(columns) == {0, 2}
+    assert first_best(np.array([1.0, 3.0 - 1e-12, 3.0, 2.0]), 10.0) == 1
+    assert first_best(np.array([1.0, 2.9, 3.0, 2.0]), 10.0) == 2
