@@ -206,16 +206,28 @@ def score(
     )
 
 
-def extrapolating(front: list[Scored], pure: Noise, slack: float = 1.5, validation: str = "largest") -> list[int]:
+def extrapolating(front: list[Scored], pure: Noise, slack: float = 1.5, validation: str = "largest",
+                  n_rows: int | None = None) -> list[int]:
     """Laws whose validation error — on the held-out largest configurations, or cross-validated
     with ``validation="kfold"`` — is within ``slack`` × the best one's (or within twice the
-    measured noise of it): the ones worth trusting beyond the data."""
+    measured noise of it): the ones worth trusting beyond the data. With ``n_rows``, a law that
+    a law of no more constants fits better by strong evidence (BIC) is none of them: a few held-out
+    rows, refitted without, cannot outweigh every row's (:func:`outfitted`)."""
     errors = [s.cv_mape if validation == "kfold" else s.holdout_mape for s in front]
     if any(e is None or math.isnan(e) for e in errors):
         return list(range(len(front)))
     noise = 2 * 100 * (pure.relative_sd or 0.0)
-    best = min(errors)
-    return [i for i, e in enumerate(errors) if e <= max(slack * best, best + noise)]
+    beaten = outfitted(front, n_rows) if n_rows else set()
+    best = min(e for i, e in enumerate(errors) if i not in beaten)
+    return [i for i, e in enumerate(errors) if e <= max(slack * best, best + noise) and i not in beaten]
+
+
+def outfitted(front: Sequence[Scored], n_rows: int) -> set[int]:
+    """The laws of ``front`` that another of no more constants fits better by more than strong
+    evidence (BIC lower by :data:`EBIC_STRONG`)."""
+    scores = [bic_of(s.fit.mse, n_rows, s.n_constants) for s in front]
+    return {i for i, s in enumerate(front)
+            if any(o.n_constants <= s.n_constants and scores[j] < scores[i] - EBIC_STRONG for j, o in enumerate(front))}
 
 
 def select(front: list[Scored], pure: Noise, alpha: float = ALPHA, robust: bool = False,
@@ -226,7 +238,7 @@ def select(front: list[Scored], pure: Noise, alpha: float = ALPHA, robust: bool 
     With a robust loss the outliers that the loss discounts still inflate the measured noise, so
     the noise test would call every law adequate: the extended BIC decides alone.
     """
-    pool = extrapolating(front, pure, validation=validation)
+    pool = extrapolating(front, pure, validation=validation, n_rows=n_rows)
     what = "cross-validated folds" if validation == "kfold" else "held-out largest values (top octave) of each factor"
     held = "" if len(pool) == len(front) else f", among the {len(pool)} law(s) that best predict the {what}"
     pinned = [i for i in pool if front[i].weakest_t is None or front[i].weakest_t >= T_PINNED]

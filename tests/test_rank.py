@@ -261,3 +261,25 @@ def test_the_front_counts_a_law_s_operations_as_sympy_counts_its_template(name, 
     assert len(laws) > 30 and len({len(c.terms) for c in laws}) >= 2
     for law in laws:
         assert _operations(Fit(law, {})) == sympy.count_ops(law.template), str(law.template)
+
+
+def test_a_law_that_fits_every_run_far_worse_does_not_win_on_a_few_held_out_runs():
+    """Seven runs of 2 + 40/p + 0.002·p² (2 % noise), as a suggest campaign measured them: the true
+    form fits them at 0.99 %, a + b·p + c·p^k at 3.6 % with a constant more. Refitted on p <= 15,
+    the true form's p² term is barely seen, so it predicted p = 40 and 59 worse, and the held-out
+    check alone had chosen the other law, 87 % off at p = 512. Every run's evidence (a BIC lower
+    by 18 at fewer constants) now keeps a law so outfitted out of the held-out comparison."""
+    import pandas as pd
+
+    from exprsearch.rank import outfitted
+    from exprsearch.search import search
+
+    runs = pd.DataFrame({"p": [1.0, 2, 4, 59, 15, 40, 8],
+                         "time": [41.561512, 22.369023, 12.023728, 9.759579, 5.160518, 6.165117, 7.000363]})
+    found = search(runs, "time", resamples=0)
+    assert str(found.law.template) == "c0 + c1*p**2 + c2/p"
+    front = found.ranking.front
+    beaten = {str(front[i].fit.candidate.template) for i in outfitted(front, len(runs))}
+    assert "c0 + c1*p + c2*p**k0" in beaten and "c0 + c1*p**2 + c2/p" not in beaten
+    truth = 2 + 40 / 512 + 0.002 * 512**2
+    assert abs(found.law.predict({"p": [512.0]})[0] / truth - 1) < 0.05
