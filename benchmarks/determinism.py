@@ -87,7 +87,7 @@ def main() -> None:
     data = datasets()
     if args.advice:
         data = [(name, frame) for name, frame in data if name.startswith(("irregular", "campaign-like"))]
-    answer = (lambda name, frame: advice_of(name, frame)) if args.advice else (lambda name, frame: law_of(frame))
+    answer = advice_of if args.advice else (lambda name, frame: law_of(frame))
     for name, frame in data:
         law = answer(name, frame)
         others = []
