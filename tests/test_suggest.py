@@ -544,3 +544,28 @@ def test_suggest_plans_for_one_series_of_a_long_table(tmp_path):
         "commas; for these values in --by's order: --series kernel=b" in " ".join(bare.output.split())
     unlike = run("suggest", tmp_path / "k.csv", *plan, "--by", "kernel", "--series", "b,c")  # not one value per column
     assert unlike.exit_code == 2 and "(model=ResNet-50,platform=DGX-1)" in " ".join(unlike.output.split())
+
+
+def test_a_suggestion_the_table_measured_in_rows_where_left_out_is_said_measured_already(tmp_path, monkeypatch):
+    """Fitted on the small configurations of one framework (--where), suggest asks for the target,
+    which the table holds already in a row the condition on gpus left out: a run need not be paid
+    for. Another framework's row at the same gpus is no measurement of this one."""
+    gpus = [1, 2, 4, 8, 16, 32]
+    frame = pd.DataFrame({"framework": ["a"] * 6 + ["b"] * 6, "gpus": gpus * 2,
+                          "time": [1 + 270 / g for g in gpus] + [2 + 300 / g for g in gpus]})
+    monkeypatch.chdir(tmp_path)  # a short path: the note is wrapped to the terminal's width
+    path = Path("runs.csv")
+    frame.to_csv(path, index=False)
+    asked = ("suggest", path, "-t", "time", "--where", "framework=a", "--vary", "gpus=1..32:x2", "--at", "gpus=32",
+             "--devices", "gpus", "--json")
+    result = run(*asked, "--where", "gpus<=8")
+    assert result.exit_code == 0, result.output
+    first = json.loads(result.stdout)["suggestions"][0]
+    note = " ".join(result.stderr.split())
+    assert first["gpus"] == 32
+    assert f"note: suggestion 1 (gpus=32) is measured already: '{path}' holds it at line 7, which --where gpus<=8 " \
+           "leaves out" in note
+    frame.drop(index=5).to_csv(path, index=False)  # framework a never measured at 32 GPUs; b's row is not a's
+    unmeasured = run(*asked, "--where", "gpus<=8")
+    assert unmeasured.exit_code == 0 and json.loads(unmeasured.stdout)["suggestions"][0]["gpus"] == 32
+    assert "measured already" not in unmeasured.stderr

@@ -159,6 +159,9 @@ def suggest(
                                     (time_unit or "s") if priced else None, prices)
 
     result, runs, advice = cli._guard(work)
+    if where and not _series_columns(by, series) and not advice.settled:
+        for sentence in _measured_but_left_out(data, sheet, where, result.law.factors, advice.suggestions):
+            cli._note(sentence)
     if json_:
         shown = () if advice.settled else advice.suggestions  # settled: nothing more to measure
         record = {"suggestions": [{**s.config, "runs": runs, "cost": s.cost, "gain": s.gain, "measured": s.measured,
@@ -183,6 +186,45 @@ def suggest(
         cli.out.print(table)
         for i, s in enumerate(advice.suggestions, start=1):
             cli.out.print(f"{i}. {s.sentence}", highlight=False, soft_wrap=True)
+
+
+def _measured_but_left_out(data: Path, sheet: str | None, where: list[str], factors: tuple[str, ...],
+                           suggestions) -> list[str]:
+    """The suggestions the table measured already in rows that a --where condition on a factor left
+    out (the large configurations kept to check the law on): a run there need not be paid for."""
+    import numpy as np
+
+    from ..configs import setting
+    from ..data import configurations
+    from ..errors import ExprsearchError
+    from ..rowfilter import keep, parse
+    from ..tables import file_lines, read_table, rows_named
+    from ..vocabulary import law_name
+
+    conditions = parse(where)
+    on_factors = [c for c in conditions if law_name(c.column) in factors]
+    fresh = [(k, s) for k, s in enumerate(suggestions, start=1) if not s.measured and not s.repeats]
+    if not on_factors or not fresh:
+        return []
+    try:  # a table; an Extra-P file's points were read as the law's already
+        frame = read_table(data, sheet)
+        others = [c for c in conditions if c not in on_factors]
+        frame = keep(frame, others, f"'{data}'")[0] if others else frame
+        at = configurations(frame, factors, data)
+    except ExprsearchError:
+        return []
+    lines = file_lines(frame.index)
+    said = " and ".join(map(str, on_factors))
+    found = []
+    for k, s in fresh:
+        rows = np.flatnonzero(np.all([at[f] == s.config[f] for f in factors], axis=0))
+        if rows.size:
+            where_ = ", ".join(f"{f}={setting(s.config[f])}" for f in factors)
+            found.append(f"suggestion {k} ({where_}) is measured already: '{data}' holds it at "
+                         f"{rows_named(rows, 0 if lines is None else lines)}, which --where {said} leaves out; "
+                         "widen --where to fit on it, or keep it out and check the law there (exprsearch predict "
+                         "LAW --data)")
+    return found
 
 
 def _series_columns(by: str | None, series: str | None) -> list[str]:
