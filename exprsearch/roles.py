@@ -208,6 +208,8 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     named |= _schedules(names, X, varying, levelled, {*named, *found}, [j for j in varying if named.get(names[j]) == _STEPS])
     quantities = {stem(n) or n.lower() for n in [target, *found]}
     counted = next((n for n in names if _COUNT.match(n)), None)
+    # a sample size beside the target's statistics (hivemind's n): the other statistics summarise those samples too
+    sampled = next((n for n in names if named.get(n, "").startswith("it counts the samples")), None)
     for name in names:
         if name in found or stem(name) is None:
             continue
@@ -217,6 +219,8 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             found[name] = f"a {statistic(name)}, as {target} is: a statistic of the same runs"
         elif counted:
             found[name] = f"a {statistic(name)} over the runs that {counted} counts"
+        elif sampled:
+            found[name] = f"a {statistic(name)} over the samples that {sampled} counts"
     found |= {n: why for n, why in named.items() if n not in found}
     return {n: found[n] for n in names if n in found}
 

@@ -75,6 +75,14 @@ def _counted_samples(frame):
     return frame
 
 
+def _peers_sampled(frame):
+    # hivemind's n (the samples its statistics summarise) beside samples_per_sec_mean and
+    # num_peers_median, the median of the peers the run saw: a statistic of the same samples
+    frame = _counted_samples(frame)
+    frame["peers_median"] = frame["p"] * (1 - 0.1 * (frame.index % 3))
+    return frame
+
+
 def _steps(frame):
     frame["global_step"] = 100 * (1 + frame.index % 3)  # where in its run each row was logged
     frame["epochs"] = 1 + frame.index % 2  # how many a run takes: a setting
@@ -88,6 +96,7 @@ def _steps(frame):
     (_counted_runs, "time", ("p", "n"), "avg_epochs (a mean over the runs that n_runs counts)"),
     (_counted_samples, "time_mean", ("p", "n"),
      "n_samples (it counts the samples that time's statistics summarise, their sample size)"),
+    (_peers_sampled, "time_mean", ("p", "n"), "peers_median (a median over the samples that n_samples counts)"),
     (_steps, "time", ("p", "n", "epochs"),
      "global_step (it numbers the steps or epochs within a run, which are no setting of it)"),
 ])
