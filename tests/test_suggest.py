@@ -565,6 +565,9 @@ def test_a_suggestion_the_table_measured_in_rows_where_left_out_is_said_measured
     assert first["gpus"] == 32
     assert f"note: suggestion 1 (gpus=32) is measured already: '{path}' holds it at line 7, which --where gpus<=8 " \
            "leaves out" in note
+    frame.assign(seq=[1024] * 4 + [2048] * 8).to_csv(path, index=False)  # a's 32 GPUs at another seq than fitted
+    other_seq = run(*asked, "--where", "gpus<=8")
+    assert other_seq.exit_code == 0 and "measured already" not in other_seq.stderr
     frame.drop(index=5).to_csv(path, index=False)  # framework a never measured at 32 GPUs; b's row is not a's
     unmeasured = run(*asked, "--where", "gpus<=8")
     assert unmeasured.exit_code == 0 and json.loads(unmeasured.stdout)["suggestions"][0]["gpus"] == 32

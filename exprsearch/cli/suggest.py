@@ -160,7 +160,8 @@ def suggest(
 
     result, runs, advice = cli._guard(work)
     if where and not _series_columns(by, series) and not advice.settled:
-        for sentence in _measured_but_left_out(data, sheet, where, result.law.factors, advice.suggestions):
+        for sentence in _measured_but_left_out(data, sheet, where, result.law.factors, advice.suggestions,
+                                               dict(result.law.held)):
             cli._note(sentence)
     if json_:
         shown = () if advice.settled else advice.suggestions  # settled: nothing more to measure
@@ -189,9 +190,10 @@ def suggest(
 
 
 def _measured_but_left_out(data: Path, sheet: str | None, where: list[str], factors: tuple[str, ...],
-                           suggestions) -> list[str]:
+                           suggestions, held: dict[str, float]) -> list[str]:
     """The suggestions the table measured already in rows that a --where condition on a factor left
-    out (the large configurations kept to check the law on): a run there need not be paid for."""
+    out (the large configurations kept to check the law on), at the values of the factors the
+    fitted rows held: a run there need not be paid for."""
     import numpy as np
 
     from ..configs import setting
@@ -211,13 +213,15 @@ def _measured_but_left_out(data: Path, sheet: str | None, where: list[str], fact
         others = [c for c in conditions if c not in on_factors]
         frame = keep(frame, others, f"'{data}'")[0] if others else frame
         at = configurations(frame, factors, data)
+        fixed = configurations(frame, tuple(held), data) if held else {}
     except ExprsearchError:
         return []
     lines = file_lines(frame.index)
     said = " and ".join(map(str, on_factors))
     found = []
     for k, s in fresh:
-        rows = np.flatnonzero(np.all([at[f] == s.config[f] for f in factors], axis=0))
+        rows = np.flatnonzero(np.all([at[f] == s.config[f] for f in factors]
+                                     + [fixed[h] == value for h, value in held.items()], axis=0))
         if rows.size:
             where_ = ", ".join(f"{f}={setting(s.config[f])}" for f in factors)
             found.append(f"suggestion {k} ({where_}) is measured already: '{data}' holds it at "
