@@ -153,7 +153,8 @@ def _search(dataset: _data.Dataset, grammar, mapping, intrinsic, settings: Searc
     compiler = Compiler(dataset.factors, dataset.X)
     shapes = ShapeRule(compiler)
     found = _candidates.generate(bound, _strategy(settings, bound, compiler, dataset, shapes))
-    usable, skipped = identifiable(found.candidates, dataset.configurations(), shapes)
+    configurations = dataset.configurations()
+    usable, skipped = identifiable(found.candidates, configurations, shapes)
     fitted = fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
                       found.guesses, settings.scheduler)
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit, shapes.order))
@@ -174,9 +175,8 @@ def _search(dataset: _data.Dataset, grammar, mapping, intrinsic, settings: Searc
                    for name, value in bound.fixed.items())
     notes = (dataset.notes + absent + _domain_notes(dataset) + _space_notes(found)
              + _time_notes(fitted, settings.time_limit) + unpinned_notes(unpinned, law.domain)
-             + limit_notes(bounds, dataset.configurations(), bound.name)
-             + barely_tested_notes(len(law.constants), len(np.unique(dataset.configurations())), len(fitted.fits),
-                                   law.target))
+             + limit_notes(bounds, configurations, bound.name)
+             + barely_tested_notes(len(law.constants), len(np.unique(configurations)), len(fitted.fits), law.target))
     return Result(law, ranking, dataset, bound, found, len(fits), dict(rejected), notes, fitted.refined,
                   alternatives, fitted.searched)
 

@@ -212,16 +212,14 @@ def _measured_but_left_out(data: Path, sheet: str | None, where: list[str], fact
         frame = read_table(data, sheet)
         others = [c for c in conditions if c not in on_factors]
         frame = keep(frame, others, f"'{data}'")[0] if others else frame
-        at = configurations(frame, factors, data)
-        fixed = configurations(frame, tuple(held), data) if held else {}
+        at = configurations(frame, (*factors, *held), data)
     except ExprsearchError:
         return []
     lines = file_lines(frame.index)
     said = " and ".join(map(str, on_factors))
     found = []
     for k, s in fresh:
-        rows = np.flatnonzero(np.all([at[f] == s.config[f] for f in factors]
-                                     + [fixed[h] == value for h, value in held.items()], axis=0))
+        rows = np.flatnonzero(np.all([at[f] == value for f, value in {**s.config, **held}.items()], axis=0))
         if rows.size:
             where_ = ", ".join(f"{f}={setting(s.config[f])}" for f in factors)
             found.append(f"suggestion {k} ({where_}) is measured already: '{data}' holds it at "
