@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 
 
 def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
-              numbering: int | np.ndarray) -> tuple[list[str], np.ndarray, list[str]]:
+              numbering: int | np.ndarray) -> tuple[list[str], np.ndarray, list[str], list[str]]:
     """The factors of a table whose columns were not named (its numeric columns but the target,
-    less labels and measurements of the runs), their values and the target's as numbers, and the
-    notes saying what was left out."""
+    less labels and measurements of the runs), their values and the target's as numbers, the
+    notes saying what was left out (first the columns left out as no setting, where any), and those
+    columns, for :func:`ignored_note` on a group of the rows."""
     pd = lazy_pandas()
     columns = list(frame.columns)
     # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors;
@@ -54,7 +55,7 @@ def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
     apart = [c for c in factors if measured.any() and frame[c].isna().to_numpy()[measured].all()]
     factors = [c for c in columns if c in factors and c not in apart]
     ignored = [c for c in columns if c != target and c not in factors and c not in empty and c not in apart]
-    notes = [_ignored(frame, ignored)] if ignored else []
+    notes = [ignored_note(frame, ignored)] if ignored else []
     notes += [f"left out {', '.join(column_named(c) for c in empty)}: empty on every row"] if empty else []
     notes += [f"left out {', '.join(column_named(c) for c in apart)}: empty on every row that gives {target} (logged "
               "on rows of its own)"] if apart else []
@@ -62,7 +63,7 @@ def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
     factors, values, note = settings(target, factors, values)
     check_factor_columns(factors, target, columns, where)
     check_settings(factors, where)
-    return factors, values, notes + ([note] if note else [])
+    return factors, values, notes + ([note] if note else []), ignored
 
 
 def check_settings(factors: list[str], where: str) -> None:
@@ -75,9 +76,10 @@ def check_settings(factors: list[str], where: str) -> None:
                         "batch) beside its steps, or name the factors with --factors")
 
 
-def _ignored(frame, ignored: list[str]) -> str:
+def ignored_note(frame, ignored: list[str]) -> str:
     """The note naming the columns left out of the factors, and, where their values differ from
-    row to row, that one law is fitted across them (they may name separate series)."""
+    row to row of ``frame`` (a table, or one group of it), that one law is fitted across them
+    (they may name separate series)."""
     note = f"ignored non-numeric column(s) {', '.join(ignored)}"
     dates = lazy_pandas().api.types.is_datetime64_any_dtype
     # which run a row is (a run's name) names no series

@@ -207,7 +207,7 @@ def from_frame(
                 and len(strays(frame[c])):
             raise DataError(stray_values(frame[c], c, where, numbering, target=c == target))
     if factors is None:
-        factors, numeric, notes = inferred(frame, target, drop_missing, where, numbering)
+        factors, numeric, notes, _ = inferred(frame, target, drop_missing, where, numbering)
     else:
         notes = []
         check_factor_columns(factors, target, columns, where)

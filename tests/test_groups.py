@@ -261,3 +261,20 @@ def test_a_group_column_empty_on_every_row_stops_with_a_sentence(tmp_path):
     result = CliRunner().invoke(app, ["run", str(path), "-t", "value", "--by", "kernel,metric", "--drop-missing",
                                       "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "leaves --by column(s) kernel empty on every row" in " ".join(result.output.split())
+
+
+def test_a_law_spans_a_text_columns_values_only_where_its_group_holds_several(tmp_path):
+    """The platform names the GPU, so a law per platform is fitted on one GPU's rows and the note
+    must not say it spans the GPUs; a model column that varies within each platform is said."""
+    parts = [measurements(lambda p: 2 + 40 / p, {"p": WORKERS}, seed=s).assign(platform=name, gpu=gpu, model=m)
+             for s, (name, gpu, m) in enumerate([("dgx", "P100", "a"), ("dgx", "P100", "b"), ("aws", "K80", "a"),
+                                                  ("aws", "K80", "b")])]
+    path = tmp_path / "platforms.csv"
+    pd.concat(parts).to_csv(path, index=False)
+    for group in load_groups(path, "time", "platform").values():
+        (note,) = [n for n in group.notes if n.startswith("ignored")]
+        assert note == ("ignored non-numeric column(s) gpu, model; one law is fitted across the values of model "
+                        "(2): where they name separate series (a framework, a model), pass --by with those columns "
+                        "to fit one law per series")
+    for group in load_groups(path, "time", ["platform", "model"]).values():
+        assert [n for n in group.notes if n.startswith("ignored")] == ["ignored non-numeric column(s) gpu"]
