@@ -165,6 +165,31 @@ def test_predict_data_leaves_out_rows_a_where_held_at_one_value(tmp_path):
     assert [r["p"] for r in json.loads(predicted.stdout)["predictions"]] == [1, 2, 4, 8, 16, 32]
 
 
+def test_predict_where_picks_the_rows_to_predict_in_place_of_the_laws_own_on_a_column(tmp_path):
+    """The large runs of a table are often labelled apart (TensorFlow's benchmarks name a
+    multi-node platform 'p2 x N'): predict's --where on a column the law was fitted with takes the
+    place of the law's condition there, the law's other conditions still hold, and a condition
+    that keeps no row, or --where without --data, is one sentence and exit 2."""
+    rows = [(platform, model, p, a + 40 / p) for platform, ps in (("p2", (1, 2, 4, 8)), ("p2 x N", (1, 8, 16, 32)))
+            for model, a in (("resnet", 2), ("vgg", 5)) for p in ps]
+    path = tmp_path / "t.csv"
+    path.write_text("platform,model,p,time\n" + "".join(f"{f},{m},{p},{t:.6g}\n" for f, m, p, t in rows))
+    assert run("run", path, "-t", "time", "--where", "platform=p2", "--where", "model=resnet", "--out", tmp_path / "o",
+               "--bootstrap", "0").exit_code == 0
+    predicted = run("predict", tmp_path / "o" / "law.json", "--data", path, "--where", "platform=p2 x N", "--where",
+                    "p>1", "--json")
+    assert predicted.exit_code == 0, predicted.output
+    record = json.loads(predicted.stdout)
+    assert [(r["platform"], r["model"], r["p"]) for r in record["predictions"]] == [
+        ("p2 x N", "resnet", 8), ("p2 x N", "resnet", 16), ("p2 x N", "resnet", 32)]
+    assert record["mape_pct"] < 0.01  # resnet's law, not vgg's
+    assert "predicting the 3 row(s) where platform=p2 x N and p>1 (--where)" in " ".join(predicted.stderr.split())
+    for args, words in ((("--data", path, "--where", "platform=p3"), "never holds p3"),
+                        (("--at", "p=64", "--where", "platform=p2"), "--where picks rows of the --data table")):
+        bad = run("predict", tmp_path / "o" / "law.json", *args)
+        assert bad.exit_code == 2 and words in said(bad) and "Traceback" not in bad.output
+
+
 def test_rows_an_empty_cell_keeps_out_are_counted_in_the_note():
     frame = pd.DataFrame({"gpus": [1.0, None, 8.0, 16.0]})
     kept, note = keep(frame, parse(["gpus<=8"]), "'t.csv'")

@@ -22,6 +22,7 @@ def predict(
     sheet: Annotated[str | None, typer.Option(help="With --data: an Excel workbook's sheet, where more than one holds data.")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     levels: Annotated[str | None, typer.Option(help="Predict with the law's constants per value of this intrinsic factor (levels.json beside LAW.json; measured values only).")] = None,
+    where: Annotated[list[str], typer.Option(help="With --data: the rows to predict, picked as run's --where picks them (platform=b, gpus>8; repeatable). A condition on a column the law was fitted with (its --where or --by group) takes the place of the law's.")] = [],  # noqa: B006
 ) -> None:
     """Predict the target at configurations, warning when far outside the measured range."""
 
@@ -35,9 +36,12 @@ def predict(
         law = pieces.laws[-1] if pieces else _law(law_file)  # the segments' laws share their factors
         if data is not None:
             from ..data import configurations
+            from ..rowfilter import parse
             from ..tables import file_lines, read_table
 
-            frame = _of_selection(_of_group(read_table(data, sheet), law, data), law, data)
+            picked = parse(where)
+            frame = _of_picked(_of_selection(_of_group(read_table(data, sheet), law, data, picked), law, data, picked),
+                               picked, data)
             present = {law_name(str(c)) for c in frame.columns}  # a factor the law leaves out may be missing
             columns = configurations(frame, tuple(f for f in law.factors if law.uses(f) or f in present), data)
             lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
@@ -46,8 +50,9 @@ def predict(
             # a column 'batch size' is the factor batch_size: shown and written under the law's name
             frame = frame.rename(columns={c: law_name(str(c)) for c in frame.columns if law_name(str(c)) in columns})
         elif at:
-            if sheet is not None:
-                raise ConfigError("--sheet names a sheet of the --data workbook; give --data")
+            if sheet is not None or where:
+                raise ConfigError(f"{'--sheet names a sheet' if sheet is not None else '--where picks rows'} of the "
+                                  "--data table; give --data")
             points = [parse_point(spec, "--at", repeatable=True) for spec in at]
             for point in points:
                 check_factors(list(point), law.factors, "--at", law.held, point)
@@ -254,15 +259,15 @@ def _measured(frame, target: str, data: Path, lines):
     return values
 
 
-def _of_group(frame, law, data: Path):
+def _of_group(frame, law, data: Path, picked=()):
     """The rows of a --data table that belong to the --by group the law was fitted on, where the
     table names groups (the table it was fitted on): another group's rows are no configurations
-    of this law, and are left out with a note; a table without those columns is predicted whole."""
+    of this law, and are left out with a note; a table without those columns is predicted whole.
+    A column predict's own --where (``picked``) names is left to it."""
     from ..errors import DataError
     from ..grouped import group_name
-    from ..tables import file_lines, rows_named
 
-    group = law.dataset.get("group") or {}
+    group = {k: v for k, v in (law.dataset.get("group") or {}).items() if law_name(k) not in _named(picked)}
     if not group or not all(k in frame.columns for k in group):
         return frame
     import pandas as pd
@@ -276,25 +281,22 @@ def _of_group(frame, law, data: Path):
     if not mine.any():
         raise DataError(f"'{data}' holds no row of {name}, the group the law was fitted on; give a table of its "
                         f"configurations, or one without the column(s) {', '.join(group)}")
-    if not mine.all():
-        lines = file_lines(frame.index)
-        _note(
-            f"predicting the {int(mine.sum())} row(s) of {name}, the group the law was fitted on; left out "
-            f"{int((~mine).sum())} row(s) of other groups ({rows_named(np.flatnonzero(~mine), 0 if lines is None else lines)})")
+    _said_kept(frame, frame[mine], f"of {name}, the group the law was fitted on", "row(s) of other groups")
     return frame[mine]
 
 
-def _of_selection(frame, law, data: Path):
+def _of_selection(frame, law, data: Path, picked=()):
     """The rows of a --data table that the law's --where picked by a column that is no factor of the
     law (framework=PyTorch, or seq=1024 that left seq at one value), where the table has that column:
     the law says nothing of the others. Conditions on the law's own factors (gpus<=8) are not
-    applied: predicting beyond the measured range is what --data is for."""
+    applied: predicting beyond the measured range is what --data is for; nor are those on a column
+    predict's own --where (``picked``) names."""
     from ..errors import DataError
     from ..rowfilter import from_record, keep
-    from ..tables import file_lines, rows_named
 
     columns = {str(c) for c in frame.columns}
-    chosen = [c for c in from_record(law.dataset) if c.column in columns and law_name(c.column) not in law.factors]
+    chosen = [c for c in from_record(law.dataset) if c.column in columns and law_name(c.column) not in law.factors
+              and law_name(c.column) not in _named(picked)]
     if not chosen:
         return frame
     said = " and ".join(map(str, chosen))
@@ -304,12 +306,34 @@ def _of_selection(frame, law, data: Path):
         raise DataError(f"'{data}' holds no row where {said}, the rows the law was fitted on (its --where); give a "
                         f"table of such configurations, or one without the column(s) "
                         f"{', '.join(c.column for c in chosen)}") from None
+    _said_kept(frame, kept, f"where {said}, as the law was fitted (its --where)", "other row(s)")
+    return kept
+
+
+def _of_picked(frame, picked, data: Path):
+    """The rows of a --data table that predict's own --where picks; none is an error naming the
+    condition, as run's --where does."""
+    from ..rowfilter import keep
+
+    kept, _ = keep(frame, picked, f"'{data}'")
+    _said_kept(frame, kept, f"where {' and '.join(map(str, picked))} (--where)", "other row(s)")
+    return kept
+
+
+def _said_kept(frame, kept, which: str, others: str) -> None:
+    """The note that says which rows of a --data table are predicted, and the lines of those left out."""
+    from ..tables import file_lines, rows_named
+
     if len(kept) < len(frame):
         lines = file_lines(frame.index)
         left = np.flatnonzero(~frame.index.isin(kept.index))
-        _note(f"predicting the {len(kept)} row(s) where {said}, as the law was fitted (its --where); left out "
-              f"{len(left)} other row(s) ({rows_named(left, 0 if lines is None else lines)})")
-    return kept
+        _note(f"predicting the {len(kept)} row(s) {which}; left out {len(left)} {others} "
+              f"({rows_named(left, 0 if lines is None else lines)})")
+
+
+def _named(picked) -> set[str]:
+    """The columns predict's own --where conditions name, as law.json names them."""
+    return {law_name(c.column) for c in picked}
 
 
 def _check_held(frame, law, data, lines) -> None:
