@@ -165,14 +165,18 @@ def strays(column: pd.Series) -> pd.Series:
     return present[lazy_pandas().to_numeric(present, errors="coerce").isna()]
 
 
-def stray_values(column: pd.Series, name: str, where: str, numbering: int | np.ndarray, target: bool = False) -> str:
-    """The error for a column of numbers with a few values that are not (a typo, a unit on one)."""
+def refuse_strays(column: pd.Series, name: str, where: str, numbering: int | np.ndarray, target: bool = False) -> None:
+    """Stop at a column of numbers with a few values that are not (a typo, a unit on one), naming
+    them and their lines; ``target``: the column is the measured time."""
     stray = strays(column)
+    if not len(stray):
+        return
     rows = np.flatnonzero(column.index.isin(stray.index))
     shown = ", ".join(repr(str(v)) for v in stray.iloc[:3]) + (", …" if len(stray) > 3 else "")
-    return (f"{where} {'target' if target else 'column'} '{name}' is numbers except {shown} at "
-            f"{rows_named(rows, numbering)}: fix those values" + (" (all in one unit)" if target else "")
-            + ", pass --drop-missing to drop those rows" + ("" if target else ", or leave the column out with --factors"))
+    raise DataError(f"{where} {'target' if target else 'column'} '{name}' is numbers except {shown} at "
+                    f"{rows_named(rows, numbering)}: fix those values" + (" (all in one unit)" if target else "")
+                    + ", pass --drop-missing to drop those rows"
+                    + ("" if target else ", or leave the column out with --factors"))
 
 
 def is_number(text: str) -> bool:

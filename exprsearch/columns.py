@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cells import dated, flags, mostly_numbers, stray_values, strays
+from .cells import dated, flags, mostly_numbers, refuse_strays
 from .errors import DataError, did_you_mean
 from .roles import RUN, STEP, column_named, reads_as_time, settings
 from .tables import lazy_pandas, rows_named
@@ -44,8 +44,8 @@ def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
                             f"({frame[c].iloc[first]!r} at {rows_named(np.array([first]), numbering)}): write them "
                             "without separators, or leave the column out with --factors")
         if c != target and c not in factors and mostly_numbers(frame[c]):
-            if not drop_missing and len(strays(frame[c])):
-                raise DataError(stray_values(frame[c], c, where, numbering))
+            if not drop_missing:
+                refuse_strays(frame[c], c, where, numbering)
             # its stray rows are dropped below, and said so; a column of numbers pandas kept as
             # objects (an integer beyond 64 bits, a sheet's mixed cells) has none
             factors.append(c)

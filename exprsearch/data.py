@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import rowfilter
-from .cells import check_dates, check_written, mostly_numbers, stray_values, strays
+from .cells import check_dates, check_written, mostly_numbers, refuse_strays
 from .columns import check_factor_columns, check_settings, columns_named, inferred, require_column
 from .errors import DataError, SearchError, ShortData
 from .repeats import mixed_setups, stray_runs
@@ -203,9 +203,8 @@ def from_frame(
     factors = columns_named(factors, columns)
     check_written(frame, [target, *(factors or [])], where, numbering)
     for c in [target, *(factors or [])] if not drop_missing else []:  # a typo among numbers, named
-        if c in frame.columns and not pd.api.types.is_numeric_dtype(frame[c]) and mostly_numbers(frame[c]) \
-                and len(strays(frame[c])):
-            raise DataError(stray_values(frame[c], c, where, numbering, target=c == target))
+        if c in frame.columns and not pd.api.types.is_numeric_dtype(frame[c]) and mostly_numbers(frame[c]):
+            refuse_strays(frame[c], c, where, numbering, target=c == target)
     if factors is None:
         factors, numeric, notes, _ = inferred(frame, target, drop_missing, where, numbering)
     else:
