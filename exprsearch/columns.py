@@ -19,12 +19,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
-              numbering: int | np.ndarray) -> tuple[list[str], np.ndarray, list[str], list[str]]:
+def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str, numbering: int | np.ndarray,
+             across: bool = True) -> tuple[list[str], np.ndarray, list[str], list[str]]:
     """The factors of a table whose columns were not named (its numeric columns but the target,
     less labels and measurements of the runs), their values and the target's as numbers, the
-    notes saying what was left out (first the columns left out as no setting, where any), and those
-    columns, for :func:`ignored_note` on a group of the rows."""
+    notes saying what was left out, and the columns left out as no setting. ``across`` False
+    leaves out whether one law spans their values (:func:`across_note`), which a table split
+    into groups says per group."""
     pd = lazy_pandas()
     columns = list(frame.columns)
     # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors;
@@ -55,12 +56,14 @@ def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str,
     apart = [c for c in factors if measured.any() and frame[c].isna().to_numpy()[measured].all()]
     factors = [c for c in columns if c in factors and c not in apart]
     ignored = [c for c in columns if c != target and c not in factors and c not in empty and c not in apart]
-    notes = [ignored_note(frame, ignored)] if ignored else []
+    values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    factors, values, note = settings(target, factors, values)
+    spanned = across_note(frame, ignored, factors) if across else None
+    notes = [f"ignored non-numeric column(s) {', '.join(ignored)}" + (f"; {spanned}" if spanned else "")] \
+        if ignored else []
     notes += [f"left out {', '.join(column_named(c) for c in empty)}: empty on every row"] if empty else []
     notes += [f"left out {', '.join(column_named(c) for c in apart)}: empty on every row that gives {target} (logged "
               "on rows of its own)"] if apart else []
-    values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    factors, values, note = settings(target, factors, values)
     check_factor_columns(factors, target, columns, where)
     check_settings(factors, where)
     return factors, values, notes + ([note] if note else []), ignored
@@ -76,22 +79,31 @@ def check_settings(factors: list[str], where: str) -> None:
                         "batch) beside its steps, or name the factors with --factors")
 
 
-def ignored_note(frame, ignored: list[str]) -> str:
-    """The note naming the columns left out of the factors, and, where their values differ from
-    row to row of ``frame`` (a table, or one group of it), that one law is fitted across them
-    (they may name separate series)."""
-    note = f"ignored non-numeric column(s) {', '.join(ignored)}"
+def across_note(frame, ignored: list[str], factors: list[str]) -> str | None:
+    """Where the values of the ``ignored`` columns differ from row to row of ``frame`` (a table,
+    or one group of it), the note that one law is fitted across them (they may name separate
+    series); else None."""
     dates = lazy_pandas().api.types.is_datetime64_any_dtype
     # which run a row is (a run's name) names no series
     counts = {c: int(frame[c].nunique()) for c in ignored if not dates(frame[c]) and not RUN.match(c)}
-    # a value on every row of its own (a run's id, name or start) labels runs, not series of them
-    several = [c for c, n in counts.items() if 1 < n < len(frame)]
+    # a value on every row of its own (a run's id, name or start) labels runs, not series of them,
+    # and one per configuration of the factors (1ps2v for one server and two workers) labels that
+    several = [c for c, n in counts.items() if 1 < n < len(frame) and not _names_configurations(frame, c, factors)]
     when = set(dated(frame, several))  # nor does when a run was logged, a day shared by several
     several = [f"{c} ({counts[c]})" for c in several if c not in when]
-    if several:
-        note += (f"; one law is fitted across the values of {', '.join(several)}: where they name separate "
-                 "series (a framework, a model), pass --by with those columns to fit one law per series")
-    return note
+    if not several:
+        return None
+    return (f"one law is fitted across the values of {', '.join(several)}: where they name separate series (a "
+            "framework, a model), pass --by with those columns to fit one law per series")
+
+
+def _names_configurations(frame, column: str, factors: list[str]) -> bool:
+    """Whether ``column`` holds one value per configuration of ``factors`` and each value names
+    one configuration: a label of the configuration, not of a series of them."""
+    if not factors:
+        return False
+    configurations = len(frame[factors].drop_duplicates())
+    return int(frame[column].nunique()) == configurations == len(frame[[*factors, column]].drop_duplicates())
 
 
 def check_factor_columns(factors: list[str], target: str, columns: list[str], where: str) -> None:

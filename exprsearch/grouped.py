@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import rowfilter
-from .columns import ignored_note, inferred, rejoined, require_column
+from .columns import across_note, inferred, rejoined, require_column
 from .data import Dataset, filtered, from_frame
 from .errors import DataError
 from .tables import file_lines, read_table, rows_named
@@ -106,8 +106,7 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
     # the roles of the columns are the file's, decided once: a small group says little about them
     rest = frame.drop(columns=keys).set_axis([c for c in columns if c not in keys], axis=1)
     chosen, _, notes, ignored = (factors, None, [], []) if factors else inferred(
-        rest, target, drop_missing, f"'{path}'", file_lines(frame.index))
-    notes = notes[1:] if ignored else notes  # whether a law spans several values of them is each group's to say
+        rest, target, drop_missing, f"'{path}'", file_lines(frame.index), across=False)
     unnamed = np.flatnonzero(frame[keys].isna().any(axis=1).to_numpy())  # groupby would drop them unsaid
     if unnamed.size:
         lines = file_lines(frame.index)
@@ -130,8 +129,8 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
                 name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
                 lines=file_lines(group.index),  # the group's rows where the file has them
             )
-            said = [ignored_note(group, ignored)] if ignored else []
-            data = replace(data, notes=(*said, *notes, *data.notes))
+            spanned = across_note(group, ignored, chosen)  # whether one law spans several values is the group's to say
+            data = replace(data, notes=(*notes, *([spanned] if spanned else []), *data.notes))
             groups[name] = replace(data, sheet=sheet, **filtered(data, *filtering),
                                    group=tuple((k, v.item() if hasattr(v, "item") else v) for k, v in zip(keys, values)))
         except tolerate as exc:

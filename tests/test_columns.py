@@ -50,3 +50,15 @@ def test_factors_and_series_with_a_comma_in_a_column_s_name(tmp_path):
                                       "--series", "batch, per device=16,model=a", "--at", "gpus=64", "--bootstrap", "20"])
     assert result.exit_code == 0, result.output
     assert "law: time = " in result.output
+
+
+def test_a_text_column_that_labels_each_configuration_is_not_offered_for_by(tmp_path):
+    """A name per configuration ('1ps2w' for one server and two workers) labels the settings the
+    factors hold already, not a series of them; a zone that differs between repeats may."""
+    rows = [f"{ps}ps{w}w,zone-{(w + r) % 2},{ps},{w},{r},{2 + 40 / w + ps}"
+            for ps in (1, 2) for w in (1, 2, 4, 8) for r in range(2)]
+    (tmp_path / "runs.csv").write_text("config,zone,num_ps,workers,run,time\n" + "\n".join(rows) + "\n")
+    (note,) = [n for n in load_table(tmp_path / "runs.csv", "time").notes if n.startswith("ignored")]
+    assert note == ("ignored non-numeric column(s) config, zone; one law is fitted across the values of zone (2): "
+                    "where they name separate series (a framework, a model), pass --by with those columns to fit "
+                    "one law per series")
