@@ -190,6 +190,30 @@ def test_predict_where_picks_the_rows_to_predict_in_place_of_the_laws_own_on_a_c
         assert bad.exit_code == 2 and words in said(bad) and "Traceback" not in bad.output
 
 
+def test_predict_data_reads_the_laws_series_from_an_extrap_file(tmp_path):
+    """Fit an Extra-P file's small points, check the law on the large ones: predict --data takes
+    the file's points of the law's series (each repetition a row beside its measured value), its
+    --where picks among them, and a file without that series is one sentence naming the ones it has."""
+    text = ("PARAMETER p\nPOINTS (1) (2) (4) (8) (16) (32)\n" + "".join(
+        f"REGION {r}\nMETRIC time\n" + "".join(f"DATA {a + 40 / p:.6g} {(a + 40 / p) * 1.01:.6g}\n"
+                                              for p in (1, 2, 4, 8, 16, 32)) for r, a in (("fwd", 2), ("bwd", 5))))
+    path = tmp_path / "e.txt"
+    path.write_text(text)
+    assert run("run", path, "--where", "p<=8", "--out", tmp_path / "o", "--bootstrap", "0").exit_code == 0
+    law = tmp_path / "o" / "bwd_time" / "law.json"
+    assert load(law).dataset["series"] == "bwd:time"
+    predicted = run("predict", law, "--data", path, "--where", "p>8", "--json")
+    assert predicted.exit_code == 0, predicted.output
+    record = json.loads(predicted.stdout)
+    assert [r["p"] for r in record["predictions"]] == [16, 16, 32, 32] and record["mape_pct"] < 1  # bwd's, not fwd's
+    assert "predicting the 2 point(s) of" in " ".join(predicted.stderr.split())
+    other = tmp_path / "other.txt"
+    other.write_text(text.replace("REGION bwd", "REGION back"))
+    bad = run("predict", law, "--data", other)
+    assert bad.exit_code == 2 and "holds no series bwd:time, the one the law was fitted on (its series are " \
+        "fwd:time, back:time)" in said(bad) and "Traceback" not in bad.output
+
+
 def test_rows_an_empty_cell_keeps_out_are_counted_in_the_note():
     frame = pd.DataFrame({"gpus": [1.0, None, 8.0, 16.0]})
     kept, note = keep(frame, parse(["gpus<=8"]), "'t.csv'")

@@ -36,12 +36,10 @@ def predict(
         law = pieces.laws[-1] if pieces else _law(law_file)  # the segments' laws share their factors
         if data is not None:
             from ..data import configurations
-            from ..rowfilter import parse
-            from ..tables import file_lines, read_table
+            from ..tables import file_lines
+            from .picked import rows_to_predict
 
-            picked = parse(where)
-            frame = _of_picked(_of_selection(_of_group(read_table(data, sheet), law, data, picked), law, data, picked),
-                               picked, data)
+            frame = rows_to_predict(data, sheet, law, where)
             present = {law_name(str(c)) for c in frame.columns}  # a factor the law leaves out may be missing
             columns = configurations(frame, tuple(f for f in law.factors if law.uses(f) or f in present), data)
             lines = file_lines(frame.index)  # to name a row by its line, as configurations() does
@@ -257,83 +255,6 @@ def _measured(frame, target: str, data: Path, lines):
                         f"at {rows_named(bad, lines if lines is not None else 0)}: fix those values, or leave them "
                         "empty where a configuration was not measured")
     return values
-
-
-def _of_group(frame, law, data: Path, picked=()):
-    """The rows of a --data table that belong to the --by group the law was fitted on, where the
-    table names groups (the table it was fitted on): another group's rows are no configurations
-    of this law, and are left out with a note; a table without those columns is predicted whole.
-    A column predict's own --where (``picked``) names is left to it."""
-    from ..errors import DataError
-    from ..grouped import group_name
-
-    group = {k: v for k, v in (law.dataset.get("group") or {}).items() if law_name(k) not in _named(picked)}
-    if not group or not all(k in frame.columns for k in group):
-        return frame
-    import pandas as pd
-
-    mine = np.ones(len(frame), dtype=bool)
-    for k, v in group.items():
-        numeric = isinstance(v, (int, float)) and not isinstance(v, bool)  # 32 and 32.0 alike
-        same = pd.to_numeric(frame[k], errors="coerce") == v if numeric else frame[k].astype(str) == str(v)
-        mine &= same.to_numpy()
-    name = group_name(group.items())
-    if not mine.any():
-        raise DataError(f"'{data}' holds no row of {name}, the group the law was fitted on; give a table of its "
-                        f"configurations, or one without the column(s) {', '.join(group)}")
-    _said_kept(frame, frame[mine], f"of {name}, the group the law was fitted on", "row(s) of other groups")
-    return frame[mine]
-
-
-def _of_selection(frame, law, data: Path, picked=()):
-    """The rows of a --data table that the law's --where picked by a column that is no factor of the
-    law (framework=PyTorch, or seq=1024 that left seq at one value), where the table has that column:
-    the law says nothing of the others. Conditions on the law's own factors (gpus<=8) are not
-    applied: predicting beyond the measured range is what --data is for; nor are those on a column
-    predict's own --where (``picked``) names."""
-    from ..errors import DataError
-    from ..rowfilter import from_record, keep
-
-    columns = {str(c) for c in frame.columns}
-    chosen = [c for c in from_record(law.dataset) if c.column in columns and law_name(c.column) not in law.factors
-              and law_name(c.column) not in _named(picked)]
-    if not chosen:
-        return frame
-    said = " and ".join(map(str, chosen))
-    try:
-        kept, _ = keep(frame, chosen, f"'{data}'")
-    except DataError:
-        raise DataError(f"'{data}' holds no row where {said}, the rows the law was fitted on (its --where); give a "
-                        f"table of such configurations, or one without the column(s) "
-                        f"{', '.join(c.column for c in chosen)}") from None
-    _said_kept(frame, kept, f"where {said}, as the law was fitted (its --where)", "other row(s)")
-    return kept
-
-
-def _of_picked(frame, picked, data: Path):
-    """The rows of a --data table that predict's own --where picks; none is an error naming the
-    condition, as run's --where does."""
-    from ..rowfilter import keep
-
-    kept, _ = keep(frame, picked, f"'{data}'")
-    _said_kept(frame, kept, f"where {' and '.join(map(str, picked))} (--where)", "other row(s)")
-    return kept
-
-
-def _said_kept(frame, kept, which: str, others: str) -> None:
-    """The note that says which rows of a --data table are predicted, and the lines of those left out."""
-    from ..tables import file_lines, rows_named
-
-    if len(kept) < len(frame):
-        lines = file_lines(frame.index)
-        left = np.flatnonzero(~frame.index.isin(kept.index))
-        _note(f"predicting the {len(kept)} row(s) {which}; left out {len(left)} {others} "
-              f"({rows_named(left, 0 if lines is None else lines)})")
-
-
-def _named(picked) -> set[str]:
-    """The columns predict's own --where conditions name, as law.json names them."""
-    return {law_name(c.column) for c in picked}
 
 
 def _check_held(frame, law, data, lines) -> None:
