@@ -4,11 +4,13 @@ prints each crash's traceback and its input, kept under --keep.
 
 Three kinds of input, each for --seconds:
 - grids: random tables (1-3 factors at 1-5 values, partial grids, repeats, noise or none, a
-  time or a rate) through run (some with --where), then predict/explain/optimize/suggest/plot on what run wrote;
+  time or a rate) through run (some with --where), then predict (--at, and --data the table, some
+  with --where)/explain/optimize/suggest/plot on what run wrote;
 - groups: random grouped tables (kernels x metrics, empty or non-positive cells) through
-  run --by and profile, some with --where;
+  run --by and profile, some with --where, and a group's law through predict --data the table;
 - mangled: the bundled table and Extra-P's inputs (../shared) with bytes flipped, lines cut,
-  repeated or re-separated, and non-ASCII inserted, through run.
+  repeated or re-separated, and non-ASCII inserted, through run, and half the laws it writes
+  through predict --data the file before it was mangled.
 
     python benchmarks/robustness.py [--seconds 120] [--seed 1] [--kinds grids,groups,mangled]
 """
@@ -90,6 +92,9 @@ def grids(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     at = ",".join(f"{c}={rng.choice([0, -1, 0.5, 1, 3, 1e6, 1e12, float(frame[c].max()) * 8]):g}" for c in names)
     run(["predict", out, "--at", at], data)
     run(["predict", out, "--at", at, "--json"], data)
+    picked = ["--where", f"{rng.choice([*names, target, 'nope'])}{rng.choice(['>', '<=', '=', '!='])}"
+              f"{rng.choice([1, 4, 16, 1000])}"] if rng.random() < 0.5 else []
+    run(["predict", out, "--data", data, *picked, *(["--json"] if rng.random() < 0.3 else [])], data)
     follow = names[int(rng.integers(0, k))]
     fixed = ",".join(f"{c}={float(frame[c].max()):g}" for c in names if c != follow)
     run(["explain", out, "--vary", follow, *(["--fix", fixed] if fixed else [])], data)
@@ -125,8 +130,14 @@ def groups(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
                                         "metric=Time"]))] if rng.random() < 0.3 else []
     run(["profile", data, "-g", grammar, "--out", folder / f"profile{n}", "--jobs", "1", *drop, *measure, *split],
         data)
-    run(["run", data, "-t", "value", "--by", "kernel,metric", "-g", grammar, "--bootstrap", "0",
-         "--out", folder / f"by{n}", *drop], data)
+    if run(["run", data, "-t", "value", "--by", "kernel,metric", "-g", grammar, "--bootstrap", "0",
+            "--out", folder / f"by{n}", *drop], data).exit_code:
+        return
+    laws = sorted((folder / f"by{n}").glob("**/law.json"))
+    if laws:  # one group's law on the whole table, at times with its group's column picked otherwise
+        picked = ["--where", str(rng.choice(["kernel=k1", "metric=bytes", "p>4", "kernel=nope"]))] \
+            if rng.random() < 0.5 else []
+        run(["predict", laws[int(rng.integers(0, len(laws)))], "--data", data, *picked], data)
 
 
 def mangled(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
@@ -159,7 +170,11 @@ def mangled(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None
     data = folder / f"mangled{n}{source.suffix}"
     data.write_bytes(bytes(text))
     target = ["--target", pick.choice(["epoch_s", "EPOCH_S"])] if source == BUNDLED else []
-    run(["run", data, "--bootstrap", "0", "--out", folder / f"mangled{n}", *target], data)
+    if run(["run", data, "--bootstrap", "0", "--out", folder / f"mangled{n}", *target], data).exit_code:
+        return
+    laws = sorted((folder / f"mangled{n}").glob("**/law.json"))
+    if laws and pick.random() < 0.5:  # a law of the mangled file predicting the file it came from
+        run(["predict", laws[pick.randrange(len(laws))], "--data", source], data)
 
 
 def segmented(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
