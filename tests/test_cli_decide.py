@@ -190,7 +190,13 @@ def test_explain_follows_the_one_open_factor_by_default(law_file):
     result = run("explain", law_file, "--fix", "n=16000", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["values"] == [2.0**k for k in range(9)]
+    assert json.loads(result.stdout)["beyond_measured"] == [False] * 6 + [True] * 3  # 64, 128 and 256
     assert "following p from 1 to 256, doubling (measured 1..32)" in " ".join(result.stderr.split())
+    table = run("explain", law_file, "--fix", "n=16000").stdout  # the rows the law extrapolates to, marked
+    assert [line.split()[0] for line in table.splitlines() if line.split() and line.split()[0].isdigit()] == [
+        "1", "2", "4", "8", "16", "32", "64", "128", "256"]
+    assert "32 *" not in table and "64 *" in table and "256 *" in table
+    assert "* beyond the measured p (1..32): the law extrapolated" in " ".join(table.split())
     named = run("explain", law_file, "--vary", "n", "--fix", "p=8", "--json")
     assert json.loads(named.stdout)["values"][0] == 1000 and json.loads(named.stdout)["values"][-1] == 512000
 

@@ -215,11 +215,13 @@ def _said(law, e, json_: bool, segment: str | None, given: bool = False) -> dict
     # a fixed value far outside the measurements makes every row an extrapolation, as predict warns
     for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := _far_outside(law, f, [v]))]:
         _warn(f"--fix {warning}")
+    low, high = law.domain.get(e.factor, (-np.inf, np.inf))  # the rows the law extrapolates to
+    beyond = (e.values < low - 1e-9 * abs(low)) | (e.values > high + 1e-9 * abs(high))
     if json_:
         limit = None if e.limit is None else e.limit.__dict__
         # "time" holds the law's target along the factor: a rate where target_kind says so
         return {**({"segment": segment} if segment else {}), "factor": e.factor, "fixed": e.fixed,
-                "values": e.values.tolist(), "time": e.total.tolist(), "target_kind": "rate" if e.rate else "time",
+                "values": e.values.tolist(), "beyond_measured": beyond.tolist(), "time": e.total.tolist(), "target_kind": "rate" if e.rate else "time",
                 "terms": [{"rule": lab, "term": t, "contribution": c.tolist()}
                           for lab, t, c in zip(e.labels, e.terms, e.contributions)],
                 "speedup": e.speedup.tolist(),
@@ -237,9 +239,12 @@ def _said(law, e, json_: bool, segment: str | None, given: bool = False) -> dict
         column.overflow = "fold"  # never cut
     dominant = e.dominant()
     for i in _shown(e.values):
-        table.add_row(setting(e.values[i]), f"{e.total[i]:.4g}", *[f"{c[i]:.3g}" for c in e.contributions],
+        table.add_row(setting(e.values[i]) + (" *" if beyond[i] else ""), f"{e.total[i]:.4g}", *[f"{c[i]:.3g}" for c in e.contributions],
                       names[dominant[i]], f"{e.speedup[i]:.3g}",
                       "" if np.isnan(e.efficiency[i]) else f"{100 * e.efficiency[i]:.3g} %")
+    if beyond[_shown(e.values)].any():
+        table.caption = f"* beyond the measured {e.factor} ({setting(low)}..{setting(high)}): the law extrapolated"
+        table.caption_justify = "left"
     out.print(table)
     for name, label, term in zip(names, e.labels, e.terms):
         out.print(f"{name}: {term} ({label})", highlight=False, soft_wrap=True, markup=False)
