@@ -18,7 +18,7 @@ from .common import _guard, _note, _warn, app, out
 def predict(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     at: Annotated[list[str], typer.Option("--at", help="A configuration: p=128,n=16000 (repeatable).")] = [],  # noqa: B006
-    data: Annotated[Path | None, typer.Option(help="A table of configurations (columns named as the factors).")] = None,
+    data: Annotated[Path | None, typer.Option(help="A table of configurations (columns named as the factors), or a file of Extra-P's formats (the points of the law's series); a measured target beside them is compared.")] = None,
     sheet: Annotated[str | None, typer.Option(help="With --data: an Excel workbook's sheet, where more than one holds data.")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     levels: Annotated[str | None, typer.Option(help="Predict with the law's constants per value of this intrinsic factor (levels.json beside LAW.json; measured values only).")] = None,
