@@ -15,6 +15,10 @@ _STATISTIC = ("mean|avg|average|median|std|stdev|stddev|sd|sem|stderr|var|varian
               "olympic|iqr|mad|p\\d{1,2}")
 _SUFFIX = re.compile(rf"^(?P<of>.+?)[_\-. ]+(?P<statistic>{_STATISTIC})$", re.IGNORECASE)
 _PREFIX = re.compile(rf"^(?P<statistic>{_STATISTIC})[_\-. ]+(?P<of>.+)$", re.IGNORECASE)
+# a statistic named alone (a summary table's mean, sd, median of one measured quantity), or a bound
+# of its confidence interval (ci_sd_left, median_ci_low): of the quantity the table does not name
+_BARE = re.compile(rf"^(?:ci[_\-. ]+)?(?P<statistic>{_STATISTIC})"
+                   r"(?:[_\-. ]+(?:ci[_\-. ]+)?(?:left|right|lower|upper|low|high|lo|hi))?$", re.IGNORECASE)
 # statistics of the same runs lie 0.7-8.7 % from the time on the public tables (mean, median,
 # min, max); a factor set by design explains it alone 40 % off or worse there
 ALONE = 0.1
@@ -51,7 +55,7 @@ def _summarised(names: list[str]) -> str | None:
     kinds: dict[str, set[str]] = {}
     for name in names:
         quantity = stem(name)
-        if quantity:
+        if quantity is not None:
             kinds.setdefault(quantity, set()).add(statistic(name))
     return next((quantity for quantity, seen in kinds.items() if len(seen) >= 2), None)
 
@@ -110,15 +114,25 @@ _SAME = {"avg": "mean", "average": "mean", "stdev": "std", "stddev": "std", "sd"
 
 
 def statistic(name: str) -> str | None:
-    """The statistic a column's name says it is (``epochs_median`` → ``median``, ``avg_loss`` → ``mean``), or None."""
-    match = _SUFFIX.match(name) or _PREFIX.match(name)
+    """The statistic a column's name says it is (``epochs_median`` → ``median``, ``avg_loss`` → ``mean``,
+    ``sd`` → ``std``), or None."""
+    match = _BARE.match(name) or _SUFFIX.match(name) or _PREFIX.match(name)
     return _SAME.get(match["statistic"].lower(), match["statistic"].lower()) if match else None
 
 
 def stem(name: str) -> str | None:
-    """The quantity a column is a statistic of (``ttt_min_max`` → ``ttt_min``), or None."""
+    """The quantity a column is a statistic of (``ttt_min_max`` → ``ttt_min``; ``""`` for a
+    statistic named alone, ``mean`` or ``ci_sd_left``, of the quantity the table leaves unnamed),
+    or None."""
+    if _BARE.match(name):
+        return ""
     match = _SUFFIX.match(name) or _PREFIX.match(name)
     return match["of"].lower() if match else None
+
+
+def _of(quantity: str) -> str:
+    """A quantity in words, the unnamed one of bare statistics too."""
+    return quantity or "the measured value"
 
 
 def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[str], np.ndarray, str | None]:
@@ -180,9 +194,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
         if _COUNT.match(names[j]):
             named[names[j]] = "it counts the runs a row summarises, the sample size of its statistics"
             continue
-        if summarised and _SAMPLES.match(names[j]) and np.array_equal(X[rows, j], np.round(X[rows, j])) \
+        if summarised is not None and _SAMPLES.match(names[j]) and np.array_equal(X[rows, j], np.round(X[rows, j])) \
                 and not _crossed(X, j, levelled - {j}):
-            named[names[j]] = f"it counts the samples that {summarised}'s statistics summarise, their sample size"
+            named[names[j]] = f"it counts the samples that {_of(summarised)}'s statistics summarise, their sample size"
             continue
         numbering = next((why for pattern, why in _NUMBERING if pattern.match(names[j])), None)
         if numbering and np.array_equal(X[rows, j], np.round(X[rows, j])):
@@ -206,7 +220,7 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             within = "exactly" if spread < 1e-6 else f"within {100 * spread:.2g} %"
             found[names[j]] = f"alone it gives {target} {within}: {target} ≈ {shown}"
     named |= _schedules(names, X, varying, levelled, {*named, *found}, [j for j in varying if named.get(names[j]) == _STEPS])
-    quantities = {stem(n) or n.lower() for n in [target, *found]}
+    quantities = {n.lower() if stem(n) is None else stem(n) for n in [target, *found]}
     counted = next((n for n in names if _COUNT.match(n)), None)
     # a sample size beside the target's statistics (hivemind's n): the other statistics summarise those samples too
     sampled = next((n for n in names if named.get(n, "").startswith("it counts the samples")), None)
@@ -214,7 +228,7 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
         if name in found or stem(name) is None:
             continue
         if stem(name) in quantities:
-            found[name] = f"another statistic of {stem(name)}"
+            found[name] = f"another statistic of {_of(stem(name))}"
         elif statistic(name) == statistic(target):
             found[name] = f"a {statistic(name)}, as {target} is: a statistic of the same runs"
         elif counted:

@@ -83,6 +83,19 @@ def _peers_sampled(frame):
     return frame
 
 
+def _bare_statistics(frame):
+    # Extra-P's mpi_data.csv: one row per configuration, statistics named alone (mean, sd, median,
+    # iqr), bounds of their confidence intervals and N, the samples they summarise
+    rng = np.random.default_rng(7)
+    frame = frame.rename(columns={"time": "median"})
+    frame["mean"] = frame["median"] * rng.uniform(1.05, 1.6, len(frame))
+    frame["sd"] = frame["median"] * rng.uniform(0.1, 3, len(frame))
+    frame["iqr"] = frame["median"] * rng.uniform(0.01, 0.3, len(frame))
+    frame["ci_sd_left"] = frame["sd"] * rng.uniform(0.6, 0.95, len(frame))
+    frame["N"] = rng.integers(1500, 2000, len(frame))
+    return frame
+
+
 def _steps(frame):
     frame["global_step"] = 100 * (1 + frame.index % 3)  # where in its run each row was logged
     frame["epochs"] = 1 + frame.index % 2  # how many a run takes: a setting
@@ -97,6 +110,10 @@ def _steps(frame):
     (_counted_samples, "time_mean", ("p", "n"),
      "n_samples (it counts the samples that time's statistics summarise, their sample size)"),
     (_peers_sampled, "time_mean", ("p", "n"), "peers_median (a median over the samples that n_samples counts)"),
+    (_bare_statistics, "median", ("p", "n"),
+     "mean (another statistic of the measured value); sd (another statistic of the measured value); iqr (another "
+     "statistic of the measured value); ci_sd_left (another statistic of the measured value); N (it counts the "
+     "samples that the measured value's statistics summarise, their sample size)"),
     (_steps, "time", ("p", "n", "epochs"),
      "global_step (it numbers the steps or epochs within a run, which are no setting of it)"),
 ])
@@ -208,6 +225,8 @@ def test_stem_reads_statistic_prefixes_and_suffixes():
     assert stem("Mean time") == "time"
     assert stem("time_p99") == "time"
     assert stem("workers") is None
+    assert stem("sd") == stem("ci_sd_left") == stem("median_ci_low") == ""  # of the quantity left unnamed
+    assert stem("max_batch") == "batch" and stem("sdk") is None and stem("maxima") is None
 
 
 def test_run_says_what_it_left_out_and_the_law_is_in_the_settings(tmp_path):
