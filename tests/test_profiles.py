@@ -108,6 +108,7 @@ def test_profile_command_writes_the_summary_and_resumes(tmp_path):
     assert first.exit_code == 0, first.output
     text = " ".join(first.output.split())
     assert "3 of 4 series modelled" in text and "1 series could not be modelled" in text
+    assert "configuration to p=64 (other factors × 2)" in text  # n, which --at leaves, is doubled
     rows = (out / "laws.csv").read_text().splitlines()
     assert rows[0].startswith("series,law,") and rows[1].startswith("reduce:time,") and rows[-1].startswith("idle:time,")
     assert json.loads((out / "series" / "solve_time" / "law.json").read_text())["template"] == "c0 + c1*n/p"
@@ -189,8 +190,10 @@ def test_profile_of_a_table_with_summary_columns_takes_the_factors_named(tmp_pat
     # the statistics are no settings; the count of samples, named as no sample size, stays a factor
     assert plain.exit_code == 0 and "sd (another statistic of the measured value); min (another statistic of the " \
         "measured value)" in " ".join(plain.output.split())
-    result = run("profile", table, "--target", "median", "--by", "lib,op", "--factors", "ranks", "--out", tmp_path / "o2")
+    result = run("profile", table, "--target", "median", "--by", "lib,op", "--factors", "ranks", "--at", "ranks=128",
+                 "--out", tmp_path / "o2")
     assert result.exit_code == 0, result.output
+    assert "configuration to ranks=128; their laws" in " ".join(result.output.split())  # no other factor to scale
     laws = json.loads((tmp_path / "o2" / "laws.json").read_text())
     assert laws["context"]["factors"] == "ranks"
     found = {r["series"]: r["law"] for r in laws["series"]}

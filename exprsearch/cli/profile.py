@@ -308,8 +308,10 @@ def _print(rows, top: int, point: dict, scale: float, out) -> None:
     from ..profiles import ranked, ranked_by
 
     where = ", ".join(f"{k}={v:g}" for k, v in point.items()) or "the largest measured values"
+    others = any(f not in point for r in rows if not r.error for f in r.largest)  # factors --at leaves to scale
     title = (f"Series ranked by {ranked_by(rows)} from the largest measured configuration to {where}"
-             + (f" (other factors × {scale:g})" if point else f" × {scale:g}") + "; their laws are in laws.csv")
+             + ((f" (other factors × {scale:g})" if others else "") if point else f" × {scale:g}")
+             + "; their laws are in laws.csv")
     modelled = [r for r in ranked(rows) if not r.error]
     if len(modelled) > top:
         title += f"; the first {top} of {len(modelled)} shown (--top sets how many)"
