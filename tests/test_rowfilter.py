@@ -183,6 +183,9 @@ def test_predict_where_picks_the_rows_to_predict_in_place_of_the_laws_own_on_a_c
     assert [(r["platform"], r["model"], r["p"]) for r in record["predictions"]] == [
         ("p2 x N", "resnet", 8), ("p2 x N", "resnet", 16), ("p2 x N", "resnet", 32)]
     assert record["mape_pct"] < 0.01  # resnet's law, not vgg's
+    assert [r["beyond_measured"] for r in record["predictions"]] == [False, True, True]  # fitted on p 1..8
+    shown = run("predict", tmp_path / "o" / "law.json", "--data", path, "--where", "platform=p2 x N").stdout
+    assert "│ 8    │" in shown and "│ 16 * │" in shown and "* beyond the measured range" in shown
     assert "predicting the 3 row(s) where platform=p2 x N and p>1 (--where)" in " ".join(predicted.stderr.split())
     for args, words in ((("--data", path, "--where", "platform=p3"), "never holds p3"),
                         (("--at", "p=64", "--where", "platform=p2"), "--where picks rows of the --data table")):

@@ -79,8 +79,9 @@ def predict(
     factors = [f for f in law.factors if f in frame.columns]  # a factor the law does not use may be left out
     shown, per_run = _by_configuration(frame, law.target, factors)
     if json_:
-        records = [{k: None if isinstance(v, float) and v != v else v for k, v in r.items()}  # NaN is no JSON
-                   for r in frame.to_dict(orient="records")]
+        records = [{**{k: None if isinstance(v, float) and v != v else v for k, v in r.items()},  # NaN is no JSON
+                    "beyond_measured": bool(outside)}
+                   for r, outside in zip(frame.to_dict(orient="records"), _beyond(law, frame))]
         runs = {"runs_mape_pct": float(per_run.abs().mean())} if per_run is not None and len(per_run) else {}
         sys.stdout.write(json.dumps({"predictions": records, "warnings": warnings,
                                      **({"mape_pct": mape} if checked is not None else {}), **runs,
@@ -99,10 +100,15 @@ def predict(
     table = Table(*[*factors, *segmented, law.target, *(c.replace("_pct", " %") for c in extra)])
     for column in table.columns:
         column.overflow = "fold"  # a number cut to '1.2413…' would read as another number
-    for _, row in frame.iterrows():
-        table.add_row(*[setting(row[f]) for f in factors], *[row[c] for c in segmented],
+    marked = _beyond(law, frame)  # the rows the law extrapolates to
+    for (_, row), outside in zip(frame.iterrows(), marked):
+        table.add_row(*[setting(row[f]) + (" *" if outside and k == 0 else "") for k, f in enumerate(factors)],
+                      *[row[c] for c in segmented],
                       *["" if row[c] != row[c] else f"{row[c]:+.3g}" if c == "error_pct" else
                         f"{int(row[c])}" if c == "runs" else f"{row[c]:.6g}" for c in (law.target, *extra)])
+    if marked.any() and factors:
+        table.caption = "* beyond the measured range of the law's factors: the law extrapolated"
+        table.caption_justify = "left"
     out.print(table)
     if per_run is not None and len(per_run):  # a log's steps: the error of its runs, as the law was fitted
         out.print(f"against the measured {law.target}: mean absolute error {float(per_run.abs().mean()):.3g} % over "
@@ -122,17 +128,23 @@ def _split_by_range(law, frame) -> dict[str, tuple[float, int]]:
     """The mean absolute error % of the rows within the law's measured range and of those beyond
     it (any factor outside), with their counts, where the table has both: how the law does where it
     was measured against where it predicts, which fitting on the small configurations asks."""
+    beyond = _beyond(law, frame)
+    if beyond.all() or not beyond.any():
+        return {}
+    errors = frame["error_pct"].abs().to_numpy(dtype=float)
+    return {"within": (float(errors[~beyond].mean()), int((~beyond).sum())),
+            "beyond": (float(errors[beyond].mean()), int(beyond.sum()))}
+
+
+def _beyond(law, frame) -> np.ndarray:
+    """Which rows lie outside the law's measured range (law.json's domain) in a factor it uses."""
     beyond = np.zeros(len(frame), dtype=bool)
     for factor, (lo, hi) in law.domain.items():
         if factor in frame.columns and law.uses(factor):
             values = frame[factor].to_numpy(dtype=float)
             slack = 1e-9 * max(abs(lo), abs(hi), 1.0)
             beyond |= (values < lo - slack) | (values > hi + slack)
-    if beyond.all() or not beyond.any():
-        return {}
-    errors = frame["error_pct"].abs().to_numpy(dtype=float)
-    return {"within": (float(errors[~beyond].mean()), int((~beyond).sum())),
-            "beyond": (float(errors[beyond].mean()), int(beyond.sum()))}
+    return beyond
 
 
 def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Path | None, lines,
