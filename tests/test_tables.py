@@ -248,6 +248,10 @@ def test_run_reads_the_sheet_named_and_plot_finds_it_again(tmp_path):
     predicted = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--data", str(path), "--sheet", "sheet2",
                                          "--json"])
     assert predicted.exit_code == 0 and json.loads(predicted.stdout)["mape_pct"] < 1, predicted.output
+    # without --sheet, the sheet the law was fitted on, as plot reads it, and said
+    again = CliRunner().invoke(app, ["predict", str(tmp_path / "o"), "--data", str(path), "--json"])
+    assert again.exit_code == 0 and json.loads(again.stdout) == json.loads(predicted.stdout), again.output
+    assert "reading sheet sheet2 of" in " ".join(again.stderr.split())
     pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
     drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o")])
     assert drawn.exit_code == 0 and (tmp_path / "o" / "measured_vs_predicted.png").is_file(), drawn.output

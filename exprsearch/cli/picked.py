@@ -14,12 +14,20 @@ def rows_to_predict(data: Path, sheet: str | None, law, where: list[str]):
     """The rows of ``data`` to predict, with the law's target column where the file measured it."""
     from ..readers import detect_format
     from ..rowfilter import parse
-    from ..tables import read_table
+    from ..tables import WORKBOOKS, read_table
 
     picked = parse(where)
     fmt = detect_format(data)
     if fmt != "table":
         return _of_profile(data, fmt, sheet, law, picked)
+    fitted = law.dataset.get("sheet")
+    if sheet is None and fitted and Path(data).suffix.lower() in WORKBOOKS:
+        from ..workbooks import data_sheets
+
+        sheets = data_sheets(Path(data))
+        if len(sheets) > 1 and fitted in sheets:  # the sheet the law was fitted on, as plot reads it
+            sheet = fitted
+            _note(f"reading sheet {sheet} of '{data}', the one the law was fitted on (--sheet reads another)")
     frame = _of_selection(_of_group(read_table(data, sheet), law, data, picked), law, data, picked)
     return _of_picked(frame, picked, data)
 

@@ -19,7 +19,7 @@ def predict(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
     at: Annotated[list[str], typer.Option("--at", help="A configuration: p=128,n=16000 (repeatable).")] = [],  # noqa: B006
     data: Annotated[Path | None, typer.Option(help="A table of configurations (columns named as the factors), or a file of Extra-P's formats (the points of the law's series); a measured target beside them is compared.")] = None,
-    sheet: Annotated[str | None, typer.Option(help="With --data: an Excel workbook's sheet, where more than one holds data.")] = None,
+    sheet: Annotated[str | None, typer.Option(help="With --data: an Excel workbook's sheet, where more than one holds data (default: the one the law was fitted on, where the workbook has it).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     levels: Annotated[str | None, typer.Option(help="Predict with the law's constants per value of this intrinsic factor (levels.json beside LAW.json; measured values only).")] = None,
     where: Annotated[list[str], typer.Option(help="With --data: the rows to predict, picked as run's --where picks them (platform=b, gpus>8; repeatable). A condition on a column the law was fitted with (its --where or --by group) takes the place of the law's.")] = [],  # noqa: B006
