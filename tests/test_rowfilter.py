@@ -186,7 +186,9 @@ def test_predict_where_picks_the_rows_to_predict_in_place_of_the_laws_own_on_a_c
     assert [r["beyond_measured"] for r in record["predictions"]] == [False, True, True]  # fitted on p 1..8
     shown = run("predict", tmp_path / "o" / "law.json", "--data", path, "--where", "platform=p2 x N").stdout
     assert "│ 8    │" in shown and "│ 16 * │" in shown and "* beyond the measured range" in shown
-    assert "predicting the 3 row(s) where platform=p2 x N and p>1 (--where)" in " ".join(predicted.stderr.split())
+    notes = " ".join(predicted.stderr.split())  # predict's own conditions first, then the law's on the rest
+    assert "predicting the 6 row(s) where platform=p2 x N and p>1 (--where)" in notes
+    assert "predicting the 3 row(s) where model=resnet, as the law was fitted (its --where)" in notes
     for args, words in ((("--data", path, "--where", "platform=p3"), "never holds p3"),
                         (("--at", "p=64", "--where", "platform=p2"), "--where picks rows of the --data table")):
         bad = run("predict", tmp_path / "o" / "law.json", *args)

@@ -28,8 +28,8 @@ def rows_to_predict(data: Path, sheet: str | None, law, where: list[str]):
         if len(sheets) > 1 and fitted in sheets:  # the sheet the law was fitted on, as plot reads it
             sheet = fitted
             _note(f"reading sheet {sheet} of '{data}', the one the law was fitted on (--sheet reads another)")
-    frame = _of_selection(_of_group(read_table(data, sheet), law, data, picked), law, data, picked)
-    return _of_picked(frame, picked, data)
+    frame = _of_picked(read_table(data, sheet), picked, data)  # first: a condition that cannot hold stops at once
+    return _of_selection(_of_group(frame, law, data, picked), law, data, picked)
 
 
 def _of_profile(data: Path, fmt: str, sheet: str | None, law, picked):
