@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ..vocabulary import law_name
 from .common import _check_prices, _guard, _note, _read_prices, _warn, app, out
+from .ranges import far_outside, outside_measured, past_change
 
 
 def _law(path: Path):
@@ -94,51 +95,6 @@ def _varied(specs: list[str]) -> dict:
     return {name: parse_values(value, name) for name, value in parse_assignments(specs, "--vary").items()}
 
 
-def _far_outside(law, name: str, values, crossing: bool = True) -> str | None:
-    """Where ``values`` of factor ``name`` lie outside the law's measurements, the warning that says
-    so; with ``crossing``, past the change of regime a segment's law ends at (:func:`_past_change`)."""
-    from ..configs import setting
-
-    low, high = law.domain.get(name, [None, None])
-    if low is None:
-        return None
-    unpinned = law.search.get("unpinned", {}).get(name)
-    outside = [v for v in values if v < low or v > high]
-    if crossing and (crossed := _past_change(law, name, outside)):
-        return crossed
-    if unpinned and outside:
-        return (f"{name} = {setting(outside[0])} is outside the measured {name} ({setting(low)}..{setting(high)}), where "
-                f"the law's shapes of {name} ({', '.join(unpinned['shapes'])}) are as many as its "
-                f"{unpinned['values']} measured values can tell apart: other shapes fit them as well, so the law's "
-                "course there is the search's choice, not a measurement")
-    # how far outside by ratio; zero or a negative value below a positive range is as far as can be
-    worst = max(values, key=lambda v: max(v / high if high > 0 else 0,
-                                          (low / v if v > 0 else float("inf")) if low > 0 else 0))
-    if high > 0 and worst > 2 * high:
-        return (f"{name} = {setting(worst)} is {worst / high:.3g}× the largest measured {name} ({setting(high)}): "
-                "extrapolating")
-    if low > 0 and worst < low / 2:
-        return f"{name} = {setting(worst)} is below half the smallest measured {name} ({setting(low)}): extrapolating"
-    return None
-
-
-def _past_change(law, name: str, values) -> str | None:
-    """Where a law fitted to one segment of a series (run --segments) is asked about values past the
-    change of regime it ends at, the sentence saying that the other segment's law holds there."""
-    from ..configs import setting
-
-    segment = law.dataset.get("segment")
-    if not segment or segment["factor"] != name:
-        return None
-    low, high, below = segment["from"], segment["to"], segment["side"] == "below"
-    across = [v for v in values if (v > high if below else v < low)]
-    if not across:
-        return None
-    return (f"{name} = {setting(across[0])} lies past the change of regime at the {'end' if below else 'start'} of this "
-            f"law's segment ({name} = {setting(low)}..{setting(high)}, run --segments {name}): the law of the segment "
-            f"{'above' if below else 'below'} it, in the folder beside this one, holds there")
-
-
 @app.command("explain")
 def explain_command(
     law_file: Annotated[Path, typer.Argument(metavar="LAW.json", help="A law.json written by run, or the folder run wrote it to.")],
@@ -210,18 +166,18 @@ def _said(law, e, json_: bool, segment: str | None, given: bool = False) -> dict
     if segment is None:  # past a change of regime, where the shapes are unpinned, or beyond a given --vary range
         values = e.values.tolist()  # (the default range says in a note how far past the measurements it goes)
         unpinned = e.factor in law.search.get("unpinned", {})
-        if warning := _far_outside(law, e.factor, values) if given or unpinned else _past_change(law, e.factor, values):
+        if warning := far_outside(law, e.factor, values) if given or unpinned else past_change(law, e.factor, values):
             _warn(warning)
     # a fixed value far outside the measurements makes every row an extrapolation, as predict warns
-    for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := _far_outside(law, f, [v]))]:
+    for warning in [w for f, v in e.fixed.items() if f in law.factors and (w := far_outside(law, f, [v]))]:
         _warn(f"--fix {warning}")
-    low, high = law.domain.get(e.factor, (-np.inf, np.inf))  # the rows the law extrapolates to
-    beyond = (e.values < low - 1e-9 * abs(low)) | (e.values > high + 1e-9 * abs(high))
+    beyond = outside_measured(law, e.factor, e.values)  # the rows the law extrapolates to
     if json_:
         limit = None if e.limit is None else e.limit.__dict__
         # "time" holds the law's target along the factor: a rate where target_kind says so
         return {**({"segment": segment} if segment else {}), "factor": e.factor, "fixed": e.fixed,
-                "values": e.values.tolist(), "beyond_measured": beyond.tolist(), "time": e.total.tolist(), "target_kind": "rate" if e.rate else "time",
+                "values": e.values.tolist(), "beyond_measured": beyond.tolist(), "time": e.total.tolist(),
+                "target_kind": "rate" if e.rate else "time",
                 "terms": [{"rule": lab, "term": t, "contribution": c.tolist()}
                           for lab, t, c in zip(e.labels, e.terms, e.contributions)],
                 "speedup": e.speedup.tolist(),
@@ -239,10 +195,12 @@ def _said(law, e, json_: bool, segment: str | None, given: bool = False) -> dict
         column.overflow = "fold"  # never cut
     dominant = e.dominant()
     for i in _shown(e.values):
-        table.add_row(setting(e.values[i]) + (" *" if beyond[i] else ""), f"{e.total[i]:.4g}", *[f"{c[i]:.3g}" for c in e.contributions],
+        table.add_row(setting(e.values[i]) + (" *" if beyond[i] else ""), f"{e.total[i]:.4g}",
+                      *[f"{c[i]:.3g}" for c in e.contributions],
                       names[dominant[i]], f"{e.speedup[i]:.3g}",
                       "" if np.isnan(e.efficiency[i]) else f"{100 * e.efficiency[i]:.3g} %")
     if beyond[_shown(e.values)].any():
+        low, high = law.domain[e.factor]
         table.caption = f"* beyond the measured {e.factor} ({setting(low)}..{setting(high)}): the law extrapolated"
         table.caption_justify = "left"
     out.print(table)
@@ -352,7 +310,7 @@ def optimize_command(
     for note in notes:
         _note(note)
     # the best configuration is where the decision is made: the law's reach there is said with it
-    warnings = [w for f, v in o.best.config.items() if (w := _far_outside(law, f, [v]))]
+    warnings = [w for f, v in o.best.config.items() if (w := far_outside(law, f, [v]))]
     if json_:
         record = {"objective": o.objective, "best": o.best.__dict__, "considered": o.considered,
                   "feasible": o.feasible, "ties": o.ties, "pareto": [c.__dict__ for c in o.pareto],

@@ -138,12 +138,12 @@ def _split_by_range(law, frame) -> dict[str, tuple[float, int]]:
 
 def _beyond(law, frame) -> np.ndarray:
     """Which rows lie outside the law's measured range (law.json's domain) in a factor it uses."""
+    from .ranges import outside_measured
+
     beyond = np.zeros(len(frame), dtype=bool)
-    for factor, (lo, hi) in law.domain.items():
+    for factor in law.domain:
         if factor in frame.columns and law.uses(factor):
-            values = frame[factor].to_numpy(dtype=float)
-            slack = 1e-9 * max(abs(lo), abs(hi), 1.0)
-            beyond |= (values < lo - slack) | (values > hi + slack)
+            beyond |= outside_measured(law, factor, frame[factor].to_numpy(dtype=float))
     return beyond
 
 
@@ -153,9 +153,10 @@ def _predicted(law, law_file, columns: dict, frame, levels: str | None, data: Pa
     and the other plausible laws' range where they part, and the warnings (``crossing``: also of a
     configuration past the change of regime a segment's law ends at)."""
     from ..configs import check_defined
-    from .decide import _far_outside, _read_levels
+    from .decide import _read_levels
+    from .ranges import far_outside
 
-    warnings = [w for f in columns if (w := _far_outside(law, f, columns[f], crossing))]
+    warnings = [w for f in columns if (w := far_outside(law, f, columns[f], crossing))]
     warnings += [f"the law leaves out {f} because its measurements were too few for a law that holds it (law.json: "
                  f"search.unaffordable), not because the times do not change with {f}: its prediction does not follow "
                  f"{f}" for f in law.search.get("unaffordable", ()) if f in columns]
