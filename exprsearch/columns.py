@@ -152,7 +152,10 @@ def require_column(name: str, columns: list[str], where: str, what: str) -> None
         raise DataError(f"--target {name} names {len(pieces)} columns of {where}, and a law has one target: give "
                         f"one, or model each with 'exprsearch profile {data} --target {name}'")
     if name not in columns:
+        # a name pasted with a stray space or line end ('time\r' from a Windows file) reads like the column's own
+        shown = name if name.isprintable() and name == name.strip() else repr(name)[1:-1]
+        hidden = " (it has spaces or unprinted characters around it)" if name.strip() in columns else ""
         raise DataError(
-            f"{what} column '{name}' is not in {where}{did_you_mean(name, columns)}; "
+            f"{what} column '{shown}'{hidden} is not in {where}{'' if hidden else did_you_mean(name, columns)}; "
             f"its columns are {', '.join(columns)}"
         )

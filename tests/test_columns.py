@@ -62,3 +62,18 @@ def test_a_text_column_that_labels_each_configuration_is_not_offered_for_by(tmp_
     assert note == ("ignored non-numeric column(s) config, zone; one law is fitted across the values of zone (2): "
                     "where they name separate series (a framework, a model), pass --by with those columns to fit "
                     "one law per series")
+
+
+def test_a_column_name_given_with_a_stray_line_end_is_shown_so(tmp_path):
+    """A name read from a Windows file keeps its '\\r' ('time\\r'), and the error had printed it as
+    the column's own name beside 'did you mean time?'; it now shows the character and says so."""
+    import pytest
+
+    from exprsearch.errors import DataError
+
+    (tmp_path / "runs.csv").write_text("p,time\r\n1,42\r\n2,22\r\n4,12\r\n")
+    with pytest.raises(DataError) as raised:
+        load_table(tmp_path / "runs.csv", "time\r")
+    assert str(raised.value).startswith(r"target column 'time\r' (it has spaces or unprinted characters around it) "
+                                        "is not in")
+    assert "did you mean" not in str(raised.value)
