@@ -104,7 +104,10 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]
     if missing:
-        raise ConfigError(f"give factor '{missing[0]}' a value in --at")
+        name, (low, high) = missing[0], law.domain[missing[0]]
+        given = [f"{k}={setting(v)}" for k, v in at.items()] + [f"{name}={setting(high)}"]
+        raise ConfigError(f"give factor '{name}' a value in --at (measured {setting(low)}..{setting(high)}), such as "
+                          f"--at {','.join(given)}")
     if devices is not None:
         check_factors([devices], law.factors, "--devices", law.held)
     if budget is not None and not 0 <= budget < math.inf:

@@ -123,6 +123,9 @@ def test_without_vary_the_measured_values_are_suggested_and_said(tmp_path):
     assert bare.exit_code == 0, bare.output
     assert "measured values of p 1, 2, 4; model 10, 40" in " ".join(bare.stderr.split())
     assert {s["p"] for s in json.loads(bare.stdout)["suggestions"]} <= {1, 2, 4}
+    short = run("suggest", path, "-t", "time", "--at", "p=64")  # the law holds model too
+    assert short.exit_code == 2 and "give factor 'model' a value in --at (measured 10..40), such as --at " \
+        "p=64,model=40" in " ".join(short.output.split())
     one = run("suggest", path, "-t", "time", "--factors", "p", "--at", "p=64", "--json")  # as run takes them
     assert one.exit_code == 0, one.output
     first = json.loads(one.stdout)["suggestions"][0]
