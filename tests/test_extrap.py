@@ -198,3 +198,26 @@ def test_a_column_of_dates_named_as_a_time_is_not_proposed(tmp_path):
     result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert "(by its name perhaps --target 'metrics.train_runtime')" in " ".join(result.output.split())
+
+
+def test_a_series_law_is_written_in_its_metric_s_name():
+    """A law of bytes or of a hardware counter is not a time: the series' target is its metric's
+    name (as a law writes it), time only where the file names no metric, and never a parameter."""
+    import tempfile
+    from pathlib import Path
+
+    from exprsearch.readers import load_series
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.txt"
+        path.write_text("PARAMETER p\nPOINTS (1) (2) (4) (8)\nREGION main\nMETRIC bytes sent\n"
+                        + "".join(f"DATA {100 * p}\n" for p in (1, 2, 4, 8))
+                        + "METRIC p\n" + "".join(f"DATA {p + 1}\n" for p in (1, 2, 4, 8))
+                        + "REGION solve\nMETRIC time\n" + "".join(f"DATA {2 + 40 / p}\n" for p in (1, 2, 4, 8)))
+        series = load_series(path)
+        assert {name: d.target for name, d in series.items()} == {
+            "main:bytes sent": "bytes_sent", "main:p": "p_value", "solve:time": "time"}
+        bare = Path(folder) / "bare.txt"  # no METRIC line: Extra-P names the series by its callpath
+        bare.write_text("PARAMETER p\nPOINTS (1) (2) (4) (8)\nREGION main\n"
+                        + "".join(f"DATA {2 + 40 / p}\n" for p in (1, 2, 4, 8)))
+        assert [d.target for d in load_series(bare).values()] == ["time"]

@@ -18,6 +18,7 @@ from .. import rowfilter
 from ..data import Dataset, from_columns
 from ..errors import DataError, missing_file
 from ..tables import SUFFIXES, WORKBOOKS
+from ..vocabulary import law_name
 from .profile import Profile
 
 if TYPE_CHECKING:
@@ -181,9 +182,10 @@ def _datasets(path: Path, profile: Profile, series: dict, drop_stray: bool = Fal
                               "relative to the value, so this series cannot be fitted")
             continue
         points = np.array([point for point, values in rows for _ in values], dtype=float).reshape(-1, len(profile.parameters))
-        columns = dict(zip(profile.parameters, points.T)) | {"time": [v for _, values in rows for v in values]}
+        target = measured_name(profile.metrics.get(name, ""), profile.parameters)
+        columns = dict(zip(profile.parameters, points.T)) | {target: [v for _, values in rows for v in values]}
         try:
-            dataset = from_columns(columns, "time", list(profile.parameters), name=f"{path.stem}-{name}",
+            dataset = from_columns(columns, target, list(profile.parameters), name=f"{path.stem}-{name}",
                                    path=str(path), sha256=sha, drop_stray=drop_stray)
         except DataError as exc:
             failures[name] = str(exc)
@@ -193,6 +195,13 @@ def _datasets(path: Path, profile: Profile, series: dict, drop_stray: bool = Fal
             notes += (f"series {name} is measured at {len(rows)} of the file's {len(every)} points",)
         datasets[name] = replace(dataset, notes=notes + dataset.notes, series=name, where=rowfilter.recorded(where))
     return datasets, failures
+
+
+def measured_name(metric: str, parameters: Sequence[str]) -> str:
+    """The name a series' law gives what it measures: its metric's (bytes, PAPI_FP_OPS), or time
+    where the file names none; never a parameter's."""
+    name = law_name(metric) if metric.strip() else "time"
+    return name if name not in parameters else f"{name}_value"
 
 
 def digest(path: str | Path) -> str:

@@ -11,8 +11,8 @@ from .profile import Profile, series_name
 
 
 def read(path: Path) -> Profile:
-    parameters, _, series = _parse(path.read_text(), path)
-    return Profile(tuple(parameters), series)
+    parameters, _, series, metrics = _parse(path.read_text(), path)
+    return Profile(tuple(parameters), series, metrics=metrics)
 
 
 def _parse(text: str, path: Path):
@@ -23,6 +23,7 @@ def _parse(text: str, path: Path):
     parameters: list[str] = []
     points: list[tuple[float, ...]] = []
     series: dict[str, list] = {}
+    metrics: dict[str, str] = {}
     started: dict[str, int] = {}
     region, metric, index = None, "", 0
 
@@ -64,6 +65,7 @@ def _parse(text: str, path: Path):
                     raise ValueError(f"series '{key}' was already given at line {started[key]}; a series can "
                                      "be given once")
                 started.setdefault(key, number)
+                metrics.setdefault(key, metric)
                 values = _floats(rest.split(), "DATA")
                 if not values:
                     raise ValueError("DATA without values")
@@ -80,7 +82,7 @@ def _parse(text: str, path: Path):
         raise DataError(f"'{path}' declares no PARAMETER; is it an Extra-P text file?")
     if len(set(parameters)) < len(parameters):
         raise DataError(f"'{path}' declares a PARAMETER twice ({', '.join(parameters)}); give each once")
-    return parameters, points, series
+    return parameters, points, series, metrics
 
 
 def _points(rest: str, dimensions: int) -> list[tuple[float, ...]]:

@@ -19,6 +19,7 @@ class Profile:
     parameters: tuple[str, ...]
     series: dict[str, list[tuple[Point, list[float]]]]
     notes: tuple[str, ...] = field(default=())
+    metrics: dict[str, str] = field(default_factory=dict)  # series → the metric it measures ("" where unnamed)
 
 
 class Collector:
@@ -32,12 +33,15 @@ class Collector:
             raise DataError(f"'{path}' names a parameter twice ({', '.join(parameters)}); give each once")
         self.path, self.parameters = path, tuple(parameters)
         self.series: dict[str, dict[Point, list[float]]] = {}
+        self.metrics: dict[str, str] = {}
 
     def add(self, callpath: str, metric: str, point: Point, values: list[float]) -> None:
-        self.series.setdefault(series_name(callpath, metric), {}).setdefault(point, []).extend(values)
+        key = series_name(callpath, metric)
+        self.metrics.setdefault(key, metric)
+        self.series.setdefault(key, {}).setdefault(point, []).extend(values)
 
     def profile(self, notes: tuple[str, ...] = ()) -> Profile:
-        return Profile(self.parameters, {k: list(v.items()) for k, v in self.series.items()}, notes)
+        return Profile(self.parameters, {k: list(v.items()) for k, v in self.series.items()}, notes, self.metrics)
 
 
 def series_name(callpath: str, metric: str) -> str:
