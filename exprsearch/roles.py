@@ -130,6 +130,11 @@ def stem(name: str) -> str | None:
     return match["of"].lower() if match else None
 
 
+def _a(word: str) -> str:
+    """The word after its article: a median, an olympic (mean), an iqr."""
+    return f"{'an' if word[:1].lower() in 'aeio' else 'a'} {word}"
+
+
 def _of(quantity: str) -> str:
     """A quantity in words, the unnamed one of bare statistics too."""
     return quantity or "the measured value"
@@ -230,11 +235,11 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
         if stem(name) in quantities:
             found[name] = f"another statistic of {_of(stem(name))}"
         elif statistic(name) == statistic(target):
-            found[name] = f"a {statistic(name)}, as {target} is: a statistic of the same runs"
+            found[name] = f"{_a(statistic(name))}, as {target} is: a statistic of the same runs"
         elif counted:
-            found[name] = f"a {statistic(name)} over the runs that {counted} counts"
+            found[name] = f"{_a(statistic(name))} over the runs that {counted} counts"
         elif sampled:
-            found[name] = f"a {statistic(name)} over the samples that {sampled} counts"
+            found[name] = f"{_a(statistic(name))} over the samples that {sampled} counts"
     found |= {n: why for n, why in named.items() if n not in found}
     return {n: found[n] for n in names if n in found}
 

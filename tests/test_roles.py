@@ -96,6 +96,13 @@ def _bare_statistics(frame):
     return frame
 
 
+def _olympic(frame):
+    # MLPerf's summaries: the olympic mean (best and worst runs dropped) beside n_runs
+    frame["n_runs"] = 5 + frame.index % 2
+    frame["epochs_olympic"] = 10 + 2 * (frame.index % 4)
+    return frame
+
+
 def _steps(frame):
     frame["global_step"] = 100 * (1 + frame.index % 3)  # where in its run each row was logged
     frame["epochs"] = 1 + frame.index % 2  # how many a run takes: a setting
@@ -114,6 +121,7 @@ def _steps(frame):
      "mean (another statistic of the measured value); sd (another statistic of the measured value); iqr (another "
      "statistic of the measured value); ci_sd_left (another statistic of the measured value); N (it counts the "
      "samples that the measured value's statistics summarise, their sample size)"),
+    (_olympic, "time", ("p", "n"), "epochs_olympic (an olympic over the runs that n_runs counts)"),
     (_steps, "time", ("p", "n", "epochs"),
      "global_step (it numbers the steps or epochs within a run, which are no setting of it)"),
 ])
