@@ -301,7 +301,8 @@ def test_a_series_whose_law_leaves_out_a_factor_for_want_of_configurations_ranks
     assert rows[0].growth < 1 == rows[1].growth  # b's 1× would rank first by growth alone
     cells = [[c.strip() for c in line.split("│")[1:4]] for line in result.output.splitlines() if line.startswith("│")]
     assert cells[1] == ["2", "model=b", "—"] and "—: the law leaves out a factor the data vary" in said
-    assert "1 series leaves out a factor their data vary, with too few configurations" in said
+    assert "1 series leaves out a factor its data vary, with too few configurations" in said
+    assert "its growth along it is not measured, so it ranks after the others" in said
     page = (tmp_path / "o" / "report.html").read_text()
     assert "model=b</td><td>—</td>" in page and "<p>—: the law leaves out a factor the data vary" in page
 

@@ -206,10 +206,11 @@ def profile(
                      "the change, and laws.csv's notes give the law below it" if changed else ""), soft_wrap=True)
     blind = [r.series for r in finished if r.blind]
     if blind:
-        verb = "leaves" if len(blind) == 1 else "leave"
-        cli._note(f"{len(blind)} series {verb} out a factor their data vary, with too few configurations for a law "
-                  f"that holds it ({', '.join(blind[:3])}{', …' if len(blind) > 3 else ''}): their growth along it is "
-                  "not measured, so they rank after the others; laws.csv's notes say which factor", soft_wrap=True)
+        one = len(blind) == 1
+        verb, its, they = ("leaves", "its", "it ranks") if one else ("leave", "their", "they rank")
+        cli._note(f"{len(blind)} series {verb} out a factor {its} data vary, with too few configurations for a law "
+                  f"that holds it ({', '.join(blind[:3])}{', …' if len(blind) > 3 else ''}): {its} growth along it is "
+                  f"not measured, so {they} after the others; laws.csv's notes say which factor", soft_wrap=True)
     unmodelled = [r for r in finished if r.error]
     if unmodelled:
         cli._note(
