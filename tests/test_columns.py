@@ -2,25 +2,30 @@
 
 from exprsearch.data import load_table
 
+SPANNED = ("; one law is fitted across the values of {}: where they name separate series (a framework, a model), "
+           "pass --by with those columns to fit one law per series")
+
+
+def _ignored(tmp_path, header: str, rows: list[str]) -> str:
+    """The note on the columns a table of ``rows`` under ``header`` leaves out as no setting."""
+    (tmp_path / "runs.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    (note,) = [n for n in load_table(tmp_path / "runs.csv", "time").notes if n.startswith("ignored")]
+    return note
+
 
 def test_text_columns_that_may_name_series_are_said_but_not_a_runs_own_labels(tmp_path):
     """A text column whose values repeat (a model) may name series, so --by is offered; one with a
     value on every row (a run's id, name or start, as MLflow exports them) labels runs."""
     rows = [f"m{i % 2},a{i:07x}f,2026-11-20T10:{i:02d}:00,r{i},{p},{2 + 40 / p}"
             for i, p in enumerate((1, 2, 4, 8, 16, 32))]
-    (tmp_path / "runs.csv").write_text("model,run_id,start_time,name,p,time\n" + "\n".join(rows) + "\n")
-    (note,) = [n for n in load_table(tmp_path / "runs.csv", "time").notes if n.startswith("ignored")]
-    assert note == ("ignored non-numeric column(s) model, run_id, start_time, name; one law is fitted across the "
-                    "values of model (2): where they name separate series (a framework, a model), pass --by with "
-                    "those columns to fit one law per series")
+    assert _ignored(tmp_path, "model,run_id,start_time,name,p,time", rows) == (
+        "ignored non-numeric column(s) model, run_id, start_time, name" + SPANNED.format("model (2)"))
 
 
 def test_a_column_of_days_shared_by_runs_is_not_offered_for_by(tmp_path):
     """W&B's Created, written by day, repeats where runs began the same day: when, not a series."""
     rows = [f"2026-11-{20 + i // 3},{p},{2 + 40 / p}" for i, p in enumerate((1, 2, 4, 8, 16, 32))]
-    (tmp_path / "runs.csv").write_text("Created,p,time\n" + "\n".join(rows) + "\n")
-    (note,) = [n for n in load_table(tmp_path / "runs.csv", "time").notes if n.startswith("ignored")]
-    assert note == "ignored non-numeric column(s) Created"
+    assert _ignored(tmp_path, "Created,p,time", rows) == "ignored non-numeric column(s) Created"
 
 
 def test_a_column_whose_name_holds_a_comma_can_be_named():
@@ -57,11 +62,8 @@ def test_a_text_column_that_labels_each_configuration_is_not_offered_for_by(tmp_
     factors hold already, not a series of them; a zone that differs between repeats may."""
     rows = [f"{ps}ps{w}w,zone-{(w + r) % 2},{ps},{w},{r},{2 + 40 / w + ps}"
             for ps in (1, 2) for w in (1, 2, 4, 8) for r in range(2)]
-    (tmp_path / "runs.csv").write_text("config,zone,num_ps,workers,run,time\n" + "\n".join(rows) + "\n")
-    (note,) = [n for n in load_table(tmp_path / "runs.csv", "time").notes if n.startswith("ignored")]
-    assert note == ("ignored non-numeric column(s) config, zone; one law is fitted across the values of zone (2): "
-                    "where they name separate series (a framework, a model), pass --by with those columns to fit "
-                    "one law per series")
+    assert _ignored(tmp_path, "config,zone,num_ps,workers,run,time", rows) == (
+        "ignored non-numeric column(s) config, zone" + SPANNED.format("zone (2)"))
 
 
 def test_a_column_name_given_with_a_stray_line_end_is_shown_so(tmp_path):
