@@ -87,23 +87,16 @@ def across_note(frame, ignored: list[str], factors: list[str]) -> str | None:
     # which run a row is (a run's name) names no series
     counts = {c: int(frame[c].nunique()) for c in ignored if not dates(frame[c]) and not RUN.match(c)}
     # a value on every row of its own (a run's id, name or start) labels runs, not series of them,
-    # and one per configuration of the factors (1ps2v for one server and two workers) labels that
-    several = [c for c, n in counts.items() if 1 < n < len(frame) and not _names_configurations(frame, c, factors)]
+    # and one per configuration of the factors, each naming one (1ps2v: one server, two workers), labels that
+    configurations = len(frame[factors].drop_duplicates()) if factors else 0
+    several = [c for c, n in counts.items() if 1 < n < len(frame) and not (
+        n == configurations == len(frame[[*factors, c]].drop_duplicates()))]
     when = set(dated(frame, several))  # nor does when a run was logged, a day shared by several
     several = [f"{c} ({counts[c]})" for c in several if c not in when]
     if not several:
         return None
     return (f"one law is fitted across the values of {', '.join(several)}: where they name separate series (a "
             "framework, a model), pass --by with those columns to fit one law per series")
-
-
-def _names_configurations(frame, column: str, factors: list[str]) -> bool:
-    """Whether ``column`` holds one value per configuration of ``factors`` and each value names
-    one configuration: a label of the configuration, not of a series of them."""
-    if not factors:
-        return False
-    configurations = len(frame[factors].drop_duplicates())
-    return int(frame[column].nunique()) == configurations == len(frame[[*factors, column]].drop_duplicates())
 
 
 def check_factor_columns(factors: list[str], target: str, columns: list[str], where: str) -> None:

@@ -78,7 +78,7 @@ def _read_given(law, data: Path):
     from ..data import load_table
     from ..errors import DataError
     from ..grouped import group_name, load_grouped
-    from ..readers import detect_format, load_series
+    from ..readers import detect_format, law_series
     from ..rowfilter import from_record
     from ..tables import WORKBOOKS
 
@@ -105,12 +105,7 @@ def _read_given(law, data: Path):
         if name not in groups:
             raise DataError(f"'{data}' holds no rows of {name}, the group the law was fitted on")
         return groups[name]
-    series = law.dataset.get("series")
-    found = load_series(data, fmt, target=series, drop_stray=stray, where=where)
-    if len(found) > 1:
-        raise DataError(f"'{data}' holds {len(found)} series and the law names none of them; pass the table the "
-                        "law was fitted on")
-    return next(iter(found.values()))
+    return law_series(data, fmt, law.dataset.get("series"), drop_stray=stray, where=where)
 
 
 def _fitted_data(law, notes: list[str], read=_given_data, what: str = "no measured-vs-predicted figure",

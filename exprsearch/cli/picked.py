@@ -39,25 +39,11 @@ def _of_profile(data: Path, fmt: str, sheet: str | None, law, picked):
     import pandas as pd
 
     from ..configs import ConfigError
-    from ..errors import DataError
-    from ..readers import load_series, read_profile
+    from ..readers import law_series
 
     if sheet is not None:
         raise ConfigError(f"--sheet names a sheet of a workbook; '{data}' is a file of Extra-P's {fmt} format")
-    series = law.dataset.get("series")
-    try:
-        found = load_series(data, fmt, target=series, where=picked)
-    except DataError:
-        held = list(read_profile(data, fmt).series) if series else []
-        if series and series not in held:  # the reader's advice (run's --target) is not predict's
-            shown = ", ".join(held[:5]) + (", …" if len(held) > 5 else "")
-            raise DataError(f"'{data}' holds no series {series}, the one the law was fitted on (its series are "
-                            f"{shown}); pass a file that holds it, or a table of configurations") from None
-        raise
-    if len(found) > 1:
-        raise DataError(f"'{data}' holds {len(found)} series and the law names none of them; pass the series' own "
-                        f"file, or a table of configurations")
-    dataset = next(iter(found.values()))
+    dataset = law_series(data, fmt, law.dataset.get("series"), where=picked)
     if picked:
         _note(f"predicting the {len(np.unique(dataset.configurations()))} point(s) of '{data}' where "
               f"{' and '.join(map(str, picked))} (--where)")

@@ -150,6 +150,27 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
     return datasets
 
 
+def law_series(path: str | Path, fmt: str | None, series: str | None, drop_stray: bool = False,
+               where: Sequence[Condition] = ()) -> Dataset:
+    """The series a law was fitted on (law.json's ``dataset.series``), or the file's only one, read
+    again for plot and predict, which name a law's series rather than take a --target."""
+    path = Path(path)
+    profile = read_profile(path, fmt)
+    held = list(profile.series)
+    if series is not None and series not in profile.series:
+        shown = ", ".join(held[:5]) + (", …" if len(held) > 5 else "")
+        raise DataError(f"'{path}' holds no series {series}, the one the law was fitted on (its series are "
+                        f"{shown}); pass a file that holds it, or a table of configurations")
+    if series is None and len(held) > 1:
+        raise DataError(f"'{path}' holds {len(held)} series and the law names none of them; pass a file of its "
+                        "series alone, or the table the law was fitted on")
+    chosen = held[0] if series is None else series
+    datasets, failures = _datasets(path, profile, {chosen: profile.series[chosen]}, drop_stray, where)
+    if failures:
+        raise DataError(f"'{path}', series {chosen}: {failures[chosen]}")
+    return datasets[chosen]
+
+
 def load_profile(path: str | Path, fmt: str | None = None, drop_stray: bool = False,
                  where: Sequence[Condition] = ()) -> tuple[dict[str, Dataset], dict[str, str]]:
     """Every series of an Extra-P file as a Dataset, and the ones that cannot be fitted with the
