@@ -221,3 +221,20 @@ def test_a_series_law_is_written_in_its_metric_s_name():
         bare.write_text("PARAMETER p\nPOINTS (1) (2) (4) (8)\nREGION main\n"
                         + "".join(f"DATA {2 + 40 / p}\n" for p in (1, 2, 4, 8)))
         assert [d.target for d in load_series(bare).values()] == ["time"]
+
+
+def test_a_laws_series_is_read_again_by_its_name_or_refused_in_one_sentence(tmp_path):
+    """plot and predict read the series a law was fitted on: by name, else the file's only one;
+    a file without it lists its series, and a file of several where the law names none says so."""
+    from exprsearch.errors import DataError
+    from exprsearch.readers import law_series
+
+    path = tmp_path / "m.txt"
+    path.write_text("PARAMETER p\nPOINTS (1) (2) (4)\nREGION a\nMETRIC time\nDATA 3\nDATA 2\nDATA 1.5\n"
+                    "REGION b\nMETRIC time\nDATA 5\nDATA 4\nDATA 3.5\n")
+    assert law_series(path, None, "b:time").y.tolist() == [5, 4, 3.5]
+    with pytest.raises(DataError, match=r"holds no series c:time, the one the law was fitted on \(its series are "
+                                        r"a:time, b:time\)"):
+        law_series(path, None, "c:time")
+    with pytest.raises(DataError, match="holds 2 series and the law names none of them"):
+        law_series(path, None, None)
