@@ -62,6 +62,17 @@ def data_sheets(path: Path) -> list[str]:
     return [name for name, rows in _rows(path).items() if rows]
 
 
+def law_sheet(path: Path, fitted: str | None) -> str | None:
+    """The sheet of workbook ``path`` to read a law's rows from: the one it was fitted on
+    (``fitted``), where the workbook has data on several sheets and that one among them; else None,
+    the workbook's one sheet of data, whatever its name (several, none the law's, are refused when
+    read, asking which)."""
+    if not fitted:
+        return None
+    sheets = data_sheets(path)
+    return fitted if len(sheets) > 1 and fitted in sheets else None
+
+
 def _rows(path: Path) -> dict[str, list[tuple[int, tuple]]]:
     """Each sheet's rows that hold a value, with their numbers on the sheet."""
     import zipfile

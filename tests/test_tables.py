@@ -258,6 +258,47 @@ def test_run_reads_the_sheet_named_and_plot_finds_it_again(tmp_path):
     assert "no measured" not in drawn.output
 
 
+def test_a_law_s_rows_are_read_from_its_sheet_where_the_workbook_has_it_among_several(tmp_path):
+    """One rule for predict and plot: the sheet the law was fitted on where the workbook has data
+    on several sheets and that one among them, else the workbook's one sheet whatever its name."""
+    from exprsearch.workbooks import law_sheet
+
+    runs = [["gpus", "time"], [1, 42], [2, 22]]
+    several = _workbook(tmp_path / "several.xlsx", [["notes"], ["by hand"]], runs)
+    one = _workbook(tmp_path / "one.xlsx", runs)
+    assert law_sheet(several, "sheet2") == "sheet2" and law_sheet(several, "runs") is None
+    assert law_sheet(one, "sheet2") is None and law_sheet(several, None) is None
+
+
+@pytest.mark.slow
+@pytest.mark.plot
+def test_plot_reads_another_workbook_of_the_law_s_rows_as_predict_does(tmp_path):
+    """plot DATA read the sheet the law was fitted on whatever the workbook, so a one-sheet copy
+    named otherwise was refused with '--sheet sheet3: no such sheet', an option plot did not have;
+    now it reads that one sheet, and --sheet picks one of several."""
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    pytest.importorskip("matplotlib", reason=PLOT_EXTRA)
+    runs = [["gpus", "time"], *[[p, 2 + 40 / p] for p in (1, 2, 4, 8, 16)]]
+    fitted = _workbook(tmp_path / "book.xlsx", [["notes"], ["by hand"]], [["more notes"], ["by hand"]], runs)
+    result = CliRunner().invoke(app, ["run", str(fitted), "-t", "time", "--sheet", "sheet3", "--bootstrap", "0",
+                                      "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    copy = _workbook(tmp_path / "copy.xlsx", runs)  # its one sheet is sheet1
+    drawn = CliRunner().invoke(app, ["plot", str(tmp_path / "o"), str(copy), "--out", str(tmp_path / "a")])
+    assert drawn.exit_code == 0 and (tmp_path / "a" / "measured_vs_predicted.png").is_file(), drawn.output
+    both = _workbook(tmp_path / "both.xlsx", runs, runs)  # neither is sheet3
+    refused = CliRunner().invoke(app, ["plot", str(tmp_path / "o"), str(both), "--out", str(tmp_path / "b")])
+    assert refused.exit_code == 2 and "name the one to read with --sheet" in " ".join(refused.output.split())
+    picked = CliRunner().invoke(app, ["plot", str(tmp_path / "o"), str(both), "--sheet", "sheet1",
+                                      "--out", str(tmp_path / "b")])
+    assert picked.exit_code == 0 and (tmp_path / "b" / "measured_vs_predicted.png").is_file(), picked.output
+    alone = CliRunner().invoke(app, ["plot", str(tmp_path / "o"), "--sheet", "sheet1", "--out", str(tmp_path / "c")])
+    assert alone.exit_code == 2 and "give DATA" in alone.output
+
+
 def test_a_table_with_a_bad_line_among_many_is_refused_at_once(tmp_path):
     """Each plain number matches one way only. Where the digits of a whole number could split two
     ways (16 as 1|6), the table's regex tried every split of every row before a bad line: 30 rows

@@ -21,6 +21,7 @@ def plot_command(
     fix: Annotated[list[str], typer.Option(help="Other factors' values: n=16000 or n=16000,b=64 (repeatable).")] = [],  # noqa: B006
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Directory for the PNGs (default: the law's).")] = None,
     force: Annotated[bool, typer.Option(help="Replace figures of these names already in another --out directory.")] = False,
+    sheet: Annotated[str | None, typer.Option(help="With DATA: an Excel workbook's sheet, where more than one holds data (default: the one the law was fitted on, where the workbook has it).")] = None,
 ) -> None:
     """Write PNG figures: measured vs predicted, the law along a factor, the term breakdown, the front."""
     from .. import plot as plots
@@ -38,7 +39,11 @@ def plot_command(
         # the law's folder holds its own figures, redrawn; another directory may hold the user's files
         if out_dir is not None and not force and out_dir.resolve() != folder.resolve():
             check_free(out_dir, FIGURES)
-        dataset = _given_data(law, data) if data is not None else _fitted_data(law, notes)
+        from ..configs import ConfigError
+
+        if sheet is not None and data is None:
+            raise ConfigError("--sheet names a sheet of the DATA workbook; give DATA")
+        dataset = _given_data(law, data, sheet) if data is not None else _fitted_data(law, notes)
         front_file = folder / "front.csv"
         rows = list(csv.DictReader(io.StringIO(front_file.read_text()))) if front_file.is_file() else None
         view = None
@@ -55,26 +60,26 @@ def plot_command(
         _note(note)
 
 
-def _given_data(law, data: Path):
+def _given_data(law, data: Path, sheet: str | None = None):
     """The measurements given to plot: a table, or the series of an Extra-P file that law.json
     names; summarised as it was fitted (--measure), of the segment it was fitted on (--segments)."""
     from ..segments import within
 
-    dataset = _whole_series(law, data)
+    dataset = _whole_series(law, data, sheet)
     segment = law.dataset.get("segment")
     if segment and segment["factor"] in dataset.factors:
         return dataset.subset(within(dataset.column(segment["factor"]), segment))
     return dataset
 
 
-def _whole_series(law, data: Path):
+def _whole_series(law, data: Path, sheet: str | None = None):
     """The series the law's segment is part of (or the law's own data), summarised as it was fitted."""
     from ..repeats import summarised
 
-    return summarised(_read_given(law, data), law.dataset.get("measure") or "all")
+    return summarised(_read_given(law, data, sheet), law.dataset.get("measure") or "all")
 
 
-def _read_given(law, data: Path):
+def _read_given(law, data: Path, sheet: str | None = None):
     from ..data import load_table
     from ..errors import DataError
     from ..grouped import group_name, load_grouped
@@ -86,8 +91,11 @@ def _read_given(law, data: Path):
     stray = bool(law.dataset.get("drop_stray"))  # read as it was fitted: without the runs dropped then
     where = from_record(law.dataset)  # and of the rows its --where kept
     if fmt == "table":
-        workbook = Path(data).suffix.lower() in WORKBOOKS  # the sheet the law was fitted on
-        sheet, dropping = law.dataset.get("sheet") if workbook else None, bool(law.dataset.get("drop_missing"))
+        if sheet is None and Path(data).suffix.lower() in WORKBOOKS:  # the sheet the law was fitted on, as predict
+            from ..workbooks import law_sheet
+
+            sheet = law_sheet(Path(data), law.dataset.get("sheet"))
+        dropping = bool(law.dataset.get("drop_missing"))
         if where:  # a table of the picked rows alone (one framework's, without the column) is taken whole
             from ..columns import columns_named
             from ..tables import read_table
@@ -105,6 +113,10 @@ def _read_given(law, data: Path):
         if name not in groups:
             raise DataError(f"'{data}' holds no rows of {name}, the group the law was fitted on")
         return groups[name]
+    if sheet is not None:
+        from ..configs import ConfigError
+
+        raise ConfigError(f"--sheet names a sheet of a workbook; '{data}' is a file of Extra-P's {fmt} format")
     return law_series(data, fmt, law.dataset.get("series"), drop_stray=stray, where=where)
 
 

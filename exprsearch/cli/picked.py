@@ -20,13 +20,11 @@ def rows_to_predict(data: Path, sheet: str | None, law, where: list[str]):
     fmt = detect_format(data)
     if fmt != "table":
         return _of_profile(data, fmt, sheet, law, picked)
-    fitted = law.dataset.get("sheet")
-    if sheet is None and fitted and Path(data).suffix.lower() in WORKBOOKS:
-        from ..workbooks import data_sheets
+    if sheet is None and Path(data).suffix.lower() in WORKBOOKS:
+        from ..workbooks import law_sheet
 
-        sheets = data_sheets(Path(data))
-        if len(sheets) > 1 and fitted in sheets:  # the sheet the law was fitted on, as plot reads it
-            sheet = fitted
+        sheet = law_sheet(Path(data), law.dataset.get("sheet"))
+        if sheet is not None:
             _note(f"reading sheet {sheet} of '{data}', the one the law was fitted on (--sheet reads another)")
     frame = _of_picked(read_table(data, sheet), picked, data)  # first: a condition that cannot hold stops at once
     return _of_selection(_of_group(frame, law, data, picked), law, data, picked)
