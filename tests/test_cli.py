@@ -4,6 +4,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -75,6 +76,26 @@ def test_progress_lines_give_durations_as_people_read_them(seconds, said):
     from exprsearch.cli.common import _duration
 
     assert _duration(seconds) == said
+
+
+@pytest.mark.parametrize("law", ["0.00049*params**3/(model_flops**2.27*workers)",
+                                 "2.1*log2(TBS)**2*log2(gpu_count) + 8.0*log2(TBS)*log2(gpu_count)**2 - 420",
+                                 "-3.5 + 1.1e-6*sqrt(model_flops)*log2(params)/workers**0.9", "300"])
+@pytest.mark.parametrize("width", [1, 8, 20, 32, 80])
+def test_a_law_in_a_table_column_breaks_between_terms_or_factors_never_in_a_number(law, width):
+    """rich folds a piece too long for its column anywhere: the side-by-side table of CM-DARE's
+    laws showed ``model_flops**2.`` over ``27*workers``."""
+    from exprsearch.cli.common import _wrapped, law_column
+
+    lines = _wrapped(law, width).split("\n")
+    assert " ".join(lines).replace(" ", "") == law.replace(" ", "")  # nothing lost, nothing added
+    assert all(line == line.strip() and line for line in lines)
+    for before, after in zip(lines, lines[1:]):  # each break before a term's sign, a * or a / (not **)
+        assert after[0] in "+-/" or (after[0] == "*" and after[1] != "*" and not before.endswith("*")), (before, after)
+    pieces = [p for term in law.split() for p in re.split(r"(?<!\*)(?=[*/](?!\*))", term)]
+    assert all(len(line) <= max(width, *map(len, pieces)) for line in lines)
+    column, (wrapped,) = law_column("law", [law], beside=10**6)  # no room: the longest piece decides
+    assert column.width >= max(map(len, pieces)) and wrapped == _wrapped(law, column.width)
 
 
 def test_run_writes_every_file_and_they_agree(amdahl_csv, tmp_path):

@@ -10,7 +10,7 @@ from .. import export
 from ..fit import FitSettings
 from ..search import Result
 from ..vocabulary import to_readable
-from .common import _note, out
+from .common import _note, law_column, out
 
 
 def shared(results, directory: Path, force: bool, settings: FitSettings):
@@ -44,11 +44,12 @@ def shared(results, directory: Path, force: bool, settings: FitSettings):
 def print_shared(shared) -> None:
     from ..groups import rounded
 
-    table = Table(Column("group", overflow="fold"), Column(f"shared form {shared.candidate}", overflow="fold"), "MSE (relative)",
+    column, laws = law_column(f"shared form {shared.candidate}", [rounded(f) for f in shared.fits.values()], beside=36)
+    table = Table(Column("group", overflow="fold"), column, "MSE (relative)",
                   title=f"One form for all groups (lowest summed BIC of {len(shared.considered)} forms)",
                   title_justify="left")
-    for name, fitted in shared.fits.items():
-        table.add_row(name, rounded(fitted), f"{fitted.mse:.3g}")
+    for (name, fitted), law in zip(shared.fits.items(), laws):
+        table.add_row(name, law, f"{fitted.mse:.3g}")
     out.print(table)
 
 
@@ -79,10 +80,12 @@ def print_levels(checked: list, directory: Path, tables: bool = True) -> None:
     for sentence, found in checked:
         _note(sentence)
         if found is not None and found.preferred and tables:
-            table = Table(found.factor, Column("law with its coefficients fitted per value", overflow="fold"),
+            column, laws = law_column("law with its coefficients fitted per value",
+                                      [to_readable(found.at_level(value)) for value in found.constants], beside=16)
+            table = Table(found.factor, column,
                           title=f"Constants per value of {found.factor}", title_justify="left")
-            for value in found.constants:
-                table.add_row(f"{value:g}", to_readable(found.at_level(value)))
+            for value, law in zip(found.constants, laws):
+                table.add_row(f"{value:g}", law)
             out.print(table)
     if checked and tables:
         out.print(f"wrote {LEVELS_FILE} to {directory}", highlight=False)

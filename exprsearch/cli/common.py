@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -214,6 +215,37 @@ def _duration(seconds: float) -> str:
     if whole < 100:
         return f"{whole} s"
     return f"{whole // 60} min {whole % 60:02d} s" if whole < 6000 else f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def law_column(header: str, laws: list[str], beside: int) -> tuple[Column, list[str]]:
+    """A table column for ``laws`` where the console leaves room beside the other columns
+    (``beside`` characters), and the laws wrapped to it between terms or before a product's ``*``
+    or ``/``: rich folds a piece too long for its column anywhere, which split
+    ``model_flops**2.27`` into ``model_flops**2.`` and ``27``, another number."""
+    pieces = [piece for law in laws for word in law.split() for piece in _LAW_PIECE.findall(word)]
+    width = min(max([len(law) for law in laws] + [len(header)]),
+                max([len(p) for p in pieces] + [out.width - beside, min(len(header), 24)]))
+    return Column(header, overflow="fold", width=width), [_wrapped(law, width) for law in laws]
+
+
+_LAW_PIECE = re.compile(r"[*/]?(?:[^*/]|\*\*)+")  # a factor of a product: split before * or /, never in **
+
+
+def _wrapped(law: str, width: int) -> str:
+    """``law`` in lines of at most ``width``, broken before a term (its sign beginning the next
+    line), or before a product's ``*`` or ``/`` where a term is too long for a line of its own."""
+    words = law.split()
+    terms = [w if i == 0 or words[i - 1] not in "+-" else f"{words[i - 1]} {w}"
+             for i, w in enumerate(words) if w not in "+-" or i == len(words) - 1]
+    lines, line = [], ""
+    for term in terms:
+        for piece in [term] if len(term) <= width else _LAW_PIECE.findall(term):
+            joined = f"{line} {piece}" if line and piece is term else line + piece
+            if line and len(joined) > width:
+                lines.append(line)
+                joined = piece
+            line = joined
+    return "\n".join(lines + [line])
 
 
 def _progress(quiet: bool) -> Progress:

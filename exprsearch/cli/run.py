@@ -46,6 +46,7 @@ from .common import (
     _split,
     _warn,
     app,
+    law_column,
     out,
 )
 
@@ -183,12 +184,12 @@ def run(
             segmented.say_regime(result, said)
         beside.print_levels(checked.get(name, []), folder)
     if grouped:
-        table = Table(Column("series", overflow="fold"), Column("law", overflow="fold"), "MAPE %", "held-out %", title="Side by side",
-                      title_justify="left")
-        for name, _, result in results:
+        column, laws = law_column("law", [export.rounded_text(result.law) for _, _, result in results], beside=48)
+        table = Table(Column("series", overflow="fold"), column, "MAPE %", "held-out %",
+                      title="Side by side", title_justify="left")
+        for (name, _, result), law in zip(results, laws):
             held = result.law.metrics.get("holdout_mape_pct")
-            table.add_row(name, export.rounded_text(result.law), f"{result.law.metrics['mape_pct']:.3g}",
-                          "" if held is None else f"{held:.3g}")
+            table.add_row(name, law, f"{result.law.metrics['mape_pct']:.3g}", "" if held is None else f"{held:.3g}")
         for name in failed:
             table.add_row(name, "no law (see below)", "", "")
         out.print(table)
