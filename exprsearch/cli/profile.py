@@ -25,6 +25,7 @@ from .common import (
     STRATEGY_HELP,
     VALIDATION_HELP,
     WHERE_HELP,
+    law_column,
 )
 
 SUMMARY = ("laws.csv", "laws.json")
@@ -316,12 +317,13 @@ def _print(rows, top: int, point: dict, scale: float, out) -> None:
     modelled = [r for r in ranked(rows) if not r.error]
     if len(modelled) > top:
         title += f"; the first {top} of {len(modelled)} shown (--top sets how many)"
-    table = Table("#", "series", "growth", "dominant term there", title=title, title_justify="left")
+    column, terms = law_column("dominant term there", [r.dominant_at for r in modelled[:top]], beside=44)
+    table = Table("#", "series", "growth", column, title=title, title_justify="left")
     for column in table.columns:
         column.overflow = "fold"
-    for i, r in enumerate(modelled[:top], start=1):
+    for i, (r, term) in enumerate(zip(modelled[:top], terms), start=1):
         growth = "—" if r.blind else f"{r.growth:.3g}×" if r.growth else ""
-        table.add_row(str(i), r.series, growth, r.dominant_at)
+        table.add_row(str(i), r.series, growth, term)
     if any(r.blind for r in modelled[:top]):
         table.caption = ("—: the law leaves out a factor the data vary, with too few configurations for a law that "
                          "holds it (laws.csv's notes say which)")
