@@ -160,6 +160,23 @@ def check_varies(law: Law, what: str) -> None:
                           f"{what}; exprsearch run's notes say why no term was kept (measure more configurations)")
 
 
+def values_wanted(missing: list[str], domain: Mapping[str, list[float]], at: Mapping[str, float] | None = None) -> str:
+    """The sentence asking for every factor in ``missing`` at once, with its measured range where
+    ``domain`` has it: as ``--fix`` values, or with ``at`` (the values given) as a whole ``--at``
+    to copy, each missing factor at the largest value measured."""
+    quoted = [f"'{f}'" for f in missing]
+    names = ", ".join(quoted[:-1]) + " and " * (len(quoted) > 1) + quoted[-1]
+    known = [f for f in missing if domain.get(f)]
+    ranges = "; ".join(f"{f} " * (len(missing) > 1) + "..".join(map(setting, domain[f][:2])) for f in known)
+    lead = f"give factor{'s' * (len(missing) > 1)} {names} a value"
+    if at is None:
+        hint = f" (measured {ranges})" if known else ""
+        return f"{lead}: --fix {','.join(f'{f}=VALUE' for f in missing)}{hint}"
+    given = [f"{k}={setting(v)}" for k, v in at.items()] + [
+        f"{f}={setting(domain[f][1]) if domain.get(f) else 'VALUE'}" for f in missing]
+    return f"{lead} in --at{f' (measured {ranges})' if known else ''}, such as --at {','.join(given)}"
+
+
 def grid(factors: tuple[str, ...], vary: Mapping[str, np.ndarray], fixed: Mapping[str, float],
          domain: Mapping[str, list[float]] | None = None, limit: int = 5_000_000,
          held: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
@@ -168,9 +185,7 @@ def grid(factors: tuple[str, ...], vary: Mapping[str, np.ndarray], fixed: Mappin
     check_factors(list(vary) + list(fixed), factors, "--vary/--fix", held, fixed)
     missing = [f for f in factors if f not in vary and f not in fixed]
     if missing:
-        measured = (domain or {}).get(missing[0])
-        hint = f" (measured {setting(measured[0])}..{setting(measured[1])})" if measured else ""
-        raise ConfigError(f"give factor '{missing[0]}' a value: --fix {missing[0]}=VALUE{hint}")
+        raise ConfigError(values_wanted(missing, domain or {}))
     size = int(np.prod([len(v) for v in vary.values()])) if vary else 1
     if size > limit:
         raise ConfigError(f"the grid has {size:,} configurations, more than {limit:,}; use coarser ranges")

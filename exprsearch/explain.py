@@ -11,7 +11,7 @@ import numpy as np
 import sympy
 
 from .compile import factor_symbol, to_function
-from .configs import ConfigError, check_defined, check_factors, check_varies, setting
+from .configs import ConfigError, check_defined, check_factors, check_varies, setting, values_wanted
 from .law import Law
 from .vocabulary import to_readable
 
@@ -65,8 +65,7 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     check_factors([factor, *fixed], law.factors, "--vary/--fix", law.held, fixed)
     others = [f for f in law.factors if f != factor and f not in fixed and law.uses(f)]
     if others:
-        hint = f" (measured {measured_range(law, others[0])})" if others[0] in law.domain else ""
-        raise ConfigError(f"give factor '{others[0]}' a value: --fix {others[0]}=VALUE{hint}")
+        raise ConfigError(values_wanted(others, law.domain))
     values = np.asarray(values, dtype=float)
     if len(np.unique(values)) < 2:
         raise ConfigError(f"--vary {factor}: the law is followed along {factor}, which needs at least two values; "

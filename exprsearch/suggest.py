@@ -26,7 +26,7 @@ import numpy as np
 import sympy
 
 from . import advice
-from .configs import ConfigError, check_factors, setting
+from .configs import ConfigError, check_factors, setting, values_wanted
 from .law import Law
 from .optimize import hours_per, table_price
 from .plausible import NOISE_FLOOR, plausible
@@ -104,10 +104,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]
     if missing:
-        name, (low, high) = missing[0], law.domain[missing[0]]
-        given = [f"{k}={setting(v)}" for k, v in at.items()] + [f"{name}={setting(high)}"]
-        raise ConfigError(f"give factor '{name}' a value in --at (measured {setting(low)}..{setting(high)}), such as "
-                          f"--at {','.join(given)}")
+        raise ConfigError(values_wanted(missing, law.domain, at))
     if devices is not None:
         check_factors([devices], law.factors, "--devices", law.held)
     if budget is not None and not 0 <= budget < math.inf:

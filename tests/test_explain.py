@@ -84,6 +84,10 @@ def test_explain_needs_every_factor():
         explain(law(), "p", np.array([1.0, 2.0]), {})
     with pytest.raises(ConfigError, match="not a factor of the law"):
         explain(law(), "q", np.array([1.0, 2.0]), {"n": 1})
+    # every factor left out is named at once (CM-DARE's law asked for params, then model_flops)
+    with pytest.raises(ConfigError, match=r"^give factors 'p' and 'n' a value: --fix p=VALUE,n=VALUE \(measured p "
+                                          r"1\.\.32; n 1000\.\.64000\)$"):
+        grid(("p", "n", "b"), {"b": np.array([32.0])}, {}, law().domain)
 
 
 def test_ranges_and_constraints():

@@ -132,6 +132,19 @@ def test_without_vary_the_measured_values_are_suggested_and_said(tmp_path):
     assert "p" in first and "model" not in first
 
 
+def test_factors_missing_from_at_are_named_together_with_their_ranges():
+    """CM-DARE's K80 law holds workers, params and model_flops; --at workers=32 was refused for
+    params alone, and the copied --at then for model_flops."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame([{"p": p, "n": n, "m": m, "time": (1 + n * m / p / 1e4) * (1 + 0.01 * rng.standard_normal())}
+                          for p in (1, 2, 4, 8) for n in (1000, 4000) for m in (10, 40)])
+    result = search(frame, "time", settings=SearchSettings(resamples=20))
+    assert set(result.law.factors) == {"p", "n", "m"}, result.law.expression
+    with pytest.raises(ConfigError, match=r"give factors 'n' and 'm' a value in --at \(measured n 1000\.\.4000; m "
+                                          r"10\.\.40\), such as --at p=64,n=4000,m=40$"):
+        advise(result, {"p": SPACE["p"]}, {"p": 64})
+
+
 def test_every_factor_needs_values_to_measure():
     frame = pd.DataFrame({"p": [1, 2, 4, 1, 2, 4], "n": [1, 1, 1, 2, 2, 2], "time": [3, 2, 1.5, 5, 3, 2]})
     result = search(frame, "time", "data-parallel", settings=SearchSettings(resamples=20))
