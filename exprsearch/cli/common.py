@@ -222,7 +222,7 @@ def law_column(header: str, laws: list[str], beside: int) -> tuple[Column, list[
     (``beside`` characters), and the laws wrapped to it between terms or before a product's ``*``
     or ``/``: rich folds a piece too long for its column anywhere, which split
     ``model_flops**2.27`` into ``model_flops**2.`` and ``27``, another number."""
-    pieces = [piece for law in laws for word in law.split() for piece in _LAW_PIECE.findall(word)]
+    pieces = [piece for law in laws for term in _terms(law) for piece in _LAW_PIECE.findall(term)]
     width = min(max([len(law) for law in laws] + [len(header)]),
                 max([len(p) for p in pieces] + [out.width - beside, min(len(header), 24)]))
     return Column(header, overflow="fold", width=width), [_wrapped(law, width) for law in laws]
@@ -231,16 +231,20 @@ def law_column(header: str, laws: list[str], beside: int) -> tuple[Column, list[
 _LAW_PIECE = re.compile(r"[*/]?(?:[^*/]|\*\*)+")  # a factor of a product: split before * or /, never in **
 
 
+def _terms(law: str) -> list[str]:
+    """The words of ``law`` with each term's sign joined to it: ``+ 0.5*p``."""
+    words = law.split()
+    return [w if i == 0 or words[i - 1] not in "+-" else f"{words[i - 1]} {w}"
+            for i, w in enumerate(words) if w not in "+-" or i == len(words) - 1]
+
+
 def _wrapped(law: str, width: int) -> str:
     """``law`` in lines of at most ``width``, broken before a term (its sign beginning the next
     line), or before a product's ``*`` or ``/`` where a term is too long for a line of its own."""
-    words = law.split()
-    terms = [w if i == 0 or words[i - 1] not in "+-" else f"{words[i - 1]} {w}"
-             for i, w in enumerate(words) if w not in "+-" or i == len(words) - 1]
     lines, line = [], ""
-    for term in terms:
-        for piece in [term] if len(term) <= width else _LAW_PIECE.findall(term):
-            joined = f"{line} {piece}" if line and piece is term else line + piece
+    for term in _terms(law):
+        for k, piece in enumerate([term] if len(term) <= width else _LAW_PIECE.findall(term)):
+            joined = f"{line} {piece}" if line and k == 0 else line + piece
             if line and len(joined) > width:
                 lines.append(line)
                 joined = piece
