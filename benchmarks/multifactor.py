@@ -597,7 +597,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         if args.cli:  # timed as an installed package runs, with its bytecode (speed.py)
-            compile_ours(folder / "bytecode")
+            compile_ours()
         if "synthetic" in parts:
             report_synthetic(synthetic(args, folder))
         if "extrap" in parts:

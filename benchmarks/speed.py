@@ -5,7 +5,7 @@ bootstrap resamples) in a fresh process from start to written law.json, median o
 runs, and reports the candidates considered (unique candidates of the grammar), fitted and
 refined (polished from a grid start or searched by differential evolution), candidates per
 second, the peak memory of the process (GNU time) and the extrapolation error. exprsearch runs with
-its modules' bytecode written beforehand (outside the source tree), as an installed package does:
+its modules' bytecode written beforehand, as an installed package does:
 
 - synthetic laws with known truth (default grammar, 6 worker counts × 4 sizes × 3 repetitions,
   2 % noise): largest relative error against the noise-free law at p = 128, 4× the largest p;
@@ -79,12 +79,12 @@ def step_log(law, steps: int, seed: int = 0) -> pd.DataFrame:
 ENVIRONMENT = {**os.environ, "COLUMNS": "250"}
 
 
-def compile_ours(folder: Path) -> None:
-    """Write exprsearch's bytecode to ``folder``, outside the source tree, for every timed run."""
+def compile_ours() -> None:
+    """Write exprsearch's bytecode to its ``__pycache__`` folders (which git ignores), where Python
+    looks for it, before any run is timed; the timed runs may write bytecode too."""
     import exprsearch
 
     ENVIRONMENT.pop("PYTHONDONTWRITEBYTECODE", None)
-    ENVIRONMENT["PYTHONPYCACHEPREFIX"] = str(folder)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(exprsearch.__file__).parent)], check=True,
                    env=ENVIRONMENT)
 
@@ -279,7 +279,7 @@ def main() -> None:
         extrap = extrap_ready()
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        compile_ours(folder / "bytecode")
+        compile_ours()
         records = [synthetic_case(law_name, law, 72, args.repeats, folder, extrap) for law_name, law in LAWS.items()]
         bundled = pd.read_csv(HERE.parent / "datasets" / "numpy_mlp_epochs.csv")
         records.append(held_out_case("bundled-numpy-mlp", bundled, "epoch_s", "batch", ["--intrinsic", "layers,width"],
