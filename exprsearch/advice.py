@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 import sympy
 
+from .configs import setting
 from .vocabulary import to_readable
 
 
@@ -49,7 +50,7 @@ def basis(devices: str | None, price: float | None, rate: str | None = None, wor
 
 def sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, basis: str,
               again: bool = False) -> str:
-    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors) + (" once more" if again else "")
+    where = ", ".join(f"{f}={setting(grid[f][i])}" for f in factors) + (" once more" if again else "")
     paid = f"costs about {cost:.3g} {basis}"
     if len(laws) > 1:
         here = np.abs(np.log(predictions[:, i])[:, None] - np.log(predictions[:, i])[None, :])
@@ -65,7 +66,7 @@ def sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, fa
 def again(i: int, gain: float, cost: float, factors, grid, basis: str, first: int) -> str:
     """The sentence of a configuration this answer already suggested: what the earlier one said
     holds, so only the further gain and the cost."""
-    where = ", ".join(f"{f}={grid[f][i]:g}" for f in factors)
+    where = ", ".join(f"{f}={setting(grid[f][i])}" for f in factors)
     paid = f"costs about {cost:.3g} {basis}"
     return (f"{where} once more, as in suggestion {first}: expected to remove a further {100 * gain:.0f} % of the "
             f"uncertainty at the target; {paid}")
@@ -95,7 +96,7 @@ def untrusted(data, spare: int, constants: int, tolerance: float, least_values: 
 
 
 def summary(point, low, high, agree, settled, tolerance, count, at) -> tuple[str, ...]:
-    target = ", ".join(f"{k}={v:g}" for k, v in at.items())
+    target = ", ".join(f"{k}={setting(v)}" for k, v in at.items())
     first = (f"At {target} the law predicts {point:.4g} (95 % bootstrap interval {low:.4g}..{high:.4g}); the "
              f"{count} plausible law(s) differ there by up to {apart(np.log1p(agree))}.")
     if settled:

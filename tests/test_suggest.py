@@ -145,6 +145,19 @@ def test_factors_missing_from_at_are_named_together_with_their_ranges():
         advise(result, {"p": SPACE["p"]}, {"p": 64})
 
 
+def test_settings_are_written_in_full_as_a_user_copies_them():
+    """CM-DARE's parameter counts: 'params=2.62044e+07' in the sentences is another number than
+    the 26204362 measured (and the table's), so a run copied from it is not the one suggested."""
+    rng = np.random.default_rng(5)
+    ns = (2926986, 26204362)
+    frame = pd.DataFrame([{"p": p, "n": n, "time": (1 + n / 1e6 / p) * (1 + 0.01 * rng.standard_normal())}
+                          for p in (1, 2, 4, 8) for n in ns for _ in range(2)])
+    result = search(frame, "time", settings=SearchSettings(resamples=20))
+    advice = advise(result, {"p": SPACE["p"], "n": np.array(ns, float)}, {"p": 64, "n": 26204362}, count=2)
+    assert "n=26204362" in advice.sentences[0] and "e+07" not in " ".join(advice.sentences)
+    assert all(f"n={s.config['n']:.0f}" in s.sentence and "e+0" not in s.sentence for s in advice.suggestions)
+
+
 def test_every_factor_needs_values_to_measure():
     frame = pd.DataFrame({"p": [1, 2, 4, 1, 2, 4], "n": [1, 1, 1, 2, 2, 2], "time": [3, 2, 1.5, 5, 3, 2]})
     result = search(frame, "time", "data-parallel", settings=SearchSettings(resamples=20))
