@@ -160,10 +160,12 @@ def check_varies(law: Law, what: str) -> None:
                           f"{what}; exprsearch run's notes say why no term was kept (measure more configurations)")
 
 
-def values_wanted(missing: list[str], domain: Mapping[str, list[float]], at: Mapping[str, float] | None = None) -> str:
+def values_wanted(missing: list[str], domain: Mapping[str, list[float]], at: Mapping[str, float] | None = None,
+                  example: Mapping[str, float] | None = None) -> str:
     """The sentence asking for every factor in ``missing`` at once, with its measured range where
     ``domain`` has it: as ``--fix`` values, or with ``at`` (the values given) as a whole ``--at``
-    to copy, each missing factor at the largest value measured."""
+    to copy, each missing factor at its value in ``example`` (a measured configuration: factors
+    measured together keep a combination that exists), else the largest value measured."""
     quoted = [f"'{f}'" for f in missing]
     names = ", ".join(quoted[:-1]) + " and " * (len(quoted) > 1) + quoted[-1]
     known = [f for f in missing if domain.get(f)]
@@ -172,8 +174,10 @@ def values_wanted(missing: list[str], domain: Mapping[str, list[float]], at: Map
     if at is None:
         hint = f" (measured {ranges})" if known else ""
         return f"{lead}: --fix {','.join(f'{f}=VALUE' for f in missing)}{hint}"
-    given = [f"{k}={setting(v)}" for k, v in at.items()] + [
-        f"{f}={setting(domain[f][1]) if domain.get(f) else 'VALUE'}" for f in missing]
+    example = example or {}
+    value = {f: setting(example[f]) if f in example else setting(domain[f][1]) if domain.get(f) else "VALUE"
+             for f in missing}
+    given = [f"{k}={setting(v)}" for k, v in at.items()] + [f"{f}={value[f]}" for f in missing]
     return f"{lead} in --at{f' (measured {ranges})' if known else ''}, such as --at {','.join(given)}"
 
 

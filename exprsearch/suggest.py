@@ -68,16 +68,29 @@ class Advice:
     cost_basis: str = ""  # what a suggestion's cost is made of: p × predicted time, or in hours × a price
 
 
-def candidates(space: Mapping[str, np.ndarray], factors: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """Every combination of the ``--vary`` values; all the law's factors must vary or be fixed."""
-    check_factors(list(space), factors, "--vary")
-    missing = [f for f in factors if f not in space]
+def candidates(space: Mapping[str | tuple[str, ...], np.ndarray], factors: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Every combination of the ``--vary`` values; all the law's factors must vary or be fixed. A
+    key of several factors holds their values together, a row per combination (factors measured
+    together, such as a model's parameters and layers): only those combinations are offered."""
+    blocks = [(key if isinstance(key, tuple) else (key,), np.asarray(values, float)) for key, values in space.items()]
+    check_factors([name for key, _ in blocks for name in key], factors, "--vary")
+    held = {name for key, _ in blocks for name in key}
+    missing = [f for f in factors if f not in held]
     if missing:
         raise ConfigError(f"give factor '{missing[0]}' its values to measure: --vary {missing[0]}=…")
-    combos = np.array(list(itertools.product(*(space[f] for f in factors))), dtype=float)
-    if len(combos) > 200_000:
-        raise ConfigError(f"the --vary space has {len(combos):,} configurations; use coarser ranges")
-    return {f: combos[:, i] for i, f in enumerate(factors)}
+    parts = []  # each block's rows on the law's factors it holds
+    for key, values in blocks:
+        used = [j for j, name in enumerate(key) if name in factors]
+        if used:
+            rows = values.reshape(len(values), len(key))[:, used]
+            parts.append(([key[j] for j in used], np.unique(rows, axis=0) if len(key) > 1 else rows))
+    parts.sort(key=lambda part: min(factors.index(name) for name in part[0]))  # the law's order of factors
+    size = math.prod(len(rows) for _, rows in parts)
+    if size > 200_000:
+        raise ConfigError(f"the --vary space has {size:,} configurations; use coarser ranges")
+    combos = np.array([np.concatenate(rows) for rows in itertools.product(*(r for _, r in parts))], dtype=float)
+    order = [name for names, _ in parts for name in names]
+    return {f: combos[:, order.index(f)] for f in factors}
 
 
 def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
@@ -104,7 +117,10 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]
     if missing:
-        raise ConfigError(values_wanted(missing, law.domain, at))
+        data = result.dataset  # a measured configuration, the largest of the first factor missing
+        row = int(np.argmax(data.column(missing[0]))) if missing[0] in data.factors else None
+        raise ConfigError(values_wanted(missing, law.domain, at, None if row is None else
+                                        {f: float(data.column(f)[row]) for f in missing if f in data.factors}))
     if devices is not None:
         check_factors([devices], law.factors, "--devices", law.held)
     if budget is not None and not 0 <= budget < math.inf:
@@ -356,12 +372,18 @@ def _fills(grid: Mapping[str, np.ndarray], taken: Mapping[str, set]) -> np.ndarr
 
 def _nearest(grid: Mapping[str, np.ndarray], at: Mapping[str, float]) -> int:
     """The configuration whose every factor is the value of the space nearest the target's (by
-    ratio for positive values): the corner of the space closest to the target."""
+    ratio for positive values): the corner of the space closest to the target. Where factors
+    offered together have no such configuration, the one nearest in each of the others and, among
+    those, nearest in the sum of the ratios (or differences, each over its factor's span)."""
     closest = np.ones(len(next(iter(grid.values()))), dtype=bool)
+    total = np.zeros(len(closest))
     for f, values in grid.items():
         positive = values.min() > 0 and at[f] > 0
         distance = np.abs(np.log(values / at[f])) if positive else np.abs(values - at[f])
         closest &= distance <= distance.min() * (1 + 1e-12) + 1e-300
+        total += distance / (1.0 if positive else max(float(np.ptp(values)), 1e-300))
+    if not closest.any():
+        return int(np.argmin(total))
     return int(np.flatnonzero(closest)[0])
 
 

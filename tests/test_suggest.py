@@ -140,8 +140,9 @@ def test_factors_missing_from_at_are_named_together_with_their_ranges():
                           for p in (1, 2, 4, 8) for n in (1000, 4000) for m in (10, 40)])
     result = search(frame, "time", settings=SearchSettings(resamples=20))
     assert set(result.law.factors) == {"p", "n", "m"}, result.law.expression
+    # the example is a measured configuration (the largest n and the m measured with it)
     with pytest.raises(ConfigError, match=r"give factors 'n' and 'm' a value in --at \(measured n 1000\.\.4000; m "
-                                          r"10\.\.40\), such as --at p=64,n=4000,m=40$"):
+                                          r"10\.\.40\), such as --at p=64,n=4000,m=10$"):
         advise(result, {"p": SPACE["p"]}, {"p": 64})
 
 
@@ -156,6 +157,44 @@ def test_settings_are_written_in_full_as_a_user_copies_them():
     advice = advise(result, {"p": SPACE["p"], "n": np.array(ns, float)}, {"p": 64, "n": 26204362}, count=2)
     assert "n=26204362" in advice.sentences[0] and "e+07" not in " ".join(advice.sentences)
     assert all(f"n={s.config['n']:.0f}" in s.sentence and "e+0" not in s.sentence for s in advice.suggestions)
+
+
+def test_factors_measured_together_are_offered_as_measured(tmp_path):
+    """CM-DARE's models: each model's params come with one FLOPs count and one depth. Offered as
+    every combination of their measured values, suggest asked for the params of one model at the
+    depth of another, a model that does not exist; now only measured models, and said."""
+    rng = np.random.default_rng(7)
+    models = [(0.7e6, 4.9e6, 15), (1.9e6, 13e6, 26), (2.9e6, 20.5e6, 32), (26.2e6, 183e6, 26)]
+    path = tmp_path / "models.csv"
+    pd.DataFrame([{"workers": w, "params": a, "flops": f, "layers": d,
+                   "time": (0.02 + f / 2e9 / w) * (1 + 0.01 * rng.standard_normal())}
+                  for w in (1, 2, 3, 4) for a, f, d in models]).to_csv(path, index=False)
+    result = run("suggest", path, "-t", "time", "--vary", "workers=1..16", "--at",
+                 "workers=32,params=26200000,flops=183000000,layers=26", "--json")
+    assert result.exit_code == 0, result.output
+    note = " ".join(result.stderr.split())
+    assert "params, flops and layers were measured together (each value of params with one value of flops and " \
+        "layers), as a model's sizes are: suggesting among their 4 measured combinations only" in note
+    suggestions = json.loads(result.stdout)["suggestions"]
+    measured = {(a, f, d) for a, f, d in models}
+    assert suggestions and all((s["params"], s["flops"], s["layers"]) in measured for s in suggestions)
+    # a full factorial of two factors is no such block: every combination stays on offer
+    grid = tmp_path / "grid.csv"
+    pd.DataFrame([{"p": p, "n": n, "b": b, "time": (1 + n / p / b) * (1 + 0.01 * rng.standard_normal())}
+                  for p in (1, 2, 4) for n in (1000, 4000) for b in (32, 64)]).to_csv(grid, index=False)
+    crossed = run("suggest", grid, "-t", "time", "--vary", "p=1..16:x2", "--at", "p=64,n=4000,b=64", "--json")
+    assert crossed.exit_code == 0, crossed.output
+    assert "measured together" not in crossed.stderr and "measured values of n 1000, 4000; b 32, 64" in \
+        " ".join(crossed.stderr.split())
+
+
+def test_candidates_of_factors_offered_together_are_their_rows_only():
+    from exprsearch.suggest import candidates
+
+    grid = candidates({"p": np.array([1.0, 2.0]), ("a", "b"): np.array([[1, 10], [2, 20], [1, 10]])}, ("a", "p", "b"))
+    assert sorted(zip(grid["a"], grid["p"], grid["b"])) == [(1, 1, 10), (1, 2, 10), (2, 1, 20), (2, 2, 20)]
+    crossed = candidates({"n": np.array([5.0, 6.0]), "p": np.array([1.0, 2.0])}, ("p", "n"))  # the law's order
+    assert list(zip(crossed["p"], crossed["n"])) == [(1, 5), (1, 6), (2, 5), (2, 6)]
 
 
 def test_every_factor_needs_values_to_measure():

@@ -123,12 +123,19 @@ def suggest(
         for note in dataset.notes:  # what reading the data noticed (mixed setups, a stray run), as run says it
             cli._note(note)
         measured = {f: _measured(dataset.column(f)) for f in dataset.factors if f not in space}
-        if measured:
-            shown = "; ".join(f"{f} {', '.join(setting(v) for v in values)}" for f, values in measured.items())
+        together = _together(dataset, measured)
+        alone = {f: values for f, values in measured.items() if not any(f in key for key in together)}
+        if alone:
+            shown = "; ".join(f"{f} {', '.join(setting(v) for v in values)}" for f, values in alone.items())
             cli._note(
                 f"suggesting among the measured values of {shown}; --vary "
-                f"{next(iter(measured))}=LOW..HIGH (every integer) or LOW..HIGH:x2 (doubling) offers values not measured")
-            space |= measured
+                f"{next(iter(alone))}=LOW..HIGH (every integer) or LOW..HIGH:x2 (doubling) offers values not measured")
+        for key, rows in together.items():
+            first, others = key[0], " and ".join([", ".join(key[1:-1]), key[-1]] if len(key) > 2 else key[1:])
+            cli._note(f"{', '.join(key[:-1])} and {key[-1]} were measured together (each value of {first} with one "
+                      f"value of {others}), as a model's sizes are: suggesting among their {len(rows)} measured "
+                      f"combinations only; --vary one of them offers others")
+        space |= alone | together
         # every sum the screening forms: the plausible laws include those off the front
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   near_front=False)
@@ -289,6 +296,27 @@ def _one_series(datasets: dict, failed: dict, series: str | None):
     if wanted not in datasets:
         raise ConfigError(f"--series {wanted}: no such series by {', '.join(columns)}; the series are {shown}")
     return datasets[wanted]
+
+
+def _together(dataset, measured: dict) -> dict:
+    """Factors of ``measured`` (not varied) whose values the data hold only together: each value
+    of one of them comes with a single value of each of the others (a model's parameters, FLOPs
+    and layers). New combinations of them may not exist, so they are offered as measured, keyed
+    by their names, a row per combination (:func:`exprsearch.suggest.candidates`)."""
+    import numpy as np
+
+    columns = {f: dataset.column(f) for f in measured if len(measured[f]) == len(np.unique(dataset.column(f)))}
+    blocks, taken = {}, set()
+    for lead in sorted(columns, key=lambda f: (-len(np.unique(columns[f])), list(measured).index(f))):
+        if lead in taken:
+            continue
+        key = [lead] + [f for f in columns if f != lead and f not in taken and
+                        len(np.unique(np.column_stack([columns[lead], columns[f]]), axis=0)) ==
+                        len(np.unique(columns[lead]))]
+        if len(key) > 1:
+            taken |= set(key)
+            blocks[tuple(key)] = np.unique(np.column_stack([columns[f] for f in key]), axis=0)
+    return blocks
 
 
 def _measured(values):
