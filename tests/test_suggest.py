@@ -174,7 +174,7 @@ def test_factors_measured_together_are_offered_as_measured(tmp_path):
     assert result.exit_code == 0, result.output
     note = " ".join(result.stderr.split())
     assert "params, flops and layers were measured together (each value of params with one value of flops and " \
-        "layers), as a model's sizes are: suggesting among their 4 measured combinations only" in note
+        "layers): suggesting among their 4 measured combinations only" in note
     suggestions = json.loads(result.stdout)["suggestions"]
     measured = {(a, f, d) for a, f, d in models}
     assert suggestions and all((s["params"], s["flops"], s["layers"]) in measured for s in suggestions)

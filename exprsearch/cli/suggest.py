@@ -133,7 +133,7 @@ def suggest(
         for key, rows in together.items():
             first, others = key[0], " and ".join([", ".join(key[1:-1]), key[-1]] if len(key) > 2 else key[1:])
             cli._note(f"{', '.join(key[:-1])} and {key[-1]} were measured together (each value of {first} with one "
-                      f"value of {others}), as a model's sizes are: suggesting among their {len(rows)} measured "
+                      f"value of {others}): suggesting among their {len(rows)} measured "
                       f"combinations only; --vary one of them offers others")
         space |= alone | together
         # every sum the screening forms: the plausible laws include those off the front
