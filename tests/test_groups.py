@@ -137,7 +137,15 @@ def test_a_group_too_small_for_a_law_is_named_and_the_others_get_theirs(tmp_path
     only = tmp_path / "only.csv"
     only.write_text("k,p,time\na,1,2\na,1,2.1\nb,2,3\nb,2,3.2\n")
     none = CliRunner().invoke(app, ["run", str(only), "-t", "time", "--by", "k", "--out", str(tmp_path / "n")])
-    assert none.exit_code == 2 and "no group could be fitted; the first, k=a" in " ".join(none.output.split())
+    assert none.exit_code == 2 and "none of the 2 groups could be fitted; the first, k=a" in " ".join(none.output.split())
+    assert "2 of them hold too few configurations, and --by with fewer columns makes larger groups" in \
+        " ".join(none.output.split())
+    # MLPerf by benchmark and system: a row per group, each too few for a law; said of them all
+    single = tmp_path / "single.csv"
+    single.write_text("k,p,time\na,1,2\nb,2,3\nc,4,5\n")
+    few = CliRunner().invoke(app, ["run", str(single), "-t", "time", "--by", "k", "--out", str(tmp_path / "s")])
+    assert few.exit_code == 2 and "none of the 3 groups of --by k holds rows enough for a law (the first, k=a: " \
+        in " ".join(few.output.split()) and "--by with fewer columns makes larger groups" in " ".join(few.output.split())
 
 
 def test_a_group_of_one_row_is_named_and_the_others_get_theirs(tmp_path):

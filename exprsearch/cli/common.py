@@ -301,7 +301,8 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
             if not groups:
                 name, reason = next(iter(failed.items()))
                 raise DataError(f"group {name}: {reason}" if len(failed) == 1 else
-                                f"no group could be fitted; the first, {name}: {reason}")
+                                f"none of the {len(failed)} groups of --by {by} holds rows enough for a law (the "
+                                f"first, {name}: {reason}); --by with fewer columns makes larger groups")
             return groups, failed
         return {"": load_table(data, target, _split(factors), drop_missing=drop_missing, sheet=sheet,
                                drop_stray=drop_stray, where=conditions)}, {}

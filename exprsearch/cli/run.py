@@ -148,7 +148,10 @@ def run(
         drawn.extend(segmented.figures(results, whole) if plot and parents else ())
         if failed and not results:
             name, reason = next(iter(failed.items()))
-            raise SearchError(f"no group could be fitted; the first, {name}: {reason}")
+            small = sum("usable row" in why or "distinct configuration" in why for why in failed.values())
+            hint = f"; {small} of them hold too few configurations, and --by with fewer columns makes larger groups" \
+                if 2 * small >= len(failed) else ""
+            raise SearchError(f"none of the {len(failed)} groups could be fitted; the first, {name}: {reason}{hint}")
         shared = beside.shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
         return results, shared
 
