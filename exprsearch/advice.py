@@ -72,6 +72,31 @@ def again(i: int, gain: float, cost: float, factors, grid, basis: str, first: in
             f"uncertainty at the target; {paid}")
 
 
+def out_of_reach(grid, at) -> str | None:
+    """Where no run of the space narrows the target and the target lies beyond the space in some
+    factors: the sentence saying so and the ``--vary`` that reaches it; else None."""
+    far = {f: values for f, values in grid.items() if not values.min() <= at[f] <= values.max()}
+    if not far:
+        return None
+    where = "; ".join(f"{f} offered {setting(v.min())}..{setting(v.max())}, the target at {setting(at[f])}"
+                      for f, v in far.items())
+    reach = " ".join(f"--vary {f}={_reaching(v, at[f])}" for f, v in far.items())
+    return (f"No run of the space narrows the prediction at the target: the plausible laws agree on all of it and "
+            f"part beyond it ({where}); {reach} offers runs nearer the target.")
+
+
+def _reaching(values: np.ndarray, target: float) -> str:
+    """Values from the space's far end to ``target``, halving from the target (doubling where it
+    lies below the space), for a ``--vary`` that reaches it: 20..60 and 64 give 20,32,64."""
+    low, high = float(values.min()), float(values.max())
+    if low <= 0 or target <= 0:
+        return f"{setting(min(low, target))}..{setting(max(high, target))}"
+    chain, step, end = [target], (0.5 if target > high else 2.0), (low if target > high else high)
+    while (chain[-1] * step > end) if step < 1 else (chain[-1] * step < end):
+        chain.append(chain[-1] * step)
+    return ",".join(setting(v) for v in sorted({*chain, end}))
+
+
 def apart(log_ratio: float) -> str:
     """How far apart two predictions are, from the log of their ratio, in words."""
     ratio = float(np.exp(log_ratio))

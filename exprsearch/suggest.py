@@ -251,6 +251,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         sentences = (*sentences, wider)
     if short and chosen and not settled:
         sentences = (*sentences[:-1], f"{len(chosen)} of the {count} runs asked for (--count): {short}.", sentences[-1])
+    if chosen and gains[0] < MINIMUM_GAIN and not settled and (beyond := advice.out_of_reach(grid, at)):
+        sentences = (*sentences[:-1], beyond, sentences[-1])
     if capped and not chosen and not settled:
         sentences = (*sentences[:-1], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
                      f"--vary space costs at most the budget of {budget:.4g} (at the upper end of its 95 % interval): a "
