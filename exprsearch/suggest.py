@@ -375,8 +375,8 @@ def _fills(grid: Mapping[str, np.ndarray], taken: Mapping[str, set]) -> np.ndarr
 def _nearest(grid: Mapping[str, np.ndarray], at: Mapping[str, float]) -> int:
     """The configuration whose every factor is the value of the space nearest the target's (by
     ratio for positive values): the corner of the space closest to the target. Where factors
-    offered together have no such configuration, the one nearest in each of the others and, among
-    those, nearest in the sum of the ratios (or differences, each over its factor's span)."""
+    offered together have no such configuration, the one nearest in the sum over the factors of
+    those distances (a difference taken over its factor's span)."""
     closest = np.ones(len(next(iter(grid.values()))), dtype=bool)
     total = np.zeros(len(closest))
     for f, values in grid.items():
