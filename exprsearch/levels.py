@@ -18,6 +18,7 @@ import numpy as np
 import sympy
 
 from .compile import Compiler, factor_symbol
+from .configs import setting
 from .errors import LawError
 from .fit import FitSettings, fit
 from .law import Law
@@ -66,8 +67,8 @@ class Levels:
     def _check_measured(self, values) -> None:
         unknown = sorted(set(values) - set(self.constants))
         if unknown:
-            raise LawError(f"{self.factor}={unknown[0]:g} was not measured, so it has no per-level law; "
-                           f"the measured values are {', '.join(f'{v:g}' for v in sorted(self.constants))}")
+            raise LawError(f"{self.factor}={setting(unknown[0])} was not measured, so it has no per-level law; "
+                           f"the measured values are {', '.join(setting(v) for v in sorted(self.constants))}")
 
     def predict(self, data: Mapping[str, object]) -> np.ndarray:
         """Each row predicted by the law of its level; a level not measured has no law."""

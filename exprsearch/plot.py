@@ -8,6 +8,7 @@ import numpy as np
 import sympy
 
 from .compile import factor_symbol
+from .configs import setting
 from .data import Dataset
 from .errors import ExprsearchError
 from .explain import Explanation, explain
@@ -181,7 +182,7 @@ def pareto_set(choices: list, best, target: str, path: Path, budget: float | Non
     times, costs = [c.time for c in choices], [c.cost for c in choices]
     ax.plot(costs, times, "o-", color="tab:blue", label="Pareto set (time vs cost)")
     for c in choices:
-        ax.annotate(", ".join(f"{k}={v:g}" for k, v in c.config.items()), (c.cost, c.time), fontsize=7,
+        ax.annotate(", ".join(f"{k}={setting(v)}" for k, v in c.config.items()), (c.cost, c.time), fontsize=7,
                     textcoords="offset points", xytext=(4, 4))
     ax.scatter([best.cost], [best.time], s=140, facecolors="none", edgecolors="red", lw=2, label="choice", zorder=4)
     if budget is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.table import Column, Table
 
 from .. import export
+from ..configs import setting
 from ..fit import FitSettings
 from ..search import Result
 from ..vocabulary import to_readable
@@ -85,7 +86,7 @@ def print_levels(checked: list, directory: Path, tables: bool = True) -> None:
             table = Table(found.factor, column,
                           title=f"Constants per value of {found.factor}", title_justify="left")
             for value, law in zip(found.constants, laws):
-                table.add_row(f"{value:g}", law)
+                table.add_row(setting(value), law)
             out.print(table)
     if checked and tables:
         out.print(f"wrote {LEVELS_FILE} to {directory}", highlight=False)

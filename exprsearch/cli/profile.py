@@ -307,9 +307,10 @@ def _figures(rows, point: dict, top: int, directory: Path, phases: bool) -> list
 
 
 def _print(rows, top: int, point: dict, scale: float, out) -> None:
+    from ..configs import setting
     from ..profiles import ranked, ranked_by
 
-    where = ", ".join(f"{k}={v:g}" for k, v in point.items()) or "the largest measured values"
+    where = ", ".join(f"{k}={setting(v)}" for k, v in point.items()) or "the largest measured values"
     others = any(f not in point for r in rows if not r.error for f in r.largest)  # factors --at leaves to scale
     title = (f"Series ranked by {ranked_by(rows)} from the largest measured configuration to {where}"
              + ((f" (other factors × {scale:g})" if others else "") if point else f" × {scale:g}")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import rowfilter
+from ..configs import setting
 from ..data import Dataset, from_columns
 from ..errors import DataError, missing_file
 from ..tables import SUFFIXES, WORKBOOKS
@@ -198,7 +199,7 @@ def _datasets(path: Path, profile: Profile, series: dict, drop_stray: bool = Fal
             continue
         bad = [point for point, values in rows if any(v <= 0 for v in values)]
         if bad:
-            shown = ", ".join("(" + " ".join(f"{v:g}" for v in p) + ")" for p in bad[:4])
+            shown = ", ".join("(" + " ".join(setting(v) for v in p) + ")" for p in bad[:4])
             failures[name] = (f"values at {len(bad)} point(s) ({shown}) are zero or negative, and errors are "
                               "relative to the value, so this series cannot be fitted")
             continue
