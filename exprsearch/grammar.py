@@ -208,7 +208,8 @@ def bind(
         if column not in columns:
             # the one column no other grammar factor takes is the likely one to name
             open_ = [c for c in columns if c not in mapping.values() and c not in {g.name for g in grammar.factors}]
-            example = open_[0] if len(open_) == 1 else "COLUMN"
+            named = [c for c in open_ if _described(c, f.about)]  # or the one its description names
+            example = open_[0] if len(open_) == 1 else named[0] if len(named) == 1 else "COLUMN"
             raise BindingError(
                 f"grammar '{grammar.name}' needs factor '{f.name}' ({f.about or f.role}) but the "
                 f"data has no such factor{did_you_mean(column, list(columns))}; factors are "
@@ -302,6 +303,16 @@ def fresh(name: str, taken: Callable[[str], bool], extend: str = "_") -> str:
     while taken(name):
         name += extend
     return name
+
+
+def _described(column: str, about: str | None) -> bool:
+    """Whether ``column``'s name holds a word of a grammar factor's description, such as ``GPU_count``
+    for "workers (processes, GPUs or nodes)" (words of three letters or more, a plural's s dropped)."""
+    def singular(text: str) -> set[str]:
+        return {w[:-1] if w.endswith("s") else w for w in re.findall(r"[a-z]+", text.lower())}
+
+    words, parts = singular(about or ""), singular(column)
+    return any(len(w) >= 3 and w in parts for w in words - {"the", "and", "or", "of", "per", "number"})
 
 
 def _renamed(kinds: tuple[ConstantKind, ...], columns: set[str]) -> tuple[ConstantKind, ...]:

@@ -418,7 +418,7 @@ def test_columns_left_out_as_non_numeric_are_named_before_the_search(tmp_path):
     path = write(tmp_path, "named.csv", "\n".join(rows) + "\n")
     # the search stops at its start (data-parallel needs a factor p): the note came before it
     result = run("run", path, "-t", "time", "-g", "data-parallel", "--out", tmp_path / "o")
-    assert result.exit_code == 2 and "--map p=COLUMN" in " ".join(result.output.split())
+    assert result.exit_code == 2 and "--map p=workers" in " ".join(result.output.split())
     assert result.output.index("ignored non-numeric column(s) model") < result.output.index("needs factor 'p'")
 
 

@@ -100,6 +100,11 @@ def test_bind_rejects_missing_factor_and_bad_map():
     g = grammar.parse_text(GOOD, "good.toml")
     with pytest.raises(BindingError, match="needs factor 'p' .*pass --map p=gpus$"):  # the one column left
         grammar.bind(g, ("gpus", "n"))
+    parallel = grammar.load("data-parallel")  # p: "workers (processes, GPUs or nodes)"
+    with pytest.raises(BindingError, match="pass --map p=GPU_count$"):  # of two columns, the one it describes
+        grammar.bind(parallel, ("GPU_count", "batch_size"))
+    with pytest.raises(BindingError, match="pass --map p=COLUMN$"):  # neither is described: no guess
+        grammar.bind(parallel, ("a", "b"))
     with pytest.raises(BindingError, match="'q' is not a factor of grammar"):
         grammar.bind(g, ("p", "n"), mapping={"q": "p"})
     with pytest.raises(BindingError, match="--intrinsic names 'L'"):

@@ -585,7 +585,7 @@ def test_suggest_plans_on_the_law_run_finds_with_run_s_search_options(tmp_path):
     frame.to_csv(path, index=False)
     plan = ("--at", "gpus=64,n=16000", "--bootstrap", "20")
     unmapped = run("suggest", path, "-t", "time", "-g", "data-parallel", *plan)
-    assert unmapped.exit_code == 2 and "pass --map p=COLUMN" in " ".join(unmapped.output.split())
+    assert unmapped.exit_code == 2 and "pass --map p=gpus" in " ".join(unmapped.output.split())  # as described
     for options in (["-g", "data-parallel", "--map", "p=gpus", "--validation", "kfold"], ["-g", "generic-dl", "--intrinsic", "n"]):
         law = _line(run("run", path, "-t", "time", *options, "--bootstrap", "20", "--out", tmp_path / options[1]).output,
                     "time = ")
