@@ -490,3 +490,22 @@ def test_rows_in_no_series_stop_profile_unless_dropped(tmp_path):
     dropped = run("profile", tmp_path / "k.csv", "-g", "data-parallel", "--out", tmp_path / "o", "--drop-missing")
     assert dropped.exit_code == 0, dropped.output
     assert "2 of 2 series modelled" in " ".join(dropped.output.split())
+
+
+def test_a_dominant_share_above_a_hundred_percent_is_explained_under_the_table():
+    """The bundled pipeline's d=1 law `0.00521·√L·√m − 0.006126` has its dominant term at 105 % of
+    the time: the negative constant takes the rest; the table now says so under it."""
+    from rich.console import Console
+
+    from exprsearch.cli.profile import _print
+    from exprsearch.profiles import SeriesLaw
+
+    def printed(share: int) -> str:
+        console = Console(width=100, record=True)
+        rows = [SeriesLaw("d=1", "t = x", largest={"L": 8.0}, at={"L": 16.0}, growth=2.0,
+                          dominant_at=f"0.00521*sqrt(L) ({share} %)")]
+        _print(rows, 10, {}, 2.0, console)
+        return " ".join(console.export_text().split())
+
+    assert "a share above 100 %: the law's other terms are negative there (a negative constant)" in printed(105)
+    assert "a share above 100 %" not in printed(100)

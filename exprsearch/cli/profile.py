@@ -2,6 +2,7 @@
 by the package's ``__init__``; it uses ``common``'s consoles and error handling."""
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Annotated
@@ -325,8 +326,12 @@ def _print(rows, top: int, point: dict, scale: float, out) -> None:
     for i, (r, term) in enumerate(zip(modelled[:top], terms), start=1):
         growth = "—" if r.blind else f"{r.growth:.3g}×" if r.growth else ""
         table.add_row(str(i), r.series, growth, term)
+    captions = []
     if any(r.blind for r in modelled[:top]):
-        table.caption = ("—: the law leaves out a factor the data vary, with too few configurations for a law that "
-                         "holds it (laws.csv's notes say which)")
-        table.caption_justify = "left"
+        captions.append("—: the law leaves out a factor the data vary, with too few configurations for a law that "
+                        "holds it (laws.csv's notes say which)")
+    if any(int(share) > 100 for r in modelled[:top] for share in re.findall(r"\((\d+) %\)$", r.dominant_at)):
+        captions.append("a share above 100 %: the law's other terms are negative there (a negative constant)")
+    if captions:
+        table.caption, table.caption_justify = "\n".join(captions), "left"
     out.print(table)
