@@ -160,14 +160,18 @@ def check_varies(law: Law, what: str) -> None:
                           f"{what}; exprsearch run's notes say why no term was kept (measure more configurations)")
 
 
+def listed(words: list[str]) -> str:
+    """Words as a sentence lists them: ``a``, ``a and b``, ``a, b and c``."""
+    return ", ".join(words[:-1]) + " and " * (len(words) > 1) + words[-1]
+
+
 def values_wanted(missing: list[str], domain: Mapping[str, list[float]], at: Mapping[str, float] | None = None,
                   example: Mapping[str, float] | None = None) -> str:
     """The sentence asking for every factor in ``missing`` at once, with its measured range where
     ``domain`` has it: as ``--fix`` values, or with ``at`` (the values given) as a whole ``--at``
     to copy, each missing factor at its value in ``example`` (a measured configuration: factors
     measured together keep a combination that exists), else the largest value measured."""
-    quoted = [f"'{f}'" for f in missing]
-    names = ", ".join(quoted[:-1]) + " and " * (len(quoted) > 1) + quoted[-1]
+    names = listed([f"'{f}'" for f in missing])
     known = [f for f in missing if domain.get(f)]
     ranges = "; ".join(f"{f} " * (len(missing) > 1) + "..".join(map(setting, domain[f][:2])) for f in known)
     lead = f"give factor{'s' * (len(missing) > 1)} {names} a value"

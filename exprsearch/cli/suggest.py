@@ -65,7 +65,15 @@ def suggest(
     The law is searched as run searches it with the same options (--grammar, --map, --intrinsic, --loss, …)."""
     from .. import export
     from ..advice import per_step
-    from ..configs import ConfigError, check_factors, parse_assignments, parse_point, parse_values, setting
+    from ..configs import (
+        ConfigError,
+        check_factors,
+        listed,
+        parse_assignments,
+        parse_point,
+        parse_values,
+        setting,
+    )
     from ..errors import SettingsError
     from ..fit import FitSettings
     from ..grammar import load as load_grammar
@@ -131,10 +139,9 @@ def suggest(
                 f"suggesting among the measured values of {shown}; --vary "
                 f"{next(iter(alone))}=LOW..HIGH (every integer) or LOW..HIGH:x2 (doubling) offers values not measured")
         for key, rows in together.items():
-            first, others = key[0], " and ".join([", ".join(key[1:-1]), key[-1]] if len(key) > 2 else key[1:])
-            cli._note(f"{', '.join(key[:-1])} and {key[-1]} were measured together (each value of {first} with one "
-                      f"value of {others}): suggesting among their {len(rows)} measured "
-                      f"combinations only; --vary one of them offers others")
+            cli._note(f"{listed(list(key))} were measured together (each value of {key[0]} with one value of "
+                      f"{listed(list(key[1:]))}): suggesting among their {len(rows)} measured combinations only; "
+                      "--vary one of them offers others")
         space |= alone | together
         # every sum the screening forms: the plausible laws include those off the front
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
@@ -305,14 +312,15 @@ def _together(dataset, measured: dict) -> dict:
     by their names, a row per combination (:func:`exprsearch.suggest.candidates`)."""
     import numpy as np
 
+    # the factors offered at their measured values (not a span), with how many they have
     columns = {f: dataset.column(f) for f in measured if len(measured[f]) == len(np.unique(dataset.column(f)))}
+    distinct = {f: len(measured[f]) for f in columns}
     blocks, taken = {}, set()
-    for lead in sorted(columns, key=lambda f: (-len(np.unique(columns[f])), list(measured).index(f))):
+    for lead in sorted(columns, key=lambda f: (-distinct[f], list(measured).index(f))):
         if lead in taken:
             continue
         key = [lead] + [f for f in columns if f != lead and f not in taken and
-                        len(np.unique(np.column_stack([columns[lead], columns[f]]), axis=0)) ==
-                        len(np.unique(columns[lead]))]
+                        len(np.unique(np.column_stack([columns[lead], columns[f]]), axis=0)) == distinct[lead]]
         if len(key) > 1:
             taken |= set(key)
             blocks[tuple(key)] = np.unique(np.column_stack([columns[f] for f in key]), axis=0)
