@@ -100,6 +100,46 @@ def test_a_law_in_a_table_column_breaks_between_terms_or_factors_never_in_a_numb
     assert all(len(line) <= column.width for line in wrapped.split("\n")) and wrapped == _wrapped(law, column.width)
 
 
+@pytest.mark.parametrize("width", [45, 60, 80, 200])
+def test_a_table_too_wide_for_the_console_is_drawn_tighter_never_folding_a_header_or_a_number(width, monkeypatch):
+    """At 80 columns explain folded ``step_time_s_mean`` into ``step_time_s_m`` over ``ean``, at 60
+    numbers too (``0.0101`` over ``1``): snug drops the box, then the padding, then splits the
+    columns into tables that each fit, the first column in every one."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from exprsearch.cli import common
+
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    monkeypatch.setattr(common, "out", console)
+    headers = ["workers", "step_time_s_mean", "term 1", "term 2", "term 3", "dominant", "speedup", "efficiency"]
+    rows = [["16 *", "0.2041", "0.00493", "0.199", "0.000216", "term 2", "1.27", "7.94 %"],
+            ["1024", "1.35e-05", "0.0101", "0.97", "0.000657", "term 3", "1.87", "100 %"]]
+    table = Table(*headers, title="Where the time goes", caption="* beyond the measured workers")
+    for row in rows:
+        table.add_row(*row)
+    shown = common.snug(table)
+    if width == 200:
+        assert shown is table and table.show_edge  # room enough: drawn as it was
+    console.print(shown)
+    lines = console.file.getvalue().splitlines()
+    assert all(len(line) <= width for line in lines)
+    text = "\n".join(lines)
+    for header in headers:  # whole, on one line
+        assert any(header in line for line in lines), (header, text)
+    for row in rows:
+        for cell in row:
+            assert any(cell in line for line in lines), (cell, text)
+    headed = [line for line in lines if line.lstrip(" ┃").startswith("workers")]
+    parts = len(headed)
+    assert parts == 1 if width >= 80 else parts > 1
+    assert sum(line.lstrip("│ ").startswith("16 *") for line in lines) == parts  # the key in every part
+    assert text.index("Where the time goes") < text.index("workers")
+    assert " ".join(" ".join(lines[-3:]).split()).endswith("* beyond the measured workers")  # the caption, last
+
+
 def test_run_writes_every_file_and_they_agree(amdahl_csv, tmp_path):
     out = tmp_path / "out"
     result = run("run", amdahl_csv, "--target", "time", "--grammar", "data-parallel", "--out", out)

@@ -223,6 +223,15 @@ def test_explain_lists_its_terms_whole_at_any_width(law_file, columns):
     assert "…" not in shown
     for line in ("term 1: 2.000 (constant)", "term 2: 0.15*p (communication)", "term 3: 160.0/p (compute)"):
         assert line in shown.splitlines()
+    # and the table's headers and figures whole: at 80 columns 'efficiency' was folded to 'efficienc' over 'y'
+    words = {word for line in shown.splitlines() for word in line.split()}
+    assert {"dominant", "speedup", "efficiency", "1024", "*"} <= words
+    record = json.loads(subprocess.run([sys.executable, "-m", "exprsearch.cli", "explain", str(law_file), "--vary",
+                                        "p=1..1024", "--fix", "n=16000", "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    shown_rows = [k for k, v in enumerate(record["values"]) if v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)]
+    assert {f"{record['speedup'][k]:.3g}" for k in shown_rows} <= words
+    assert {f"{record['time'][k]:.4g}" for k in shown_rows} <= words
 
 
 def test_optimize_time_and_cost(law_file):

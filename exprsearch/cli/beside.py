@@ -11,7 +11,7 @@ from ..configs import setting
 from ..fit import FitSettings
 from ..search import Result
 from ..vocabulary import to_readable
-from .common import _note, law_column, out
+from .common import _note, law_column, out, snug
 
 
 def shared(results, directory: Path, force: bool, settings: FitSettings):
@@ -51,7 +51,7 @@ def print_shared(shared) -> None:
                   title_justify="left")
     for (name, fitted), law in zip(shared.fits.items(), laws):
         table.add_row(name, law, f"{fitted.mse:.3g}")
-    out.print(table)
+    out.print(snug(table))
 
 
 
@@ -87,6 +87,6 @@ def print_levels(checked: list, directory: Path, tables: bool = True) -> None:
                           title=f"Constants per value of {found.factor}", title_justify="left")
             for value, law in zip(found.constants, laws):
                 table.add_row(setting(value), law)
-            out.print(table)
+            out.print(snug(table))
     if checked and tables:
         out.print(f"wrote {LEVELS_FILE} to {directory}", highlight=False)

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.console import Console
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Column
+from rich.table import Column, Table
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -226,6 +228,45 @@ def law_column(header: str, laws: list[str], beside: int) -> tuple[Column, list[
     width = min(max([len(law) for law in laws] + [len(header)]),
                 max([len(p) for p in pieces] + [out.width - beside, min(len(header), 24)]))
     return Column(header, overflow="fold", width=width), [_wrapped(law, width) for law in laws]
+
+
+def snug(table: Table) -> RenderableType:
+    """``table``, drawn tighter where the console is too narrow for it as it is: without its box
+    and edges, one space between columns, then none, then as tables of a few columns each, its
+    first column (the configuration) in each. Else rich folds the widest column to make room, a
+    header in mid-word (``step_time_s_m`` over ``ean``) or a number (``0.0101`` over ``1``)."""
+    if not _wide(table):
+        return table
+    table.box, table.show_edge, table.pad_edge, table.padding = box.SIMPLE_HEAD, False, False, (0, 1, 0, 0)
+    if not _wide(table):
+        return table
+    table.padding = (0, 0, 0, 0)
+    if not _wide(table) or len(table.columns) < 3:
+        return table
+    first, parts = table.columns[0], [[]]
+    for column in table.columns[1:]:
+        if parts[-1] and _wide(_part(table, [first, *parts[-1], column])):
+            parts.append([])
+        parts[-1].append(column)
+    tables = [_part(table, [first, *columns]) for columns in parts]
+    tables[0].title, tables[-1].caption = table.title, table.caption
+    return Group(*(item for k, part in enumerate(tables) for item in ([""] if k else []) + [part]))
+
+
+def _wide(table: Table) -> bool:
+    return Measurement.get(out, out.options.update(max_width=10**6), table).maximum > out.width
+
+
+def _part(table: Table, columns: list[Column]) -> Table:
+    """A table of some of ``table``'s columns, drawn as it is."""
+    part = Table(box=table.box, show_edge=table.show_edge, pad_edge=table.pad_edge, padding=(0, 1, 0, 0),
+                 title_justify=table.title_justify, caption_justify=table.caption_justify)
+    for column in columns:
+        part.add_column(column.header, justify=column.justify, overflow=column.overflow, no_wrap=column.no_wrap,
+                        width=column.width, min_width=column.min_width)
+    for row in zip(*(column.cells for column in columns)):
+        part.add_row(*row)
+    return part
 
 
 _LAW_PIECE = re.compile(r"[*/]?(?:[^*/]|\*\*)+")  # a factor of a product: split before * or /, never in **

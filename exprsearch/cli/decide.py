@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from ..vocabulary import law_name
-from .common import _check_prices, _guard, _note, _read_prices, _warn, app, out
+from .common import _check_prices, _guard, _note, _read_prices, _warn, app, out, snug
 from .ranges import far_outside, outside_measured, past_change
 
 
@@ -203,7 +203,7 @@ def _said(law, e, json_: bool, segment: str | None, given: bool = False) -> dict
         low, high = law.domain[e.factor]
         table.caption = f"* beyond the measured {e.factor} ({setting(low)}..{setting(high)}): the law extrapolated"
         table.caption_justify = "left"
-    out.print(table)
+    out.print(snug(table))
     for name, label, term in zip(names, e.labels, e.terms):
         out.print(f"{name}: {term} ({label})", highlight=False, soft_wrap=True, markup=False)
     for sentence in e.sentences:
@@ -345,7 +345,7 @@ def optimize_command(
         for c in o.pareto[:30]:
             table.add_row(*[setting(v) for v in c.config.values()], f"{c.value:.4g}",
                           *([f"{c.time:.4g}"] if run_time else []), f"{c.cost:.4g}")
-        out.print(table)
+        out.print(snug(table))
         if len(o.pareto) > 30:
             out.print(f"… and {len(o.pareto) - 30} more on the Pareto set (all of them with --json)", highlight=False)
     if plot is not None:

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from .. import candidates as _candidates
 from .. import grammar as _grammar
-from .common import _guard, _split, _target_needed, grammar_app, out
+from .common import _guard, _split, _target_needed, grammar_app, out, snug
 
 
 @grammar_app.command("list")
@@ -21,7 +21,7 @@ def grammar_list() -> None:
         text = " ".join(g.description.split())
         first = text.split(": ", 1)[0] if ": " in text[:120] else text.split(". ", 1)[0]
         table.add_row(name, first.rstrip(".") + ("; grammar show " + name + " for the rest" if first != text else ""))
-    out.print(table)
+    out.print(snug(table))
 
 
 @grammar_app.command("show")

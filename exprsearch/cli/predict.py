@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from ..vocabulary import law_name
-from .common import _guard, _note, _warn, app, out
+from .common import _guard, _note, _warn, app, out, snug
 
 
 @app.command()
@@ -109,7 +109,7 @@ def predict(
     if marked.any() and factors:
         table.caption = "* beyond the measured range of the law's factors: the law extrapolated"
         table.caption_justify = "left"
-    out.print(table)
+    out.print(snug(table))
     if per_run is not None and len(per_run):  # a log's steps: the error of its runs, as the law was fitted
         out.print(f"against the measured {law.target}: mean absolute error {float(per_run.abs().mean()):.3g} % over "
                   f"{len(per_run)} run{'s' if len(per_run) != 1 else ''}, each the median of its steps ({mape:.3g} % over the "

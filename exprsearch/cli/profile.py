@@ -27,6 +27,7 @@ from .common import (
     VALIDATION_HELP,
     WHERE_HELP,
     law_column,
+    snug,
 )
 
 SUMMARY = ("laws.csv", "laws.json")
@@ -334,4 +335,4 @@ def _print(rows, top: int, point: dict, scale: float, out) -> None:
         captions.append("a share above 100 %: the law's other terms are negative there (a negative constant)")
     if captions:
         table.caption, table.caption_justify = "\n".join(captions), "left"
-    out.print(table)
+    out.print(snug(table))

@@ -48,6 +48,7 @@ from .common import (
     app,
     law_column,
     out,
+    snug,
 )
 
 
@@ -195,7 +196,7 @@ def run(
             table.add_row(name, law, f"{result.law.metrics['mape_pct']:.3g}", "" if held is None else f"{held:.3g}")
         for name in failed:
             table.add_row(name, "no law (see below)", "", "")
-        out.print(table)
+        out.print(snug(table))
     if shared is not None:
         beside.print_shared(shared)
     for path in drawn:
@@ -304,7 +305,7 @@ def _front(result: Result) -> None:
     if any(s.holdout_mape is not None and not math.isfinite(s.holdout_mape) for s in result.ranking.front):
         table.caption = export.HELD_OUT_LOST
         table.caption_justify = "left"
-    out.print(table)
+    out.print(snug(table))
     for line in laws:  # whole, one per line: a narrow terminal wraps them, a pipe gets them as they are
         out.print(line, highlight=False, soft_wrap=True, markup=False)
 

@@ -198,7 +198,7 @@ def suggest(
         for i, s in enumerate(advice.suggestions, start=1):
             table.add_row(str(i), *[setting(s.config[f]) for f in factors], f"{s.cost:.3g}", f"{100 * s.gain:.0f} %",
                           f"#{s.repeats}" if s.repeats else "a measured run" if s.measured else "")
-        cli.out.print(table)
+        cli.out.print(cli.snug(table))
         for i, s in enumerate(advice.suggestions, start=1):
             cli.out.print(f"{i}. {s.sentence}", highlight=False, soft_wrap=True)
 
