@@ -140,6 +140,27 @@ def test_a_table_too_wide_for_the_console_is_drawn_tighter_never_folding_a_heade
     assert " ".join(" ".join(lines[-3:]).split()).endswith("* beyond the measured workers")  # the caption, last
 
 
+def test_a_table_whose_first_column_is_long_is_not_split_it_folds(monkeypatch):
+    """Splitting repeats the first column in every part: a series' name of 70 characters (hivemind's
+    ``model=…,experiment=…,location=…``) would take most of each part's room again."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from exprsearch.cli import common
+
+    console = Console(width=80, file=io.StringIO(), color_system=None)
+    monkeypatch.setattr(common, "out", console)
+    table = Table("series", "law", "MAPE %", "held-out %")
+    table.add_row("model=ConvNextLarge,experiment=A10 model suitability,location=Lambda US",
+                  "85/gpu_count**3.0 + 58*log2(gpu_count)**2 + 100", "1.3", "4.28")
+    console.print(common.snug(table))
+    lines = console.file.getvalue().splitlines()
+    assert sum(line.startswith("series") for line in lines) == 1 and all(len(line) <= 80 for line in lines)
+    assert "MAPE %" in lines[0] and "held-out %" in lines[0]
+
+
 def test_run_writes_every_file_and_they_agree(amdahl_csv, tmp_path):
     out = tmp_path / "out"
     result = run("run", amdahl_csv, "--target", "time", "--grammar", "data-parallel", "--out", out)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -241,9 +242,9 @@ def snug(table: Table) -> RenderableType:
     if not _wide(table):
         return table
     table.padding = (0, 0, 0, 0)
-    if not _wide(table) or len(table.columns) < 3:
-        return table
     first, parts = table.columns[0], [[]]
+    if not _wide(table) or len(table.columns) < 3 or _longest(first) > out.width // 4:
+        return table  # a long first column (a series' name) would take its room again in every part: it folds
     for column in table.columns[1:]:
         if parts[-1] and _wide(_part(table, [first, *parts[-1], column])):
             parts.append([])
@@ -251,6 +252,10 @@ def snug(table: Table) -> RenderableType:
     tables = [_part(table, [first, *columns]) for columns in parts]
     tables[0].title, tables[-1].caption = table.title, table.caption
     return Group(*(item for k, part in enumerate(tables) for item in ([""] if k else []) + [part]))
+
+
+def _longest(column: Column) -> int:
+    return max(cell_len(str(cell)) for cell in (column.header, *column.cells))
 
 
 def _wide(table: Table) -> bool:
