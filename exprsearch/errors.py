@@ -37,6 +37,11 @@ class SearchError(ExprsearchError, RuntimeError):
     """The search produced nothing usable (every candidate rejected, too few rows)."""
 
 
+class FewConfigurations(SearchError):
+    """The data hold too few distinct configurations, or values of a factor, for any law of the
+    grammar to be identified (a group of a table split too finely)."""
+
+
 class LawError(ExprsearchError, ValueError):
     """A law file cannot be read or does not match the factors it is asked to predict."""
 

@@ -22,7 +22,7 @@ from . import shared
 from .candidates import Candidate, Term
 from .compile import Compiler
 from .configs import setting
-from .errors import SearchError
+from .errors import FewConfigurations
 from .fit import Fit
 from .vocabulary import to_text
 
@@ -241,11 +241,11 @@ def identifiable(candidates: Sequence[Candidate], configurations: np.ndarray,
     if not usable:
         fewest = min(c.n_constants for c in candidates)
         if fewest < distinct:
-            raise SearchError(f"no candidate has a shape the data can identify ({Counter(skipped).most_common(1)[0][0]}); "
+            raise FewConfigurations(f"no candidate has a shape the data can identify ({Counter(skipped).most_common(1)[0][0]}); "
                               "measure more values of the factors or use a grammar with fewer shapes")
         configurations = "1 distinct configuration" if distinct == 1 else f"{distinct} distinct configurations"
         constants = "1 constant" if fewest == 1 else f"{fewest} constants"
-        raise SearchError(
+        raise FewConfigurations(
             f"the data have {configurations} and the simplest candidate has {constants}, but a law needs at "
             "least one configuration more than its constants (so that a misfit can show); measure more "
             "configurations or use a grammar with fewer terms"

@@ -257,3 +257,14 @@ def test_a_law_of_several_constants_on_one_configuration_more_is_said_to_be_bare
     assert not barely_tested_notes(3, 5, 100, "time")  # two residuals
     assert not barely_tested_notes(2, 3, 100, "time")  # a + b/p on three runs: the front keeps the simplest
     assert not barely_tested_notes(3, 4, 12, "time")  # chosen from a handful of laws the user wrote
+
+
+def test_too_few_configurations_for_any_law_is_an_error_of_its_own_kind():
+    """A grouped run counts the groups that failed for want of configurations by the error's kind
+    (it had matched the message's words) to say that --by with fewer columns makes larger groups."""
+    from exprsearch.errors import FewConfigurations, SearchError
+
+    frame = pd.DataFrame({"p": [1.0, 2.0, 1.0, 2.0], "time": [3.0, 2.0, 3.1, 2.1]})
+    with pytest.raises(FewConfigurations, match="2 distinct configurations") as raised:
+        search(frame, target="time", grammar="data-parallel", resamples=0)
+    assert isinstance(raised.value, SearchError)  # as before, for whoever catches that

@@ -12,6 +12,7 @@ import typer
 from rich.table import Column, Table
 
 from .. import export
+from ..errors import FewConfigurations
 from ..fit import FitSettings
 from ..grammar import load as load_grammar
 from ..law import Law
@@ -103,6 +104,7 @@ def run(
         datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet, where)
         datasets = {name: summarised(dataset, measure) for name, dataset in datasets.items()}
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
+        short.update(unloaded)  # each too few rows (ShortData)
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   scheduler)
         rates = [] if target_kind else sorted({d.target for d in datasets.values() if kind_of(d.target, None) == "rate"})
@@ -136,6 +138,8 @@ def run(
                     if len(datasets) == 1:
                         raise
                     failed[name] = str(exc)  # one group's data say too little: the others still get their laws
+                    if isinstance(exc, FewConfigurations):
+                        short.add(name)
                     continue
             if kinds[name]:  # law.json says what the target is, where the user or its name said it
                 result = replace(result, law=replace(result.law, target_kind=kinds[name]))
@@ -149,15 +153,15 @@ def run(
         drawn.extend(segmented.figures(results, whole) if plot and parents else ())
         if failed and not results:
             name, reason = next(iter(failed.items()))
-            small = sum("usable row" in why or "distinct configuration" in why for why in failed.values())
-            hint = f"; {small} of them hold too few configurations, and --by with fewer columns makes larger groups" \
-                if 2 * small >= len(failed) else ""
+            hint = f"; {len(short)} of them hold too few configurations, and --by with fewer columns makes larger " \
+                "groups" if 2 * len(short) >= len(failed) else ""
             raise SearchError(f"none of the {len(failed)} groups could be fitted; the first, {name}: {reason}{hint}")
         shared = beside.shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
         return results, shared
 
     checked: dict[str, list] = {}
     failed: dict[str, str] = {}
+    short: set[str] = set()  # the failed groups whose data are too few for a law
     drawn: list[Path] = []  # the figures of segments beside each other (--segments --plot)
     results, shared = _guard(work)
     if json_:
