@@ -19,6 +19,9 @@ from .repeats import mixed_setups, stray_runs
 from .roles import derived_notes, settings
 from .rowsets import row_groups
 from .runlogs import Runs, as_runs, clocks, job_steps, runs, unfinished
+from .spread import attach as with_spread
+from .spread import parse as parse_spread
+from .spread import split_off
 from .tables import file_lines, lazy_pandas, placed, plain_columns, read_bytes, read_table, rows_named
 from .vocabulary import law_name
 
@@ -61,6 +64,7 @@ class Dataset:
     # degrees of freedom of the runs that measured it, as no row repeats another
     noise: tuple[float, int] | None = None
     where: tuple[str, ...] = ()  # --where: the conditions the file's rows were kept by, as reading it again must
+    spread: tuple[str, str] | None = None  # --spread: the columns of each row's runs' standard deviation and count
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -97,23 +101,29 @@ def load_table(
     sheet: str | None = None,
     drop_stray: bool = False,
     where: Sequence[Condition] = (),
+    spread: tuple[str, str] | None = None,
 ) -> Dataset:
     """Read a CSV/TSV/Parquet/JSON/JSON Lines/Excel table (``sheet``: a workbook's sheet) and
-    validate it into a :class:`Dataset`; ``drop_stray`` drops runs far from their repeats, and
-    ``where`` keeps the rows that meet its conditions (``--where``)."""
+    validate it into a :class:`Dataset`; ``drop_stray`` drops runs far from their repeats,
+    ``where`` keeps the rows that meet its conditions (``--where``), and ``spread`` names the
+    columns of the runs each row summarises (:mod:`exprsearch.spread`)."""
     path = Path(path)
     raw = read_bytes(path)
     plain = None if raw is None or sheet is not None or where else plain_columns(raw, path.suffix)
     if plain is not None:
-        return from_columns(plain, target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
-                            name=path.stem, path=str(path),
-                            sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
+        plain, values = split_off(plain, spread, target, f"'{path}'")
+        data = from_columns(plain, target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
+                            name=path.stem, path=str(path), sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
+        return with_spread(data, values, 1, spread, f"'{path}'")
     frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])  # read_table says why it cannot be read
+    frame, values = split_off(frame, spread, target, f"'{path}'")
+    lines = file_lines(frame.index)
     data = from_frame(
         frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
         name=path.stem,
-        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=file_lines(frame.index),
+        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=lines,
     )
+    data = with_spread(data, values, 0 if lines is None else lines, spread, f"'{path}'")
     return replace(data, sheet=sheet, **filtered(data, where, kept))
 
 
@@ -124,13 +134,16 @@ def filtered(data: Dataset, where: Sequence[Condition], kept: str | None) -> dic
 
 
 def as_dataset(data: object, target: str | None, factors: list[str] | None = None,
-               where: Sequence[str] = ()) -> Dataset:
+               where: Sequence[str] = (), spread: str | Sequence[str] | None = None) -> Dataset:
     """What :func:`exprsearch.search` is given as a :class:`Dataset`: a table's path, a DataFrame,
-    a dict of columns or a Dataset; ``where``: the conditions on a path's or a DataFrame's rows."""
+    a dict of columns or a Dataset; ``where``: the conditions on a path's or a DataFrame's rows;
+    ``spread``: the columns of the runs' standard deviation and count (:mod:`exprsearch.spread`)."""
     conditions = rowfilter.parse(where)
+    pair = parse_spread(spread)
     if isinstance(data, Dataset):
-        if conditions:
-            raise SearchError("where= picks rows of a table; a Dataset is read already: pass the table or its path")
+        if conditions or pair:
+            raise SearchError(f"{'where=' if conditions else 'spread='} reads a table's columns; a Dataset is read "
+                              "already: pass the table or its path")
         return data
     if target is None:
         raise SearchError("pass target=, the column holding the measured time")
@@ -138,15 +151,20 @@ def as_dataset(data: object, target: str | None, factors: list[str] | None = Non
         data = lazy_pandas().DataFrame(dict(data))
     if is_frame(data):
         if not conditions:
-            return from_frame(data, target, factors)
+            frame, values = split_off(data, pair, target, "the table")
+            return with_spread(from_frame(frame, target, factors), values, 0, pair, "the table")
         frame, kept = rowfilter.keep(data.reset_index(drop=True), conditions, "the table", [target])
+        frame, values = split_off(frame, pair, target, "the table")
         # messages name a row by its place in the table given, not among the rows kept
-        dataset = from_frame(frame.reset_index(drop=True), target, factors, lines=placed(np.asarray(frame.index), 0))
+        lines = placed(np.asarray(frame.index), 0)
+        dataset = with_spread(from_frame(frame.reset_index(drop=True), target, factors, lines=lines), values, lines,
+                              pair, "the table")
         return replace(dataset, **filtered(dataset, conditions, kept))
     if isinstance(data, Mapping):
-        return from_columns(data, target, factors)
+        columns, values = split_off(data, pair, target, "the table")
+        return with_spread(from_columns(columns, target, factors), values, 0, pair, "the table")
     if isinstance(data, (str, Path)):
-        return load_table(data, target, factors, where=conditions)
+        return load_table(data, target, factors, where=conditions, spread=pair)
     raise SearchError(f"data is a {type(data).__name__}; pass a pandas DataFrame, a dict of columns "
                       "(name → values), a Dataset or the path of a table")
 

@@ -15,7 +15,9 @@ from . import rowfilter
 from .columns import across_note, inferred, rejoined, require_column
 from .data import Dataset, filtered, from_frame
 from .errors import DataError
-from .tables import file_lines, read_table, rows_named
+from .spread import attach as with_spread
+from .spread import split_off
+from .tables import file_lines, lazy_pandas, read_table, rows_named
 
 if TYPE_CHECKING:
     from .rowfilter import Condition
@@ -42,15 +44,16 @@ def load_groups(
 def load_grouped(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
     tolerate: type[DataError] = DataError, sheet: str | None = None, drop_stray: bool = False,
-    where: Sequence[Condition] = (),
+    where: Sequence[Condition] = (), spread: tuple[str, str] | None = None,
 ) -> tuple[dict[str, Dataset], dict[str, str]]:
     """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
     failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet;
-    ``where``: the --where conditions whose rows are grouped."""
+    ``where``: the --where conditions whose rows are grouped; ``spread``: the columns of the runs
+    each row summarises (:mod:`exprsearch.spread`)."""
     path = Path(path)
     frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])
     return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept),
-                    _digest(path))
+                    _digest(path), spread)
 
 
 def load_targets(
@@ -90,7 +93,8 @@ def load_targets(
 
 def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[str] | None, drop_missing: bool,
              tolerate: type[DataError], sheet: str | None, drop_stray: bool,
-             filtering: tuple[Sequence[Condition], str | None], sha: str) -> tuple[dict[str, Dataset], dict[str, str]]:
+             filtering: tuple[Sequence[Condition], str | None], sha: str,
+             spread: tuple[str, str] | None = None) -> tuple[dict[str, Dataset], dict[str, str]]:
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else rejoined(list(by), columns)
     factors = None if factors is None else rejoined(factors, columns)
@@ -103,6 +107,11 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
         if f in keys:
             raise DataError(f"--factors {f}: that column names the groups (--by); leave it out of one of them")
     require_column(target, columns, f"'{path}'", "target")
+    if spread and set(spread) & set(keys):
+        raise DataError(f"--spread {','.join(spread)}: a column of it names the groups (--by); give other columns")
+    frame, values = split_off(frame, spread, target, f"'{path}'")
+    spreads = None if values is None else lazy_pandas().DataFrame(values, index=frame.index)
+    columns = [str(c) for c in frame.columns]
     # the roles of the columns are the file's, decided once: a small group says little about them
     rest = frame.drop(columns=keys).set_axis([c for c in columns if c not in keys], axis=1)
     chosen, _, notes, ignored = (factors, None, [], []) if factors else inferred(
@@ -123,12 +132,14 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
     for values, group in frame.groupby(keys, sort=True):  # a list of keys: each group's key is a tuple
         name = group_name(zip(keys, values))
         try:
+            lines = file_lines(group.index)  # the group's rows where the file has them
             data = from_frame(
                 group.drop(columns=keys).reset_index(drop=True), target, chosen, drop_missing=drop_missing,
                 drop_stray=drop_stray,
-                name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha,
-                lines=file_lines(group.index),  # the group's rows where the file has them
+                name=f"{path.stem}-{'-'.join(map(str, values))}", path=str(path), sha256=sha, lines=lines,
             )
+            data = with_spread(data, None if spreads is None else spreads.loc[group.index].to_numpy(),
+                               0 if lines is None else lines, spread, f"'{path}'")
             spanned = across_note(group, ignored, chosen)  # whether one law spans several values is the group's to say
             data = replace(data, notes=(*notes, *([spanned] if spanned else []), *data.notes))
             groups[name] = replace(data, sheet=sheet, **filtered(data, *filtering),

@@ -142,6 +142,9 @@ def summarised(dataset: Dataset, measure: str) -> Dataset:
     check_measure(measure)
     if measure == "all":
         return dataset
+    if dataset.spread is not None:
+        raise SettingsError(f"--measure {measure} summarises a configuration's repeated rows; with --spread each row "
+                            "summarises its runs already: leave one of them out")
     first, config = row_groups(dataset.X)
     counts = np.bincount(config)
     noise = statistic_noise(config, dataset.y, measure)

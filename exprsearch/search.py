@@ -130,11 +130,14 @@ def search(
     settings: SearchSettings | None = None,
     progress: Progress | None = None,
     where: Sequence[str] = (),
+    spread: str | Sequence[str] | None = None,
     **options: object,
 ) -> Result:
     """Find the law of ``target`` in ``data`` (a table's path, a DataFrame, a dict of columns or a
     Dataset) among the candidates ``grammar`` derives; ``where`` keeps a table's rows that meet its
-    conditions (``["framework=PyTorch", "gpus<=8"]``, as the CLI's ``--where``).
+    conditions (``["framework=PyTorch", "gpus<=8"]``, as the CLI's ``--where``); ``spread`` names
+    the columns of the runs' standard deviation and count where each row summarises runs
+    (``("ttt_std", "n_runs")``, as ``--spread``): the noise the selection's rule tests against.
 
     ``options`` change single settings: ``search(frame, "time", seed=3, resamples=0,
     loss="huber")``; see :class:`SearchSettings` and :class:`exprsearch.fit.FitSettings`.
@@ -143,7 +146,8 @@ def search(
     # One BLAS thread: the matrices are small, so threads only contend (with each other and with
     # the process pool), and the sums come out in the same order on every machine.
     with threadpool_limits(1, user_api="blas"):
-        return _search(_data.as_dataset(data, target, factors, where), grammar, mapping, intrinsic, settings, progress)
+        return _search(_data.as_dataset(data, target, factors, where, spread), grammar, mapping, intrinsic, settings,
+                       progress)
 
 
 def _search(dataset: _data.Dataset, grammar, mapping, intrinsic, settings: SearchSettings,
@@ -361,6 +365,7 @@ def _law(ranking: _rank.Ranking, dataset: _data.Dataset, grammar: _grammar.Gramm
                  **({"held": dict(dataset.held)} if dataset.held else {}),
                  **({"segment": dict(zip(("factor", "from", "to", "side"), dataset.segment))} if dataset.segment else {}),
                  **({"measure": dataset.measure} if dataset.measure else {}),
+                 **({"spread": list(dataset.spread)} if dataset.spread else {}),
                  **({"notes": list(dataset.notes)} if dataset.notes else {})},
         selection=ranking.rule,
         seed=seed,

@@ -183,6 +183,8 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
     return pairs
 
 
+SPREAD_HELP = ("Where each row summarises several runs: the columns of their standard deviation and their count, "
+               "ttt_std,n_runs; the noise rule then tests laws against the noise they give.")
 WHERE_HELP = ("Fit only the rows that meet this condition: framework=PyTorch, model=a,b (any of them), gpus<=8 "
               "(also <, >=, >, !=); repeatable, all must hold. On an Extra-P file, a condition on its parameters.")
 
@@ -323,18 +325,20 @@ def _check_kind(given: str | None) -> None:
 
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drops: tuple[bool, bool],
-              by: str | None = None, sheet: str | None = None, where: list[str] = ()):
+              by: str | None = None, sheet: str | None = None, where: list[str] = (), spread: str | None = None):
     """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
     file's CALLPATH:METRICs, of the rows (or points) ``where``'s --where conditions keep; and the
     --by groups that cannot be fitted, with the reason (an error where none can). ``drops``:
-    --drop-missing and --drop-stray."""
+    --drop-missing and --drop-stray; ``spread``: --spread's columns of the runs each row summarises."""
     from ..data import DataError, load_table
     from ..errors import ShortData
     from ..grouped import load_grouped
     from ..readers import detect_format, load_series
     from ..rowfilter import parse
+    from ..spread import parse as parse_spread
 
     conditions = parse(where)  # a malformed --where, before the file is read
+    pair = parse_spread(spread)
     fmt = fmt or detect_format(data)
     drop_missing, drop_stray = drops
     if fmt == "table":
@@ -343,7 +347,8 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
         if by is not None:
             # a group too small for a law is named and the others fitted; a bad value stops the run
             groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
-                                          tolerate=ShortData, sheet=sheet, drop_stray=drop_stray, where=conditions)
+                                          tolerate=ShortData, sheet=sheet, drop_stray=drop_stray, where=conditions,
+                                          spread=pair)
             if not groups:
                 name, reason = next(iter(failed.items()))
                 raise DataError(f"group {name}: {reason}" if len(failed) == 1 else
@@ -351,9 +356,12 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
                                 f"first, {name}: {reason}); --by with fewer columns makes larger groups")
             return groups, failed
         return {"": load_table(data, target, _split(factors), drop_missing=drop_missing, sheet=sheet,
-                               drop_stray=drop_stray, where=conditions)}, {}
+                               drop_stray=drop_stray, where=conditions, spread=pair)}, {}
     if sheet is not None:
         raise DataError(f"--sheet {sheet}: '{data}' is no Excel workbook; --sheet names a workbook's sheet")
+    if pair is not None:
+        raise DataError(f"--spread {spread}: '{data}' is an Extra-P file, whose repetitions give the noise already; "
+                        "--spread reads two columns of a table")
     if by is not None:
         raise DataError("--by groups the rows of a table; an Extra-P file is already split into series")
     if drop_missing:

@@ -31,6 +31,7 @@ from .common import (
     JOBS_HELP,
     LOSS_HELP,
     MAP_HELP,
+    SPREAD_HELP,
     STRATEGY_HELP,
     TIME_LIMIT_HELP,
     VALIDATION_HELP,
@@ -82,6 +83,7 @@ def run(
     measure: Annotated[str, typer.Option(help="Fit every run (all), or each configuration's mean, median, min or max of its runs (Extra-P's --measure; min resists a shared machine's interference).", rich_help_panel="Data")] = "all",
     sheet: Annotated[str | None, typer.Option(help="An Excel workbook's sheet to read, where more than one holds data.", rich_help_panel="Data")] = None,
     where: Annotated[list[str], typer.Option(help=WHERE_HELP, rich_help_panel="Data")] = [],  # noqa: B006
+    spread: Annotated[str | None, typer.Option(help=SPREAD_HELP, rich_help_panel="Data")] = None,
     target_kind: Annotated[str | None, typer.Option(help="time (lower is better) or rate (higher is better: a throughput), for optimize, explain and suggest. Default: read from the target's name (images_per_sec is a rate).", rich_help_panel="Data")] = None,
     plot: Annotated[bool, typer.Option("--plot", help="Also write PNG figures (needs matplotlib).", rich_help_panel="Output")] = False,
     report: Annotated[bool, typer.Option("--report", help="Also write report.html (figures need matplotlib).", rich_help_panel="Output")] = False,
@@ -101,7 +103,8 @@ def run(
         _check_kind(target_kind)  # before the data are read
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
         check_measure(measure)  # before the data are read
-        datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet, where)
+        datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet, where,
+                                       spread)
         datasets = {name: summarised(dataset, measure) for name, dataset in datasets.items()}
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         short.update(unloaded)  # each too few rows (ShortData)

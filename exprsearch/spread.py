@@ -1,0 +1,104 @@
+"""Rows that each summarise several runs, with the runs' spread beside them (``--spread sd,count``:
+a mean of ``count`` runs and their standard deviation, as benchmark reports give them): the noise
+the selection's rule tests laws against, read from those columns where no configuration repeats
+to measure it (docs/method.md). The two columns are no factors and leave the table as it is read."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .columns import require_column
+from .errors import DataError
+from .roles import statistic
+from .rowsets import row_groups
+from .tables import lazy_pandas, placed, rows_named
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .data import Dataset
+
+# a median of n runs varies about pi/2 times as much as their mean (normal runs, n large)
+FACTOR = {None: 1.0, "mean": 1.0, "median": math.pi / 2}
+
+
+def parse(spread: str | Sequence[str] | None) -> tuple[str, str] | None:
+    """``--spread sd,count`` (or the pair as a sequence) as its two column names; None where not given."""
+    if spread is None:
+        return None
+    names = [s.strip() for s in spread.split(",")] if isinstance(spread, str) else [str(s) for s in spread]
+    if len(names) != 2 or not all(names) or names[0] == names[1]:
+        raise DataError(f"--spread {spread if isinstance(spread, str) else ','.join(names)}: give two columns, the "
+                        "runs' standard deviation and how many runs each row summarises: --spread ttt_std,n_runs")
+    return names[0], names[1]
+
+
+def split_off(frame: pd.DataFrame | Mapping[str, np.ndarray], spread: tuple[str, str] | None, target: str,
+              where: str) -> tuple[pd.DataFrame | dict, np.ndarray | None]:
+    """The table without the ``spread`` columns (so that they are no factors), and those columns'
+    values ``(rows, 2)``, aligned with its rows; the table as it is and None without ``spread``."""
+    if spread is None:
+        return frame, None
+    columns = [str(c) for c in frame.columns] if hasattr(frame, "columns") else [str(c) for c in frame]
+    for name, what in zip(spread, ("--spread standard deviation", "--spread count")):
+        require_column(name, columns, where, what)
+        if name == target:
+            raise DataError(f"--spread {name}: that is the target; give the columns of the runs' spread and count")
+    pd = lazy_pandas()
+    values = np.column_stack([pd.to_numeric(pd.Series(np.asarray(frame[name])), errors="coerce").to_numpy(dtype=float)
+                              for name in spread])
+    rest = frame.drop(columns=list(spread)) if hasattr(frame, "drop") else {
+        k: v for k, v in frame.items() if str(k) not in spread}
+    return rest, values
+
+
+def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndarray, spread: tuple[str, str] | None,
+           where: str) -> Dataset:
+    """``dataset`` with the noise of one of its rows (:attr:`Dataset.noise`) from each row's spread
+    and count of runs, ``values`` (of the table's rows, whose places ``numbering`` gives, as the
+    loader placed them); with a note saying so."""
+    if values is None or spread is None:
+        return dataset
+    sd_name, count_name = spread
+    if dataset.steps is not None:
+        raise DataError(f"--spread {sd_name},{count_name}: {where}'s rows are steps of runs, taken as runs; "
+                        "--spread is for a table whose rows each summarise runs")
+    kind = statistic(dataset.target)
+    if kind not in FACTOR:
+        raise DataError(f"--spread {sd_name},{count_name}: the target {dataset.target} reads as the {kind} of the "
+                        "runs, whose noise their standard deviation does not give; fit their mean or median")
+    _, config = row_groups(dataset.X)
+    if len(np.unique(config)) < len(config):
+        raise DataError(f"--spread {sd_name},{count_name}: {where} measures some configurations on several rows, "
+                        "whose spread gives the noise already; --spread is for one row per configuration")
+    at = {place: k for k, place in enumerate(np.asarray(placed(np.arange(len(values)), numbering)).tolist())}
+    rows = np.array([at[place] for place in np.asarray(dataset.places).tolist()], dtype=np.intp)
+    sd, count = values[rows, 0], values[rows, 1]
+    bad = ~(np.isfinite(count) & (count >= 1) & (count == np.round(count)))
+    if bad.any():
+        shown = rows_named(np.flatnonzero(bad), dataset.places)
+        raise DataError(f"{where} column '{count_name}' (--spread) must count the runs each row summarises, a whole "
+                        f"number of at least 1, but does not at {shown}; fix those values")
+    bad = (count >= 2) & ~(np.isfinite(sd) & (sd >= 0))
+    if bad.any():
+        shown = rows_named(np.flatnonzero(bad), dataset.places)
+        raise DataError(f"{where} column '{sd_name}' (--spread) must be the runs' standard deviation, at least 0, "
+                        f"where a row summarises two runs or more, but is missing or negative at {shown}; fix them")
+    repeated = count >= 2
+    dof = int(np.sum(count[repeated] - 1))
+    name = f"--spread {sd_name},{count_name}"
+    if dof < 2:
+        note = f"{name}: the rows summarise too few runs to measure their noise, so the law is chosen without the noise rule"
+        return replace(dataset, notes=(*dataset.notes, note), spread=spread)
+    one_run = float(np.sum((count[repeated] - 1) * (sd[repeated] / dataset.y[repeated]) ** 2) / dof)
+    variance = one_run * FACTOR[kind] * float(np.mean(1 / count))
+    of = "median" if kind == "median" else "mean"
+    note = (f"each row is taken as the {of} of its runs (their count in {count_name}, their standard deviation in "
+            f"{sd_name}; {name}): the noise rule tests the law against such a {of}'s noise, "
+            f"{100 * math.sqrt(variance):.3g} %, from {dof} degrees of freedom")
+    return replace(dataset, noise=(variance, dof), notes=(*dataset.notes, note), spread=spread)

@@ -1,0 +1,200 @@
+"""--spread: rows that each summarise runs, whose standard deviation and count give the noise the
+selection's rule tests laws against; from the columns' reading to law.json and the CLI."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from exprsearch import search
+from exprsearch.cli import app
+from exprsearch.data import as_dataset, load_table
+from exprsearch.errors import DataError, SearchError
+from exprsearch.grouped import load_grouped
+from exprsearch.spread import parse
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def said(result) -> str:
+    return " ".join(result.output.split())
+
+
+def summaries(seed: int = 1, noise: float = 0.03, runs: int = 5) -> pd.DataFrame:
+    """Means of ``runs`` runs of 2 + 0.01·n/p + 0.15·p with ``noise`` relative noise, one row per
+    configuration, with the runs' standard deviation and count beside them."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in (1, 2, 4, 8, 16, 32):
+        for n in (1000, 4000, 16000):
+            times = (2 + 0.01 * n / p + 0.15 * p) * (1 + noise * rng.standard_normal(runs))
+            rows.append((p, n, times.mean(), times.std(ddof=1), runs))
+    return pd.DataFrame(rows, columns=["p", "n", "time", "time_std", "runs"])
+
+
+def expected_noise(frame: pd.DataFrame, factor: float = 1.0) -> tuple[float, int]:
+    """The relative variance of one row's value, written out: the runs' relative variances pooled
+    by their degrees of freedom, times the factor of the statistic, over the rows' counts."""
+    dof = frame.runs - 1
+    pooled = float((dof * (frame.time_std / frame.time) ** 2).sum() / dof.sum())
+    return pooled * factor * float((1 / frame.runs).mean()), int(dof.sum())
+
+
+@pytest.fixture
+def table(tmp_path):
+    path = tmp_path / "means.csv"
+    summaries().to_csv(path, index=False)
+    return path
+
+
+def test_the_noise_is_the_runs_pooled_spread_over_how_many_each_row_averages(table):
+    frame = summaries()
+    data = load_table(table, "time", spread=("time_std", "runs"))
+    assert data.factors == ("p", "n")  # the two columns are no factors
+    variance, dof = expected_noise(frame)
+    assert data.noise[1] == dof == 72
+    assert data.noise[0] == pytest.approx(variance, rel=1e-12)
+    assert 0.01 < math.sqrt(data.noise[0]) < 0.02  # 3 % runs, means of 5: about 1.3 %
+    assert data.spread == ("time_std", "runs")
+    assert any("the mean of its runs" in note and "72 degrees of freedom" in note for note in data.notes)
+
+
+def test_rows_of_different_counts_weigh_by_them(tmp_path):
+    frame = summaries()
+    frame["runs"] = np.resize([2, 3, 10], len(frame))
+    data = as_dataset(frame, "time", spread="time_std,runs")
+    variance, dof = expected_noise(frame)
+    assert (data.noise[0], data.noise[1]) == (pytest.approx(variance, rel=1e-12), dof)
+
+
+def test_a_median_varies_more_than_a_mean_of_as_many_runs():
+    frame = summaries().rename(columns={"time": "time_median"})
+    data = as_dataset(frame, "time_median", spread=("time_std", "runs"))
+    variance, _ = expected_noise(frame.rename(columns={"time_median": "time"}), math.pi / 2)
+    assert data.noise[0] == pytest.approx(variance, rel=1e-12)
+    assert any("the median of its runs" in note for note in data.notes)
+
+
+def test_the_rows_are_matched_to_their_spread_after_where_and_drop_missing(tmp_path):
+    frame = summaries()
+    variance, _ = expected_noise(frame)
+    # rows the filter and --drop-missing leave out carry spreads that would change the noise if read
+    extra = pd.DataFrame([(64, 1000, 20.0, 15.0, 5), (2, 500, float("nan"), 9.0, 5)], columns=frame.columns)
+    mixed = pd.concat([extra.iloc[:1], frame.iloc[:7], extra.iloc[1:], frame.iloc[7:]], ignore_index=True)
+    path = tmp_path / "mixed.csv"
+    mixed.to_csv(path, index=False)
+    from exprsearch.rowfilter import parse as conditions
+
+    data = load_table(path, "time", drop_missing=True, where=conditions(["p<=32"]), spread=("time_std", "runs"))
+    assert data.n_rows == len(frame)
+    assert data.noise[0] == pytest.approx(variance, rel=1e-12)
+    also = as_dataset(mixed.dropna(), "time", where=["p<=32"], spread=("time_std", "runs"))
+    assert also.noise[0] == pytest.approx(variance, rel=1e-12)
+
+
+def test_each_group_has_the_noise_of_its_own_rows(tmp_path):
+    quiet, loud = summaries(noise=0.01), summaries(seed=2, noise=0.08)
+    both = pd.concat([quiet.assign(framework="a"), loud.assign(framework="b")]).sample(frac=1, random_state=0)
+    path = tmp_path / "two.csv"
+    both.to_csv(path, index=False)
+    groups, failed = load_grouped(path, "time", ["framework"], spread=("time_std", "runs"))
+    assert not failed
+    assert groups["framework=a"].noise[0] == pytest.approx(expected_noise(quiet)[0], rel=1e-12)
+    assert groups["framework=b"].noise[0] == pytest.approx(expected_noise(loud)[0], rel=1e-12)
+    with pytest.raises(DataError, match="names the groups"):
+        load_grouped(path, "time", ["runs"], spread=("time_std", "runs"))
+
+
+@pytest.mark.parametrize("bad, where", [("0", "count"), ("2.5", "count"), ("", "count"), ("-1", "standard deviation")])
+def test_a_bad_count_or_deviation_is_named_by_its_line(tmp_path, bad, where):
+    frame = summaries().astype({"runs": object, "time_std": object})
+    frame.loc[4, "runs" if where == "count" else "time_std"] = bad
+    path = tmp_path / "bad.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(DataError, match=rf"'(runs|time_std)' \(--spread\) must .*{where}.* at line 6;"):
+        load_table(path, "time", spread=("time_std", "runs"))
+
+
+def test_a_single_run_needs_no_deviation_and_too_few_runs_give_no_noise():
+    frame = summaries()
+    frame["runs"] = 1
+    frame["time_std"] = np.nan
+    frame.loc[0, ["runs", "time_std"]] = (2, 0.1)
+    data = as_dataset(frame, "time", spread=("time_std", "runs"))
+    assert data.noise is None
+    assert any("too few runs" in note for note in data.notes)
+
+
+def test_what_spread_cannot_read_is_refused_with_the_reason(tmp_path):
+    frame = summaries()
+    with pytest.raises(DataError, match="two columns"):
+        parse("time_std")
+    with pytest.raises(DataError, match="two columns"):
+        parse("runs,runs")
+    with pytest.raises(DataError, match="did you mean 'time_std'"):
+        as_dataset(frame, "time", spread="time_sd,runs")
+    with pytest.raises(DataError, match="that is the target"):
+        as_dataset(frame, "time", spread="time,runs")
+    with pytest.raises(DataError, match="several rows"):
+        as_dataset(pd.concat([frame, frame]), "time", spread="time_std,runs")
+    with pytest.raises(DataError, match="statistic|fit their mean or median"):
+        as_dataset(frame.rename(columns={"time": "time_max"}), "time_max", spread="time_std,runs")
+    with pytest.raises(SearchError, match="a Dataset is read already"):
+        as_dataset(as_dataset(frame, "time"), "time", spread="time_std,runs")
+
+
+def test_the_search_tests_laws_against_the_noise_and_law_json_records_the_columns():
+    result = search(summaries(), "time", spread=("time_std", "runs"), resamples=0)
+    assert "within the measured noise" in result.ranking.rule
+    assert result.law.dataset["spread"] == ["time_std", "runs"]
+    without = search(summaries(), "time", resamples=0)
+    assert "within the measured noise" not in without.ranking.rule
+    assert "spread" not in without.law.dataset
+
+
+def test_run_with_spread_end_to_end(table, tmp_path):
+    out = tmp_path / "out"
+    result = run("run", table, "--target", "time", "--spread", "time_std,runs", "--out", out, "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    text = said(result)
+    assert "each row is taken as the mean of its runs" in text
+    assert "measured noise" in text and "within the measured noise" in text
+    law = json.loads((out / "law.json").read_text())
+    assert law["dataset"]["spread"] == ["time_std", "runs"]
+    assert set(law["factors"]) == {"p", "n"}
+
+
+def test_without_spread_the_left_out_deviation_points_to_it(table, tmp_path):
+    result = run("run", table, "--target", "time", "--out", tmp_path / "o", "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    assert "--spread time_std,COUNT" in said(result)
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--measure", "mean"], "--measure mean summarises a configuration's repeated rows"),
+    (["--spread", "time_std"], "give two columns"),
+    (["--spread", "time_std,count"], "--spread count column 'count' is not in"),
+])
+def test_run_refuses_what_spread_cannot_go_with_in_a_sentence(table, tmp_path, extra, words):
+    args = ["--spread", "time_std,runs", *extra] if extra[0] == "--measure" else extra
+    result = run("run", table, "--target", "time", "--out", tmp_path / "o", *args)
+    assert result.exit_code == 2, result.output
+    assert words in said(result)
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_extrap_file_takes_no_spread(tmp_path):
+    path = tmp_path / "e.txt"
+    path.write_text("PARAMETER p\n\nPOINTS 1 2 4 8 16\n\nREGION r\nMETRIC time\n"
+                    + "".join(f"DATA {2 + 10 / p} {2.1 + 10 / p}\n" for p in (1, 2, 4, 8, 16)))
+    result = run("run", path, "--target", "r:time", "--spread", "sd,n", "--out", tmp_path / "o")
+    assert result.exit_code == 2, result.output
+    assert "is an Extra-P file, whose repetitions give the noise already" in said(result)
