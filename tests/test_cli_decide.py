@@ -96,6 +96,26 @@ def test_predict_sets_a_measured_target_beside_the_prediction(law_file, tmp_path
     assert zero.exit_code == 2 and "is not a finite positive number at line 2" in " ".join(zero.output.split())
 
 
+def test_predict_keeps_a_table_column_named_as_its_own_output_apart(law_file, tmp_path):
+    """A table's own 'runs' (a benchmark report's count, as --spread reads it) or 'measured' is not
+    taken for predict's count of repeated rows or overwritten by the measured target: read as
+    predict's, a text in 'runs' had stopped the table with a traceback. They are kept under another
+    name, said in a note."""
+    held = tmp_path / "report.csv"
+    held.write_text("p,n,time,runs,measured\n16,16000,15,three,x\n32,16000,14,3,y\n")
+    shown = run("predict", law_file, "--data", held)
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.output.split())
+    assert "the table's column 'runs' is kept as 'runs_in_table' (--json)" in text
+    assert "the table's column 'measured' is kept as 'measured_in_table'" in text
+    header = next(line for line in shown.output.splitlines() if "time" in line and "┃" in line)
+    assert "runs" not in header  # one row per configuration: no count of runs to show
+    record = json.loads(run("predict", law_file, "--data", held, "--json").stdout)
+    first = record["predictions"][0]
+    assert first["runs_in_table"] == "three" and first["measured_in_table"] == "x" and first["measured"] == 15
+    assert "runs" not in first
+
+
 def test_predict_shows_a_per_step_log_by_configuration(law_file, tmp_path):
     """A table that repeats configurations (a log of every step) is shown one line per
     configuration, beside the median of its runs, each the median of its steps as the law was

@@ -47,6 +47,7 @@ def predict(
             measured = _measured(frame, law.target, data, lines)
             # a column 'batch size' is the factor batch_size: shown and written under the law's name
             frame = frame.rename(columns={c: law_name(str(c)) for c in frame.columns if law_name(str(c)) in columns})
+            frame = _own_names_kept(frame, law)
         elif at:
             if sheet is not None or where:
                 raise ConfigError(f"{'--sheet names a sheet' if sheet is not None else '--where picks rows'} of the "
@@ -221,6 +222,23 @@ def _piecewise(pieces, columns: dict, frame, data: Path | None, lines):
                       f"{setting(edges[min(k, len(edges) - 1)])}" for k in range(len(named))) + ")")
     merged = pd.concat(parts)
     return merged.iloc[np.argsort(np.concatenate(order), kind="stable")], warnings
+
+
+OWN = ("low_95", "high_95", "plausible_low", "plausible_high", "measured", "runs", "error_pct", "segment",
+       "beyond_measured")
+
+
+def _own_names_kept(frame, law):
+    """``frame`` with its columns named as predict's own output columns (a table's count of runs
+    in 'runs') renamed '…_in_table', said in a note: read as predict's, they were shown as counts
+    of repeated rows or errors, and a text in them stopped the table."""
+    clash = [c for c in frame.columns if str(c) in OWN and str(c) not in law.factors and str(c) != law.target]
+    if not clash:
+        return frame
+    names = {c: f"{c}_in_table" for c in clash}
+    for old, new in names.items():
+        _note(f"the table's column '{old}' is kept as '{new}' (--json), as predict writes a '{old}' of its own")
+    return frame.rename(columns=names)
 
 
 def _by_configuration(frame, target: str, factors: list[str]):
