@@ -4,8 +4,9 @@ prints each crash's traceback and its input, kept under --keep.
 
 Three kinds of input, each for --seconds:
 - grids: random tables (1-3 factors at 1-5 values, partial grids, repeats, noise or none, a
-  time or a rate) through run (some with --where), then predict (--at, and --data the table, some
-  with --where)/explain/optimize/suggest/plot on what run wrote;
+  time or a rate; some with the spread and count of each row's runs, --spread) through run (some
+  with --where), then predict (--at, and --data the table, some with --where), explain,
+  optimize, suggest and plot on what run wrote;
 - groups: random grouped tables (kernels x metrics, empty or non-positive cells) through
   run --by and profile, some with --where, and a group's law through predict --data the table;
 - mangled: the bundled table and Extra-P's inputs (../shared) with bytes flipped, lines cut,
@@ -80,6 +81,14 @@ def grids(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     target = ["time", "samples_per_sec"][int(rng.integers(0, 2))]
     frame[target] = (np.asarray(law * (1 + 0.05 * rng.standard_normal(len(frame))), float) if noisy
                      else np.exp(rng.standard_normal(len(frame))))
+    spread = []
+    if rng.random() < 0.2:  # rows that each summarise runs: their spread and count, now and then wrong
+        count = str(rng.choice(["runs", "count"]))
+        frame["sd"] = frame[target].abs() * rng.uniform(0, 0.1, len(frame)) * (-1 if rng.random() < 0.05 else 1)
+        frame[count] = rng.choice([1, 2, 3, 5, 10], len(frame)).astype(float)
+        if rng.random() < 0.2:
+            frame.loc[int(rng.integers(0, len(frame))), count] = rng.choice([0, 2.5, np.nan, -3])
+        spread = ["--spread", f"sd,{count}"]
     data = folder / f"grid{n}.csv"
     frame.to_csv(data, index=False)
     grammar = ["default", "pmnf", "generic-dl", "data-parallel"][int(rng.integers(0, 4))]
@@ -87,7 +96,8 @@ def grids(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     measure = ["--measure", str(rng.choice(["mean", "median", "min", "max"]))] if rng.random() < 0.2 else []
     measure += ["--where", f"{rng.choice(names)}{rng.choice(['<=', '<', '>=', '!=', '='])}{rng.choice([1, 4, 16, 1000])}"] \
         if rng.random() < 0.2 else []
-    if run(["run", data, "-t", target, "-g", grammar, "--bootstrap", "20", "--out", out, *measure], data).exit_code:
+    if run(["run", data, "-t", target, "-g", grammar, "--bootstrap", "20", "--out", out, *measure, *spread],
+           data).exit_code:
         return
     at = ",".join(f"{c}={rng.choice([0, -1, 0.5, 1, 3, 1e6, 1e12, float(frame[c].max()) * 8]):g}" for c in names)
     run(["predict", out, "--at", at], data)
