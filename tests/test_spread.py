@@ -166,6 +166,7 @@ def test_run_with_spread_end_to_end(table, tmp_path):
     text = said(result)
     assert "each row is taken as the mean of its runs" in text
     assert "measured noise" in text and "within the measured noise" in text
+    assert "the law misses the noise read from --spread" not in text
     law = json.loads((out / "law.json").read_text())
     assert law["dataset"]["spread"] == ["time_std", "runs"]
     assert set(law["factors"]) == {"p", "n"}
@@ -198,3 +199,20 @@ def test_an_extrap_file_takes_no_spread(tmp_path):
     result = run("run", path, "--target", "r:time", "--spread", "sd,n", "--out", tmp_path / "o")
     assert result.exit_code == 2, result.output
     assert "is an Extra-P file, whose repetitions give the noise already" in said(result)
+
+
+def test_a_spread_narrower_than_the_runs_differ_is_pointed_at(tmp_path):
+    """A deviation over one run's steps (here a hundredth of how the rows scatter) rejects every
+    law; the run says where the noise it tested against came from."""
+    frame = summaries(noise=0.05)
+    frame["time_std"] = frame.time * 1e-4
+    frame["runs"] = 50
+    path = tmp_path / "steps.csv"
+    frame.to_csv(path, index=False)
+    result = run("run", path, "--target", "time", "--spread", "time_std,runs", "--out", tmp_path / "o",
+                 "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    text = said(result)
+    assert "no law fits within the measured noise" in text
+    assert "the law misses the noise read from --spread time_std,runs: if that is a standard deviation over the " \
+           "steps of a run" in text

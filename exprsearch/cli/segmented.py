@@ -54,6 +54,10 @@ def say_regime(result: Result, said: set[str] | None = None) -> None:
             return
     elif misfit is None or misfit >= 0.01:
         return
+    if result.dataset.spread is not None:  # the noise is the columns', which may not be between runs
+        _note(f"the law misses the noise read from --spread {','.join(result.dataset.spread)}: if that is a "
+              "standard deviation over the steps of a run, not between runs, it is narrower than how runs differ and "
+              "no law fits within it (docs/method.md)")
     factors = [f for f in result.dataset.factors if len(np.unique(result.dataset.column(f))) >= 2 * segments.MIN_VALUES]
     if factors:
         named = factors[0] if len(factors) == 1 else "FACTOR"
