@@ -73,9 +73,18 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
         raise DataError(f"--spread {sd_name},{count_name}: the target {dataset.target} reads as the {kind} of the "
                         "runs, whose noise their standard deviation does not give; fit their mean or median")
     _, config = row_groups(dataset.X)
-    if len(np.unique(config)) < len(config):
-        raise DataError(f"--spread {sd_name},{count_name}: {where} measures some configurations on several rows, "
-                        "whose spread gives the noise already; --spread is for one row per configuration")
+    counts = np.bincount(config)
+    if counts.max() > 1:
+        from .configs import setting
+
+        twice = np.flatnonzero(config == int(np.argmax(counts > 1)))
+        named = ", ".join(f"{f}={setting(v)}" for f, v in zip(dataset.factors, dataset.X[twice[0]]))
+        more = int(np.sum(counts > 1)) - 1
+        others = f" (and {more} more configurations on several rows)" if more else ""
+        raise DataError(f"--spread {sd_name},{count_name}: {where} holds {named or 'its one configuration'} at "
+                        f"{rows_named(twice, dataset.places)}{others}, "
+                        "but --spread takes one row per configuration: keep one with --where or another factor, or "
+                        "leave --spread out, and the rows' differences measure the noise")
     at = {place: k for k, place in enumerate(np.asarray(placed(np.arange(len(values)), numbering)).tolist())}
     rows = np.array([at[place] for place in np.asarray(dataset.places).tolist()], dtype=np.intp)
     sd, count = values[rows, 0], values[rows, 1]
@@ -93,7 +102,8 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
     dof = int(np.sum(count[repeated] - 1))
     name = f"--spread {sd_name},{count_name}"
     if dof < 2:
-        note = f"{name}: the rows summarise too few runs to measure their noise, so the law is chosen without the noise rule"
+        note = (f"{name}: the rows summarise too few runs to measure their noise, so the law is chosen without "
+                "the noise rule")
         return replace(dataset, notes=(*dataset.notes, note), spread=spread)
     one_run = float(np.sum((count[repeated] - 1) * (sd[repeated] / dataset.y[repeated]) ** 2) / dof)
     variance = one_run * FACTOR[kind] * float(np.mean(1 / count))

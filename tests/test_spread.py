@@ -142,7 +142,8 @@ def test_what_spread_cannot_read_is_refused_with_the_reason(tmp_path):
         as_dataset(frame, "time", spread="time_sd,runs")
     with pytest.raises(DataError, match="that is the target"):
         as_dataset(frame, "time", spread="time,runs")
-    with pytest.raises(DataError, match="several rows"):
+    with pytest.raises(DataError, match=r"holds p=1, n=1000 at rows 1, 19 \(and 17 more configurations on several "
+                       r"rows\), but --spread takes one row per configuration: keep one with --where"):
         as_dataset(pd.concat([frame, frame]), "time", spread="time_std,runs")
     with pytest.raises(DataError, match="statistic|fit their mean or median"):
         as_dataset(frame.rename(columns={"time": "time_max"}), "time_max", spread="time_std,runs")
