@@ -217,3 +217,22 @@ def test_a_spread_narrower_than_the_runs_differ_is_pointed_at(tmp_path):
     assert "no law fits within the measured noise" in text
     assert "the law misses the noise read from --spread time_std,runs: if that is a standard deviation over the " \
            "steps of a run" in text
+
+
+def test_profile_reads_each_series_noise_from_its_own_rows(tmp_path):
+    quiet, loud = summaries(noise=0.01), summaries(seed=2, noise=0.08)
+    path = tmp_path / "kernels.csv"
+    pd.concat([quiet.assign(kernel="gemm"), loud.assign(kernel="allreduce")]).to_csv(path, index=False)
+    out = tmp_path / "profile"
+    result = run("profile", path, "--target", "time", "--spread", "time_std,runs", "--out", out, "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "laws.json").read_text())
+    assert record["context"]["spread"] == "time_std,runs"
+    noise = {row["series"]: row for row in record["series"]}
+    for name, frame in (("kernel=gemm", quiet), ("kernel=allreduce", loud)):
+        percent = 100 * math.sqrt(expected_noise(frame)[0])
+        assert f"such a mean's noise, {percent:.3g} %, from 72 degrees of freedom" in " ".join(noise[name]["notes"])
+    phases = tmp_path / "phases.csv"
+    summaries().assign(comm=1.0).to_csv(phases, index=False)
+    several = run("profile", phases, "--target", "time,comm", "--spread", "time_std,runs", "--out", out, "--force")
+    assert several.exit_code == 2 and "with several --target columns (time, comm) profile each alone" in said(several)

@@ -23,6 +23,7 @@ from .common import (
     FORMAT_HELP,
     INTRINSIC_HELP,
     LOSS_HELP,
+    SPREAD_HELP,
     STRATEGY_HELP,
     VALIDATION_HELP,
     WHERE_HELP,
@@ -62,6 +63,7 @@ def profile(
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
     where: Annotated[list[str], typer.Option(help=WHERE_HELP, rich_help_panel="Data")] = [],  # noqa: B006
     measure: Annotated[str, typer.Option(help="Fit every run (all), or each configuration's mean, median, min or max of its runs (Extra-P's --measure; min resists a shared machine's interference).", rich_help_panel="Data")] = "all",
+    spread: Annotated[str | None, typer.Option(help=SPREAD_HELP, rich_help_panel="Data")] = None,
     segments: Annotated[str | None, typer.Option(help="Model a series whose times change regime along this factor by the segment above the change, where two laws explain them much better than one (run's --segments; the law below is in the series' notes).", rich_help_panel="Search")] = None,
     loss: Annotated[str, typer.Option(help=LOSS_HELP, rich_help_panel="Search")] = "squared",
     validation: Annotated[str, typer.Option(help=VALIDATION_HELP, rich_help_panel="Search")] = "largest",
@@ -102,7 +104,7 @@ def profile(
                                + ((GROWTH, PHASES) if plot else ()))
         check_measure(measure)  # before the data are read
         series, failures = _series(data, fmt, target, by, cli._split(factors), sheet, (drop_missing, drop_stray),
-                                   where)
+                                   where, spread)
         series = {name: summarised(dataset, measure) for name, dataset in series.items()}
         if segments and not any(law_name(segments) in dataset.factors for dataset in series.values()):
             raise SettingsError(f"--segments {segments}: no series has a factor {law_name(segments)} (their factors: "
@@ -120,6 +122,7 @@ def profile(
                                           ("intrinsic", list(intrinsic_factors)), ("drop_missing", drop_missing),
                                           ("drop_stray", drop_stray), ("where", list(where)),
                                           ("measure", "" if measure == "all" else measure),
+                                          ("spread", spread or ""),
                                           ("segments", law_name(segments) if segments else ""),
                                           ("loss", "" if loss == "squared" else loss),
                                           ("validation", "" if validation == "largest" else validation),
@@ -222,30 +225,34 @@ def profile(
 
 
 def _series(data: Path, fmt: str | None, target: str | None, by: str | None, factors: list[str] | None,
-            sheet: str | None = None, drops: tuple[bool, bool] = (False, False), where: list[str] = ()):
+            sheet: str | None = None, drops: tuple[bool, bool] = (False, False), where: list[str] = (),
+            spread: str | None = None):
     """The series of ``data`` and the ones that cannot be fitted, with their reasons; ``drops``:
-    --drop-missing and --drop-stray; ``where``: the --where conditions the rows must meet."""
+    --drop-missing and --drop-stray; ``where``: the --where conditions the rows must meet;
+    ``spread``: --spread's columns of the runs each row summarises."""
     from ..data import DataError
     from ..readers import detect_format, load_profile
     from ..rowfilter import parse
+    from ..spread import parse as parse_spread
     from ..tables import WORKBOOKS
     from ..workbooks import data_sheets
 
     conditions = parse(where)  # a malformed --where, before the file is read
+    pair = parse_spread(spread)
     fmt = fmt or detect_format(data)
     drop_missing, drop_stray = drops
     if fmt != "table":
-        if target or by or factors or sheet or drop_missing:
-            raise DataError("--target, --by, --factors, --sheet and --drop-missing apply to tables; an Extra-P file "
-                            "is split into series and names its parameters already")
+        if target or by or factors or sheet or drop_missing or spread:
+            raise DataError("--target, --by, --factors, --sheet, --drop-missing and --spread apply to tables; an "
+                            "Extra-P file is split into series and names its parameters already")
         return load_profile(data, fmt, drop_stray, conditions)
     sheets = data_sheets(data) if sheet is None and data.suffix.lower() in WORKBOOKS else []
     if len(sheets) < 2:
-        return _sheet_series(data, target, by, factors, sheet, drops, conditions, whole=False)
+        return _sheet_series(data, target, by, factors, sheet, drops, conditions, whole=False, spread=pair)
     series, failures = {}, {}  # a workbook of a sheet per series (a GPU, a cluster): each sheet is one
     for name in sheets:
         try:
-            found, failed = _sheet_series(data, target, by, factors, name, drops, conditions, whole=True)
+            found, failed = _sheet_series(data, target, by, factors, name, drops, conditions, whole=True, spread=pair)
         except DataError as exc:
             found, failed = {}, {"": str(exc)}
         series |= {f"sheet={name}" + (f",{inner}" if inner else ""): d for inner, d in found.items()}
@@ -257,9 +264,10 @@ def _series(data: Path, fmt: str | None, target: str | None, by: str | None, fac
 
 
 def _sheet_series(data: Path, target: str | None, by: str | None, factors: list[str] | None, sheet: str | None,
-                  drops: tuple[bool, bool], where, whole: bool):
+                  drops: tuple[bool, bool], where, whole: bool, spread: tuple[str, str] | None = None):
     """The series of a table (or of one sheet of a workbook): one per --by group, or per --target
-    column where several are named; ``whole``: the sheet is one series where neither is given."""
+    column where several are named; ``whole``: the sheet is one series where neither is given;
+    ``spread``: the columns of the runs each row summarises."""
     from ..data import DataError, load_table
     from ..grouped import load_grouped, load_targets
     from ..tables import read_table
@@ -273,12 +281,16 @@ def _sheet_series(data: Path, target: str | None, by: str | None, factors: list[
     keys = _split(by) if by else [c for c in ("callpath", "kernel", "metric") if c in columns]
     targets = _split(target)
     if len(targets) > 1 and target not in columns:  # a table of phases: a series per column (per --by group)
+        if spread:
+            raise DataError(f"--spread {','.join(spread)} gives the runs' spread of one target; with several "
+                            f"--target columns ({', '.join(targets)}) profile each alone")
         return load_targets(data, targets, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray, where=where)
     if keys:
-        return load_grouped(data, target, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray, where=where)
+        return load_grouped(data, target, keys, factors, drop_missing, sheet=sheet, drop_stray=drop_stray, where=where,
+                            spread=spread)
     if whole:
         return {"": load_table(data, target, factors, drop_missing, sheet=sheet, drop_stray=drop_stray,
-                               where=where)}, {}
+                               where=where, spread=spread)}, {}
     raise DataError(f"pass --by COLUMNS naming each series (callpath, kernel, metric…), or several --target "
                     f"columns (a time per phase); the columns of '{data}' are {', '.join(columns)}")
 
