@@ -65,6 +65,8 @@ class Dataset:
     noise: tuple[float, int] | None = None
     where: tuple[str, ...] = ()  # --where: the conditions the file's rows were kept by, as reading it again must
     spread: tuple[str, str] | None = None  # --spread: the columns of each row's runs' standard deviation and count
+    # --spread: the runs a row stands for, the harmonic mean of their counts (what one more row costs)
+    row_runs: int | None = None
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)

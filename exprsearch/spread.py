@@ -99,16 +99,17 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
         raise DataError(f"{where} column '{sd_name}' (--spread) must be the runs' standard deviation, at least 0, "
                         f"where a row summarises two runs or more, but is missing or negative at {shown}; fix them")
     repeated = count >= 2
+    each = max(1, round(1 / float(np.mean(1 / count))))  # as many runs as make a row's noise the one measured
     dof = int(np.sum(count[repeated] - 1))
     name = f"--spread {sd_name},{count_name}"
     if dof < 2:
         note = (f"{name}: the rows summarise too few runs to measure their noise, so the law is chosen without "
                 "the noise rule")
-        return replace(dataset, notes=(*dataset.notes, note), spread=spread)
+        return replace(dataset, notes=(*dataset.notes, note), spread=spread, row_runs=each)
     one_run = float(np.sum((count[repeated] - 1) * (sd[repeated] / dataset.y[repeated]) ** 2) / dof)
     variance = one_run * FACTOR[kind] * float(np.mean(1 / count))
     of = "median" if kind == "median" else "mean"
     note = (f"each row is taken as the {of} of its runs (their count in {count_name}, their standard deviation in "
             f"{sd_name}; {name}): the noise rule tests the law against such a {of}'s noise, "
             f"{100 * math.sqrt(variance):.3g} %, from {dof} degrees of freedom")
-    return replace(dataset, noise=(variance, dof), notes=(*dataset.notes, note), spread=spread)
+    return replace(dataset, noise=(variance, dof), notes=(*dataset.notes, note), spread=spread, row_runs=each)

@@ -236,3 +236,26 @@ def test_profile_reads_each_series_noise_from_its_own_rows(tmp_path):
     summaries().assign(comm=1.0).to_csv(phases, index=False)
     several = run("profile", phases, "--target", "time,comm", "--spread", "time_std,runs", "--out", out, "--force")
     assert several.exit_code == 2 and "with several --target columns (time, comm) profile each alone" in said(several)
+
+
+def test_suggest_plans_rows_of_as_many_runs_as_a_row_summarises(tmp_path):
+    frame = summaries()
+    frame["runs"] = np.resize([2, 3, 10], len(frame))
+    each = round(1 / float(np.mean(1 / frame.runs)))  # 3.46 → 3: the runs that make a row's noise the measured one
+    assert as_dataset(frame, "time", spread="time_std,runs").row_runs == each == 3
+    path = tmp_path / "report.csv"
+    frame.to_csv(path, index=False)
+    plan = ("--target", "time", "--spread", "time_std,runs", "--at", "p=128,n=16000", "--vary", "p=1..128:x2",
+            "--devices", "p", "--bootstrap", "20")
+    answer = run("suggest", path, *plan, "--json")
+    assert answer.exit_code == 0, answer.output
+    suggestions = json.loads(answer.stdout)["suggestions"]
+    assert suggestions and all(s["runs"] == 3 for s in suggestions)
+    plain = tmp_path / "plain.csv"
+    frame[["p", "n", "time"]].to_csv(plain, index=False)
+    single = run("suggest", plain, *plan[:2], *plan[4:], "--json")  # the same plan for runs of one
+    assert json.loads(single.stdout)["suggestions"][0]["runs"] == 1
+    text = said(run("suggest", path, *plan))
+    assert "each suggestion is 3 runs, as many as a row summarises (the harmonic mean of runs" in text
+    assert "a repeat (of a row or of another suggestion) adds its runs to that one row" in text
+    assert "(3 runs × p × predicted time)" in text

@@ -17,6 +17,7 @@ from .common import (
     JOBS_HELP,
     LOSS_HELP,
     MAP_HELP,
+    SPREAD_HELP,
     STRATEGY_HELP,
     TIME_LIMIT_HELP,
     VALIDATION_HELP,
@@ -49,6 +50,7 @@ def suggest(
     drop_missing: Annotated[bool, typer.Option(help="Drop rows with missing values instead of stopping.", rich_help_panel="Data")] = False,
     drop_stray: Annotated[bool, typer.Option(help=DROP_STRAY_HELP, rich_help_panel="Data")] = False,
     where: Annotated[list[str], typer.Option(help=WHERE_HELP, rich_help_panel="Data")] = [],  # noqa: B006
+    spread: Annotated[str | None, typer.Option(help=SPREAD_HELP + " Each suggestion is then as many runs as a row summarises.", rich_help_panel="Data")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP, rich_help_panel="Data")] = None,
     map_: Annotated[list[str], typer.Option("--map", help=MAP_HELP, rich_help_panel="Data")] = [],  # noqa: B006
     intrinsic: Annotated[str | None, typer.Option(help=INTRINSIC_HELP, rich_help_panel="Data")] = None,
@@ -107,14 +109,14 @@ def suggest(
         space = {name: parse_values(spec, name) for name, spec in parse_assignments(vary, "--vary").items()}
         columns = _series_columns(by, series)
         datasets, failed = _datasets(data, target, factors, fmt, (drop_missing, drop_stray),
-                                     ",".join(columns) if columns else None, sheet=sheet, where=where)
+                                     ",".join(columns) if columns else None, sheet=sheet, where=where, spread=spread)
         if columns:
             dataset = _one_series(datasets, failed, series)
         elif len(datasets) != 1:
             raise ConfigError(f"'{data}' holds {len(datasets)} series; choose one with --target CALLPATH:METRIC")
         else:
             dataset = next(iter(datasets.values()))
-        runs = 1 if measure == "all" else runs_each(dataset)
+        runs = dataset.row_runs or (1 if measure == "all" else runs_each(dataset))
         dataset = summarised(dataset, measure)
         if at is None:
             example = ",".join(f"{f}={setting(2 * dataset.column(f).max())}" for f in dataset.factors)
@@ -163,7 +165,13 @@ def suggest(
                           f"{unpinned['values']} measured values can tell apart, so runs at those values cannot "
                           f"test its course beyond them; --vary {name}={setting(dataset.column(name).min())}.."
                           f"{setting(4 * dataset.column(name).max())}:x2 offers new values of {name}")
-        if runs > 1:
+        if dataset.spread is not None:
+            cli._note(f"each suggestion is {runs} run{'s' if runs > 1 else ''}, as many as a row summarises (the "
+                      f"harmonic mean of {dataset.spread[1]}, as the noise was read), to be written as one row of "
+                      f"{'their mean, standard deviation and count' if runs > 1 else 'its time and a count of 1'}; "
+                      "a repeat (of a row or of another suggestion) adds its runs to that one row, pooling them, as "
+                      "--spread takes one row per configuration")
+        elif runs > 1:
             cli._note(f"each suggestion is {runs} runs, as many as a configuration has had (the median), to be "
                       f"fitted as one value like the others (--measure {measure}); its cost is that of all {runs}")
         prices = None if price_table is None else cli._read_prices(price_table, price_sheet, result.law.factors)
