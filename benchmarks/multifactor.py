@@ -242,7 +242,7 @@ def run_cli(frame: pd.DataFrame, folder: Path, name: str, repeats: int, options=
 
 def synthetic(args, folder: Path) -> list[dict]:
     from exprsearch import load
-    from exprsearch.data import from_frame
+    from exprsearch.data import as_dataset, from_frame
     from exprsearch.repeats import summarised
 
     rows = []
@@ -250,7 +250,14 @@ def synthetic(args, folder: Path) -> list[dict]:
         frame = measure(case, seed=100 + number)
         names = list(case.grid)
         points = test_points(case)
-        data = summarised(from_frame(frame, "time", names), args.measure)
+        options = ["--grammar", args.grammar, "--measure", args.measure]
+        if args.measure == "spread":  # a report: each configuration's mean, deviation and count of runs
+            frame = frame.groupby(names).time.agg(["mean", "std", "count"]).reset_index().rename(
+                columns={"mean": "time", "std": "time_std", "count": "runs"})
+            data = as_dataset(frame, "time", names, spread=("time_std", "runs"))
+            options = ["--grammar", args.grammar, "--spread", "time_std,runs"]
+        else:
+            data = summarised(from_frame(frame, "time", names), args.measure)
         started = time.perf_counter()
         ours = search(data, "time", args.grammar, resamples=0).law
         in_process = time.perf_counter() - started
@@ -261,8 +268,7 @@ def synthetic(args, folder: Path) -> list[dict]:
                "search_s": in_process}
         row["recovered"] = row["form"] and row["error"] < 3
         if args.cli:
-            wall, law_file = run_cli(frame, folder, f"case{number}", args.repeats,
-                                     ["--grammar", args.grammar, "--measure", args.measure])
+            wall, law_file = run_cli(frame, folder, f"case{number}", args.repeats, options)
             row["wall_s"] = wall
             row["cli_same_law"] = str(load(law_file).template) == row["law"]
         if args.extrap:
@@ -587,7 +593,8 @@ def main() -> None:
     parser.add_argument("--only", default="synthetic,extrap,public,agreement")
     parser.add_argument("--grammar", default="default", help="the grammar of the synthetic suite (default: default)")
     parser.add_argument("--measure", default="all", help="the synthetic suite fitted to each configuration's mean, "
-                        "median, min or max of its runs (exprsearch's --measure; default: all runs)")
+                        "median, min or max of its runs (exprsearch's --measure; default: all runs), or to a report "
+                        "of their mean, standard deviation and count (spread: exprsearch's --spread)")
     args = parser.parse_args()
     if args.extrap and not EXTRAP.exists():
         sys.exit(f"Extra-P is not installed at {EXTRAP}: python3 -m venv {EXTRAP.parents[1]} && "
