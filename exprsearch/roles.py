@@ -157,10 +157,12 @@ def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[
                     + "; ".join(f"{name} ({why})" for name, why in measured.items())
                     + f". A law for {target} needs what is set before a run; name the factors with --factors "
                     "to use them")
-        spreads = [name for name in measured if statistic(name) == "std" and statistic(target) in (None, "mean", "median")]
+        averaged = statistic(target) in (None, "mean", "median")
+        spreads = [name for name in measured if statistic(name) == "std" and averaged]
         if spreads:
             said.append(f"where {spreads[0]} is the standard deviation of the runs each row summarises, --spread "
-                        f"{spreads[0]},COUNT (COUNT: the column of how many) tests the law against their noise")
+                        f"{spreads[0]},COUNT (COUNT: the column of how many, or their number) tests the law against "
+                        "their noise")
     kept = [j for j, f in enumerate(factors) if f not in measured and f not in numbers]
     return [factors[j] for j in kept], values[:, [*kept, -1]], "; ".join(said)
 

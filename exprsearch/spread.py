@@ -28,33 +28,45 @@ FACTOR = {None: 1.0, "mean": 1.0, "median": math.pi / 2}
 
 
 def parse(spread: str | Sequence[str] | None) -> tuple[str, str] | None:
-    """``--spread sd,count`` (or the pair as a sequence) as its two column names; None where not given."""
+    """``--spread sd,count`` (or the pair as a sequence) as its two column names, the second or a
+    whole number, the count of every row (``--spread time_std,5``); None where not given."""
     if spread is None:
         return None
     names = [s.strip() for s in spread.split(",")] if isinstance(spread, str) else [str(s) for s in spread]
     if len(names) != 2 or not all(names) or names[0] == names[1]:
         raise DataError(f"--spread {spread if isinstance(spread, str) else ','.join(names)}: give two columns, the "
-                        "runs' standard deviation and how many runs each row summarises: --spread ttt_std,n_runs")
+                        "runs' standard deviation and how many runs each row summarises: --spread ttt_std,n_runs "
+                        "(or the count of every row: --spread ttt_std,5)")
+    if names[1].isdigit() and int(names[1]) < 1:
+        raise DataError(f"--spread {','.join(names)}: a row summarises at least one run; give their count, 1 or more")
     return names[0], names[1]
 
 
 def split_off(frame: pd.DataFrame | Mapping[str, np.ndarray], spread: tuple[str, str] | None, target: str,
               where: str) -> tuple[pd.DataFrame | dict, np.ndarray | None]:
     """The table without the ``spread`` columns (so that they are no factors), and those columns'
-    values ``(rows, 2)``, aligned with its rows; the table as it is and None without ``spread``."""
+    values ``(rows, 2)``, aligned with its rows (a count given as a number, in every row); the
+    table as it is and None without ``spread``."""
     if spread is None:
         return frame, None
     columns = [str(c) for c in frame.columns] if hasattr(frame, "columns") else [str(c) for c in frame]
-    for name, what in zip(spread, ("--spread standard deviation", "--spread count")):
+    named = [name for name in spread if not (name == spread[1] and fixed(name, columns))]
+    for name, what in zip(named, ("--spread standard deviation", "--spread count")):
         require_column(name, columns, where, what)
         if name == target:
             raise DataError(f"--spread {name}: that is the target; give the columns of the runs' spread and count")
     pd = lazy_pandas()
+    rows = len(frame[spread[0]])
     values = np.column_stack([pd.to_numeric(pd.Series(np.asarray(frame[name])), errors="coerce").to_numpy(dtype=float)
-                              for name in spread])
-    rest = frame.drop(columns=list(spread)) if hasattr(frame, "drop") else {
-        k: v for k, v in frame.items() if str(k) not in spread}
+                              if name in named else np.full(rows, float(name)) for name in spread])
+    rest = frame.drop(columns=named) if hasattr(frame, "drop") else {
+        k: v for k, v in frame.items() if str(k) not in named}
     return rest, values
+
+
+def fixed(count: str, columns: Sequence[str] = ()) -> bool:
+    """Whether ``--spread``'s count is a number for every row (5), not a column (a column so named wins)."""
+    return count not in columns and count.isdigit()
 
 
 def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndarray, spread: tuple[str, str] | None,
@@ -65,6 +77,7 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
     if values is None or spread is None:
         return dataset
     sd_name, count_name = spread
+    counted = f"{count_name} runs each" if fixed(count_name) else f"their count in {count_name}"
     if dataset.steps is not None:
         raise DataError(f"--spread {sd_name},{count_name}: {where}'s rows are steps of runs, taken as runs; "
                         "--spread is for a table whose rows each summarise runs")
@@ -109,7 +122,7 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
     one_run = float(np.sum((count[repeated] - 1) * (sd[repeated] / dataset.y[repeated]) ** 2) / dof)
     variance = one_run * FACTOR[kind] * float(np.mean(1 / count))
     of = "median" if kind == "median" else "mean"
-    note = (f"each row is taken as the {of} of its runs (their count in {count_name}, their standard deviation in "
+    note = (f"each row is taken as the {of} of its runs ({counted}, their standard deviation in "
             f"{sd_name}; {name}): the noise rule tests the law against such a {of}'s noise, "
             f"{100 * math.sqrt(variance):.3g} %, from {dof} degrees of freedom")
     return replace(dataset, noise=(variance, dof), notes=(*dataset.notes, note), spread=spread, row_runs=each)

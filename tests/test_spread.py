@@ -259,3 +259,25 @@ def test_suggest_plans_rows_of_as_many_runs_as_a_row_summarises(tmp_path):
     assert "each suggestion is 3 runs, as many as a row summarises (the harmonic mean of runs" in text
     assert "a repeat (of a row or of another suggestion) adds its runs to that one row" in text
     assert "(3 runs × p × predicted time)" in text
+
+
+def test_a_count_the_same_for_every_row_may_be_given_as_a_number(tmp_path):
+    """A report that says 'mean ± sd over 5 runs' has no column of counts: --spread time_std,5."""
+    frame = summaries()
+    given = as_dataset(frame.drop(columns="runs"), "time", spread="time_std,5")
+    assert given.noise == as_dataset(frame, "time", spread="time_std,runs").noise
+    assert given.factors == ("p", "n") and given.row_runs == 5
+    assert any("(5 runs each, their standard deviation in time_std" in note for note in given.notes)
+    named = frame.rename(columns={"runs": "5"}).assign(**{"5": 2})  # a column so named is the count
+    assert as_dataset(named, "time", spread="time_std,5").noise[1] == len(frame)
+    with pytest.raises(DataError, match="a row summarises at least one run"):
+        parse("time_std,0")
+    path = tmp_path / "report.csv"
+    frame.drop(columns="runs").to_csv(path, index=False)
+    result = run("run", path, "--target", "time", "--spread", "time_std,5", "--out", tmp_path / "o", "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    assert "within the measured noise" in said(result)
+    plan = run("suggest", path, "--target", "time", "--spread", "time_std,5", "--at", "p=128,n=16000", "--vary",
+               "p=1..128:x2", "--bootstrap", "20")
+    assert plan.exit_code == 0, plan.output
+    assert "each suggestion is 5 runs, as many as a row summarises, to be written as one row" in said(plan)

@@ -184,7 +184,8 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
 
 
 SPREAD_HELP = ("Where each row summarises several runs: the columns of their standard deviation and their count, "
-               "ttt_std,n_runs; the noise rule then tests laws against the noise they give.")
+               "ttt_std,n_runs (or ttt_std,5 where every row summarises 5); the noise rule then tests laws against "
+               "the noise they give.")
 WHERE_HELP = ("Fit only the rows that meet this condition: framework=PyTorch, model=a,b (any of them), gpus<=8 "
               "(also <, >=, >, !=); repeatable, all must hold. On an Extra-P file, a condition on its parameters.")
 

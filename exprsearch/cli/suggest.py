@@ -83,6 +83,7 @@ def suggest(
     from ..repeats import check_measure, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
+    from ..spread import fixed
     from ..suggest import advise
     from ..vocabulary import law_name
     from . import common as cli
@@ -166,8 +167,9 @@ def suggest(
                           f"test its course beyond them; --vary {name}={setting(dataset.column(name).min())}.."
                           f"{setting(4 * dataset.column(name).max())}:x2 offers new values of {name}")
         if dataset.spread is not None:
-            cli._note(f"each suggestion is {runs} run{'s' if runs > 1 else ''}, as many as a row summarises (the "
-                      f"harmonic mean of {dataset.spread[1]}, as the noise was read), to be written as one row of "
+            how = "" if fixed(dataset.spread[1]) else f" (the harmonic mean of {dataset.spread[1]}, as the noise was read)"
+            cli._note(f"each suggestion is {runs} run{'s' if runs > 1 else ''}, as many as a row summarises{how}, "
+                      "to be written as one row of "
                       f"{'their mean, standard deviation and count' if runs > 1 else 'its time and a count of 1'}; "
                       "a repeat (of a row or of another suggestion) adds its runs to that one row, pooling them, as "
                       "--spread takes one row per configuration")
