@@ -161,6 +161,35 @@ def test_a_table_whose_first_column_is_long_is_not_split_it_folds(monkeypatch):
     assert "MAPE %" in lines[0] and "held-out %" in lines[0]
 
 
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_a_series_name_breaks_after_its_commas_never_inside_a_value(width, monkeypatch):
+    """Folded where its column ended, ``platform=GCE n1-standard-32,model=ResNet-152`` showed
+    ``Re`` over ``sNet-152``: the name breaks after a comma, each ``key=value`` whole on its line."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Column, Table
+
+    from exprsearch.cli import common
+
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    monkeypatch.setattr(common, "out", console)
+    names = ["platform=GCE n1-standard-32,model=ResNet-152,batch=64", "model=VGG16", "a=1,b=2"]
+    column, laws = common.law_column("law", ["-3.5 + 1.1e-6*sqrt(model_flops)*log2(params)/workers**0.9"] * 3,
+                                     beside=48)
+    table = Table(Column("series", overflow="fold"), column, "MAPE %")  # as run, profile and beside draw it
+    for name, law in zip(names, laws):
+        cell = common.series_cell(name)
+        assert cell.replace("\n", "") == name  # nothing lost or added
+        assert all(len(line) <= max(width // 3, 12) or "," not in line.rstrip(",") for line in cell.split("\n"))
+        table.add_row(cell, law, "1.3")
+    console.print(common.snug(table))
+    text = console.file.getvalue()
+    for piece in (p for name in names for p in name.split(",")):
+        assert any(piece in line for line in text.splitlines()), (piece, text)
+    assert common.series_cell("a=1,b=2", room=3) == "a=1,\nb=2" and common.series_cell("a=1,b=2", room=7) == "a=1,b=2"
+
+
 def test_run_writes_every_file_and_they_agree(amdahl_csv, tmp_path):
     out = tmp_path / "out"
     result = run("run", amdahl_csv, "--target", "time", "--grammar", "data-parallel", "--out", out)

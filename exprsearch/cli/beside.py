@@ -11,7 +11,7 @@ from ..configs import setting
 from ..fit import FitSettings
 from ..search import Result
 from ..vocabulary import to_readable
-from .common import _note, law_column, out, snug
+from .common import _note, law_column, out, series_cell, snug
 
 
 def shared(results, directory: Path, force: bool, settings: FitSettings):
@@ -50,7 +50,7 @@ def print_shared(shared) -> None:
                   title=f"One form for all groups (lowest summed BIC of {len(shared.considered)} forms)",
                   title_justify="left")
     for (name, fitted), law in zip(shared.fits.items(), laws):
-        table.add_row(name, law, f"{fitted.mse:.3g}")
+        table.add_row(series_cell(name), law, f"{fitted.mse:.3g}")
     out.print(snug(table))
 
 

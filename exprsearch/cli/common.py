@@ -257,6 +257,23 @@ def snug(table: Table) -> RenderableType:
     return Group(*(item for k, part in enumerate(tables) for item in ([""] if k else []) + [part]))
 
 
+def series_cell(name: str, room: int | None = None) -> str:
+    """A series' name (``platform=GCE n1-standard-32,model=ResNet-152``) for a table's cell, on
+    lines broken after its commas where longer than ``room`` (a third of the console): folded
+    where the column ends, a name was cut inside a value (``Re`` over ``sNet-152``)."""
+    room = room or max(out.width // 3, 12)
+    if cell_len(name) <= room:
+        return name
+    lines = [""]
+    for piece in name.split(","):
+        if lines[-1] and cell_len(lines[-1]) + 1 + cell_len(piece) > room:
+            lines[-1] += ","
+            lines.append(piece)
+        else:
+            lines[-1] += ("," if lines[-1] else "") + piece
+    return "\n".join(lines)
+
+
 def _longest(column: Column) -> int:
     return max(cell_len(str(cell)) for cell in (column.header, *column.cells))
 

@@ -28,6 +28,7 @@ from .common import (
     VALIDATION_HELP,
     WHERE_HELP,
     law_column,
+    series_cell,
     snug,
 )
 
@@ -338,7 +339,7 @@ def _print(rows, top: int, point: dict, scale: float, out) -> None:
         column.overflow = "fold"
     for i, (r, term) in enumerate(zip(modelled[:top], terms), start=1):
         growth = "—" if r.blind else f"{r.growth:.3g}×" if r.growth else ""
-        table.add_row(str(i), r.series, growth, term)
+        table.add_row(str(i), series_cell(r.series), growth, term)
     captions = []
     if any(r.blind for r in modelled[:top]):
         captions.append("—: the law leaves out a factor the data vary, with too few configurations for a law that "

@@ -50,6 +50,7 @@ from .common import (
     app,
     law_column,
     out,
+    series_cell,
     snug,
 )
 
@@ -200,9 +201,10 @@ def run(
                       title="Side by side", title_justify="left")
         for (name, _, result), law in zip(results, laws):
             held = result.law.metrics.get("holdout_mape_pct")
-            table.add_row(name, law, f"{result.law.metrics['mape_pct']:.3g}", "" if held is None else f"{held:.3g}")
+            table.add_row(series_cell(name), law, f"{result.law.metrics['mape_pct']:.3g}",
+                          "" if held is None else f"{held:.3g}")
         for name in failed:
-            table.add_row(name, "no law (see below)", "", "")
+            table.add_row(series_cell(name), "no law (see below)", "", "")
         out.print(snug(table))
     if shared is not None:
         beside.print_shared(shared)
