@@ -86,7 +86,7 @@ def test_progress_lines_give_durations_as_people_read_them(seconds, said):
 def test_a_law_in_a_table_column_breaks_between_terms_or_factors_never_in_a_number(law, width):
     """rich folds a piece too long for its column anywhere: the side-by-side table of CM-DARE's
     laws showed ``model_flops**2.`` over ``27*workers``."""
-    from exprsearch.cli.common import _wrapped, law_column
+    from exprsearch.cli.layout import _wrapped, law_column
 
     lines = _wrapped(law, width).split("\n")
     joined = lines[0] + "".join(line if line[0] in "*/" else " " + line for line in lines[1:])
@@ -110,7 +110,7 @@ def test_a_table_too_wide_for_the_console_is_drawn_tighter_never_folding_a_heade
     from rich.console import Console
     from rich.table import Table
 
-    from exprsearch.cli import common
+    from exprsearch.cli import common, layout
 
     console = Console(width=width, file=io.StringIO(), color_system=None)
     monkeypatch.setattr(common, "out", console)
@@ -120,7 +120,7 @@ def test_a_table_too_wide_for_the_console_is_drawn_tighter_never_folding_a_heade
     table = Table(*headers, title="Where the time goes", caption="* beyond the measured workers")
     for row in rows:
         table.add_row(*row)
-    shown = common.snug(table)
+    shown = layout.snug(table)
     if width == 200:
         assert shown is table and table.show_edge  # room enough: drawn as it was
     console.print(shown)
@@ -148,14 +148,14 @@ def test_a_table_whose_first_column_is_long_is_not_split_it_folds(monkeypatch):
     from rich.console import Console
     from rich.table import Table
 
-    from exprsearch.cli import common
+    from exprsearch.cli import common, layout
 
     console = Console(width=80, file=io.StringIO(), color_system=None)
     monkeypatch.setattr(common, "out", console)
     table = Table("series", "law", "MAPE %", "held-out %")
     table.add_row("model=ConvNextLarge,experiment=A10 model suitability,location=Lambda US",
                   "85/gpu_count**3.0 + 58*log2(gpu_count)**2 + 100", "1.3", "4.28")
-    console.print(common.snug(table))
+    console.print(layout.snug(table))
     lines = console.file.getvalue().splitlines()
     assert sum(line.startswith("series") for line in lines) == 1 and all(len(line) <= 80 for line in lines)
     assert "MAPE %" in lines[0] and "held-out %" in lines[0]
@@ -170,24 +170,24 @@ def test_a_series_name_breaks_after_its_commas_never_inside_a_value(width, monke
     from rich.console import Console
     from rich.table import Column, Table
 
-    from exprsearch.cli import common
+    from exprsearch.cli import common, layout
 
     console = Console(width=width, file=io.StringIO(), color_system=None)
     monkeypatch.setattr(common, "out", console)
     names = ["platform=GCE n1-standard-32,model=ResNet-152,batch=64", "model=VGG16", "a=1,b=2"]
-    column, laws = common.law_column("law", ["-3.5 + 1.1e-6*sqrt(model_flops)*log2(params)/workers**0.9"] * 3,
+    column, laws = layout.law_column("law", ["-3.5 + 1.1e-6*sqrt(model_flops)*log2(params)/workers**0.9"] * 3,
                                      beside=48)
     table = Table(Column("series", overflow="fold"), column, "MAPE %")  # as run, profile and beside draw it
     for name, law in zip(names, laws):
-        cell = common.series_cell(name)
+        cell = layout.series_cell(name)
         assert cell.replace("\n", "") == name  # nothing lost or added
         assert all(len(line) <= max(width // 3, 12) or "," not in line.rstrip(",") for line in cell.split("\n"))
         table.add_row(cell, law, "1.3")
-    console.print(common.snug(table))
+    console.print(layout.snug(table))
     text = console.file.getvalue()
     for piece in (p for name in names for p in name.split(",")):
         assert any(piece in line for line in text.splitlines()), (piece, text)
-    assert common.series_cell("a=1,b=2", room=3) == "a=1,\nb=2" and common.series_cell("a=1,b=2", room=7) == "a=1,b=2"
+    assert layout.series_cell("a=1,b=2", room=3) == "a=1,\nb=2" and layout.series_cell("a=1,b=2", room=7) == "a=1,b=2"
 
 
 def test_run_writes_every_file_and_they_agree(amdahl_csv, tmp_path):

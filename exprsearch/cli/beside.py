@@ -11,7 +11,8 @@ from ..configs import setting
 from ..fit import FitSettings
 from ..search import Result
 from ..vocabulary import to_readable
-from .common import _note, law_column, out, series_cell, snug
+from .common import _note, out
+from .layout import law_column, series_cell, snug
 
 
 def shared(results, directory: Path, force: bool, settings: FitSettings):

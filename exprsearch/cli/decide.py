@@ -10,7 +10,8 @@ from rich import box
 from rich.table import Table
 
 from ..vocabulary import law_name
-from .common import _check_prices, _guard, _note, _read_prices, _warn, app, out, snug
+from .common import _check_prices, _guard, _note, _read_prices, _warn, app, out
+from .layout import snug
 from .ranges import far_outside, outside_measured, past_change
 
 

@@ -9,7 +9,8 @@ from rich.table import Table
 
 from .. import candidates as _candidates
 from .. import grammar as _grammar
-from .common import _guard, _split, _target_needed, grammar_app, out, snug
+from .common import _guard, _split, _target_needed, grammar_app, out
+from .layout import snug
 
 
 @grammar_app.command("list")

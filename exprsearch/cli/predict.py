@@ -11,7 +11,8 @@ import typer
 from rich.table import Table
 
 from ..vocabulary import law_name
-from .common import _guard, _note, _warn, app, out, snug
+from .common import _guard, _note, _warn, app, out
+from .layout import snug
 
 
 @app.command()

@@ -27,10 +27,8 @@ from .common import (
     STRATEGY_HELP,
     VALIDATION_HELP,
     WHERE_HELP,
-    law_column,
-    series_cell,
-    snug,
 )
+from .layout import law_column, series_cell, snug
 
 SUMMARY = ("laws.csv", "laws.json")
 GROWTH, PHASES, DRAWN = "growth.png", "phases.png", 8  # profile --plot's figures, and the series drawn at most

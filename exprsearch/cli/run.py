@@ -48,11 +48,9 @@ from .common import (
     _split,
     _warn,
     app,
-    law_column,
     out,
-    series_cell,
-    snug,
 )
+from .layout import law_column, series_cell, snug
 
 
 @app.command()

@@ -88,6 +88,7 @@ def suggest(
     from ..vocabulary import law_name
     from . import common as cli
     from .common import _check_kind, _datasets
+    from .layout import snug
 
     def work():
         for bad, sentence in ((count < 1, f"--count {count}: give at least 1"),
@@ -208,7 +209,7 @@ def suggest(
         for i, s in enumerate(advice.suggestions, start=1):
             table.add_row(str(i), *[setting(s.config[f]) for f in factors], f"{s.cost:.3g}", f"{100 * s.gain:.0f} %",
                           f"#{s.repeats}" if s.repeats else "a measured run" if s.measured else "")
-        cli.out.print(cli.snug(table))
+        cli.out.print(snug(table))
         for i, s in enumerate(advice.suggestions, start=1):
             cli.out.print(f"{i}. {s.sentence}", highlight=False, soft_wrap=True)
 
