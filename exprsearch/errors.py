@@ -21,6 +21,11 @@ class ShortData(DataError):
     """The rows are valid but too few for a law (a group of a table with a single usable row)."""
 
 
+class RepeatedSummaries(DataError):
+    """Rows that each summarise runs (--spread) hold a configuration twice: which summary stands for
+    it is the user's to say. In a --by group, the other groups are still fitted."""
+
+
 class GrammarError(ExprsearchError, ValueError):
     """A grammar file is malformed: TOML syntax, unknown rule, name or function, bad limits."""
 

@@ -14,7 +14,7 @@ import numpy as np
 from . import rowfilter
 from .columns import across_note, inferred, rejoined, require_column
 from .data import Dataset, filtered, from_frame
-from .errors import DataError
+from .errors import DataError, ShortData
 from .spread import attach as with_spread
 from .spread import split_off
 from .tables import file_lines, lazy_pandas, read_table, rows_named
@@ -43,17 +43,19 @@ def load_groups(
 
 def load_grouped(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
-    tolerate: type[DataError] = DataError, sheet: str | None = None, drop_stray: bool = False,
-    where: Sequence[Condition] = (), spread: tuple[str, str] | None = None,
+    tolerate: type[DataError] | tuple[type[DataError], ...] = DataError, sheet: str | None = None,
+    drop_stray: bool = False, where: Sequence[Condition] = (), spread: tuple[str, str] | None = None,
+    short: set[str] | None = None,
 ) -> tuple[dict[str, Dataset], dict[str, str]]:
     """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
     failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet;
     ``where``: the --where conditions whose rows are grouped; ``spread``: the columns of the runs
-    each row summarises (:mod:`exprsearch.spread`)."""
+    each row summarises (:mod:`exprsearch.spread`); ``short`` is given the names of the groups that
+    failed for too few rows (:class:`ShortData`), where larger groups would help."""
     path = Path(path)
     frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])
     return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept),
-                    _digest(path), spread)
+                    _digest(path), spread, short)
 
 
 def load_targets(
@@ -92,9 +94,9 @@ def load_targets(
 
 
 def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[str] | None, drop_missing: bool,
-             tolerate: type[DataError], sheet: str | None, drop_stray: bool,
-             filtering: tuple[Sequence[Condition], str | None], sha: str,
-             spread: tuple[str, str] | None = None) -> tuple[dict[str, Dataset], dict[str, str]]:
+             tolerate: type[DataError] | tuple[type[DataError], ...], sheet: str | None, drop_stray: bool,
+             filtering: tuple[Sequence[Condition], str | None], sha: str, spread: tuple[str, str] | None = None,
+             short: set[str] | None = None) -> tuple[dict[str, Dataset], dict[str, str]]:
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else rejoined(list(by), columns)
     factors = None if factors is None else rejoined(factors, columns)
@@ -146,6 +148,8 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
                                    group=tuple((k, v.item() if hasattr(v, "item") else v) for k, v in zip(keys, values)))
         except tolerate as exc:
             failures[name] = str(exc)
+            if short is not None and isinstance(exc, ShortData):
+                short.add(name)
         except DataError as exc:
             raise DataError(f"group {name}: {exc}") from None
     return groups, failures

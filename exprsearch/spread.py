@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .columns import require_column
-from .errors import DataError
+from .errors import DataError, RepeatedSummaries
 from .roles import statistic
 from .rowsets import row_groups
 from .tables import lazy_pandas, placed, rows_named
@@ -94,7 +94,7 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
         named = ", ".join(f"{f}={setting(v)}" for f, v in zip(dataset.factors, dataset.X[twice[0]]))
         more = int(np.sum(counts > 1)) - 1
         others = f" (and {more} more configurations on several rows)" if more else ""
-        raise DataError(f"--spread {sd_name},{count_name}: {where} holds {named or 'its one configuration'} at "
+        raise RepeatedSummaries(f"--spread {sd_name},{count_name}: {where} holds {named or 'its one configuration'} at "
                         f"{rows_named(twice, dataset.places)}{others}, "
                         "but --spread takes one row per configuration: keep one with --where or another factor, or "
                         "leave --spread out, and the rows' differences measure the noise")

@@ -281,3 +281,27 @@ def test_a_count_the_same_for_every_row_may_be_given_as_a_number(tmp_path):
                "p=1..128:x2", "--bootstrap", "20")
     assert plan.exit_code == 0, plan.output
     assert "each suggestion is 5 runs, as many as a row summarises, to be written as one row" in said(plan)
+
+
+def test_a_group_holding_a_summarised_configuration_twice_is_named_and_the_others_fitted(tmp_path):
+    """MLPerf HPC's summary by benchmark, accelerator and submitter: one submitter's 512-GPU result
+    in two rounds stopped the whole run, the other groups' laws with it."""
+    frame = summaries()
+    both = pd.concat([frame.assign(site="a"), pd.concat([frame, frame.head(2)]).assign(site="b")])
+    path = tmp_path / "two.csv"
+    both.to_csv(path, index=False)
+    result = run("run", path, "--target", "time", "--by", "site", "--spread", "time_std,runs", "--bootstrap", 0,
+                 "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "site_a" / "law.json").exists() and not (tmp_path / "out" / "site_b").exists()
+    assert "no law for group site=b: --spread time_std,runs:" in said(result)
+    assert "holds p=1, n=1000 at lines 20, 38 (and 1 more configurations on several rows)" in said(result)
+    short = set()
+    groups, failed = load_grouped(path, "time", ["site"], spread=("time_std", "runs"), short=short)
+    assert list(groups) == ["site=a"] and list(failed) == ["site=b"] and not short  # not for want of rows
+    only = tmp_path / "only.csv"
+    both[both.site == "b"].assign(site=lambda f: np.where(f.n > 1000, "c", "b")).to_csv(only, index=False)
+    result = run("run", only, "--target", "time", "--by", "site", "--spread", "time_std,runs", "--out",
+                 tmp_path / "none")
+    assert result.exit_code == 2 and "none of the 2 groups of --by site can be fitted" in said(result)
+    assert "fewer columns" not in said(result) and not (tmp_path / "none").exists()

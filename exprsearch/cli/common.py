@@ -244,13 +244,15 @@ def _check_kind(given: str | None) -> None:
 
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drops: tuple[bool, bool],
-              by: str | None = None, sheet: str | None = None, where: list[str] = (), spread: str | None = None):
+              by: str | None = None, sheet: str | None = None, where: list[str] = (), spread: str | None = None,
+              short: set[str] | None = None):
     """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
     file's CALLPATH:METRICs, of the rows (or points) ``where``'s --where conditions keep; and the
     --by groups that cannot be fitted, with the reason (an error where none can). ``drops``:
-    --drop-missing and --drop-stray; ``spread``: --spread's columns of the runs each row summarises."""
+    --drop-missing and --drop-stray; ``spread``: --spread's columns of the runs each row summarises;
+    ``short`` is given the groups that failed for too few rows."""
     from ..data import DataError, load_table
-    from ..errors import ShortData
+    from ..errors import RepeatedSummaries, ShortData
     from ..grouped import load_grouped
     from ..readers import detect_format, load_series
     from ..rowfilter import parse
@@ -264,15 +266,21 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
         if target is None:
             raise _target_needed(data, sheet=sheet)
         if by is not None:
-            # a group too small for a law is named and the others fitted; a bad value stops the run
+            # a group too small for a law, or holding a summarised configuration twice, is named and the
+            # others fitted; a bad value stops the run
+            short = set() if short is None else short
             groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
-                                          tolerate=ShortData, sheet=sheet, drop_stray=drop_stray, where=conditions,
-                                          spread=pair)
+                                          tolerate=(ShortData, RepeatedSummaries), sheet=sheet, drop_stray=drop_stray,
+                                          where=conditions, spread=pair, short=short)
             if not groups:
                 name, reason = next(iter(failed.items()))
-                raise DataError(f"group {name}: {reason}" if len(failed) == 1 else
-                                f"none of the {len(failed)} groups of --by {by} holds rows enough for a law (the "
-                                f"first, {name}: {reason}); --by with fewer columns makes larger groups")
+                if len(failed) == 1:
+                    raise DataError(f"group {name}: {reason}")
+                raise DataError(f"none of the {len(failed)} groups of --by {by} holds rows enough for a law (the "
+                                f"first, {name}: {reason}); --by with fewer columns makes larger groups"
+                                if 2 * len(short) >= len(failed) else
+                                f"none of the {len(failed)} groups of --by {by} can be fitted; the first, {name}: "
+                                f"{reason}")
             return groups, failed
         return {"": load_table(data, target, _split(factors), drop_missing=drop_missing, sheet=sheet,
                                drop_stray=drop_stray, where=conditions, spread=pair)}, {}

@@ -103,10 +103,9 @@ def run(
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
         check_measure(measure)  # before the data are read
         datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet, where,
-                                       spread)
+                                       spread, short)
         datasets = {name: summarised(dataset, measure) for name, dataset in datasets.items()}
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
-        short.update(unloaded)  # each too few rows (ShortData)
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   scheduler)
         rates = [] if target_kind else sorted({d.target for d in datasets.values() if kind_of(d.target, None) == "rate"})
@@ -116,7 +115,8 @@ def run(
         if segments:
             datasets = segmented.split(datasets, law_name(segments), rules, mapping, intrinsic_factors, settings,
                                        json_)
-        placed = {name: _place(directory, name, dataset, len(datasets)) for name, dataset in datasets.items()}
+        count = len(datasets) + len(unloaded)  # a --by group left without a law keeps the others in their folders
+        placed = {name: _place(directory, name, dataset, count) for name, dataset in datasets.items()}
         parents = {placed[name].parent for name, dataset in datasets.items() if dataset.segment} if plot else set()
         for folder, files in [*((f, names) for f in placed.values()), *((f, segmented.FIGURE) for f in parents)]:
             if force:  # before the search, not after it
