@@ -55,9 +55,11 @@ def say_regime(result: Result, said: set[str] | None = None) -> None:
     elif misfit is None or misfit >= 0.01:
         return
     if result.dataset.spread is not None:  # the noise is the columns', which may not be between runs
-        _note(f"the law misses the noise read from --spread {','.join(result.dataset.spread)}: if that is a "
-              "standard deviation over the steps of a run, not between runs, it is narrower than how runs differ and "
-              "no law fits within it (docs/method.md)")
+        _note(f"the law misses the noise read from --spread {','.join(result.dataset.spread)} (MAPE {error:.3g} % "
+              f"against {noise:.3g} %): the rows differ by more than their runs do, through a setting the factors "
+              "leave out (a batch size that grows with the workers) or a change the law does not follow; or, if that "
+              "is a standard deviation over the steps of a run, not between runs, it is narrower than how runs differ "
+              "and no law fits within it (docs/method.md)")
     factors = [f for f in result.dataset.factors if len(np.unique(result.dataset.column(f))) >= 2 * segments.MIN_VALUES]
     if factors:
         named = factors[0] if len(factors) == 1 else "FACTOR"
