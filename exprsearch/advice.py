@@ -48,6 +48,14 @@ def basis(devices: str | None, price: float | None, rate: str | None = None, wor
     return f"({' × '.join(parts)})" if len(parts) > 1 or rate is not None or work is not None else "(its predicted time)"
 
 
+def share(gain: float) -> str:
+    """A share of the uncertainty as a percentage that never rounds a part to the whole or to
+    nothing: 99.6 % is "over 99 %", since a "100 %" followed by a further gain reads as a contradiction."""
+    if 0.99 < gain < 1:
+        return "over 99 %"
+    return "under 1 %" if 0 < gain < 0.01 else f"{100 * gain:.0f} %"
+
+
 def sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, basis: str,
               again: bool = False) -> str:
     where = ", ".join(f"{f}={setting(grid[f][i])}" for f in factors) + (" once more" if again else "")
@@ -58,8 +66,8 @@ def sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, fa
         a, b = np.unravel_index(np.argmax(here * there), here.shape)
         if here[a, b] > 0:
             return (f"{where}: separates {written(*laws[a])} from {written(*laws[b])}, which differ by "
-                    f"{apart(here[a, b])} here and {apart(there[a, b])} at the target; expected to remove {100 * gain:.0f} % of the uncertainty there; {paid}")
-    return (f"{where}: narrows the spread of the law's constants; expected to remove {100 * gain:.0f} % of the "
+                    f"{apart(here[a, b])} here and {apart(there[a, b])} at the target; expected to remove {share(gain)} of the uncertainty there; {paid}")
+    return (f"{where}: narrows the spread of the law's constants; expected to remove {share(gain)} of the "
             f"uncertainty at the target; {paid}")
 
 
@@ -68,7 +76,7 @@ def again(i: int, gain: float, cost: float, factors, grid, basis: str, first: in
     holds, so only the further gain and the cost."""
     where = ", ".join(f"{f}={setting(grid[f][i])}" for f in factors)
     paid = f"costs about {cost:.3g} {basis}"
-    return (f"{where} once more, as in suggestion {first}: expected to remove a further {100 * gain:.0f} % of the "
+    return (f"{where} once more, as in suggestion {first}: expected to remove a further {share(gain)} of the "
             f"uncertainty at the target; {paid}")
 
 

@@ -49,7 +49,7 @@ MINIMUM_GAIN = 0.01  # after the first suggestion, ones that would remove under 
 class Suggestion:
     config: dict[str, float]
     cost: float
-    gain: float  # share of the target's variance that measuring here is expected to remove
+    gain: float  # share of the target's variance now that measuring here, after the suggestions before it, removes
     measured: bool  # the data holds this configuration already: a repeat run
     sentence: str
     repeats: int | None = None  # the earlier suggestion of this answer it repeats (numbered from 1)
@@ -189,6 +189,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     taken = {f: set(np.unique(result.dataset.column(f)).tolist()) for f in law.factors}
     in_data = measured.copy()
     chosen, gains = [], []
+    left = 1.0  # of the target's variance now, what the suggestions so far would leave
     short = ""  # why fewer than ``count`` runs are suggested
     for _ in range(count):
         open_ = usable[:-1] & (cost > 0) & (dearest <= budget if capped else True)
@@ -208,12 +209,13 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         # the configuration the plan spends most on; of equal shares, one not measured yet (it also
         # tests the law's form, which a repeat cannot)
         best = int(np.lexsort((measured, -np.round(spend / max(spend.max(), 1e-300), 6)))[0])
-        gain = _gain(features, precision, noise, best)
+        gain = left * _gain(features, precision, noise, best)  # of the variance now, not of what is left
         if gain < MINIMUM_GAIN and chosen:
             short = f"a further run would remove under {100 * MINIMUM_GAIN:g} % of the uncertainty at the target"
             break
         chosen.append(best)
         gains.append(gain)
+        left -= gain
         measured[best] = True  # a second suggestion of it in this answer is a repeat
         taken = {f: taken[f] | {float(grid[f][best])} for f in law.factors}
         # as if measured: condition the ensemble on that configuration, and plan the rest

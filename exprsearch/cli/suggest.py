@@ -66,7 +66,7 @@ def suggest(
 
     The law is searched as run searches it with the same options (--grammar, --map, --intrinsic, --loss, …)."""
     from .. import export
-    from ..advice import per_step
+    from ..advice import per_step, share
     from ..configs import (
         ConfigError,
         check_factors,
@@ -207,7 +207,7 @@ def suggest(
         for column in table.columns:
             column.overflow = "fold"
         for i, s in enumerate(advice.suggestions, start=1):
-            table.add_row(str(i), *[setting(s.config[f]) for f in factors], f"{s.cost:.3g}", f"{100 * s.gain:.0f} %",
+            table.add_row(str(i), *[setting(s.config[f]) for f in factors], f"{s.cost:.3g}", share(s.gain),
                           f"#{s.repeats}" if s.repeats else "a measured run" if s.measured else "")
         cli.out.print(snug(table))
         for i, s in enumerate(advice.suggestions, start=1):
