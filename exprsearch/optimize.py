@@ -4,6 +4,7 @@ time budget, with the Pareto set of time vs cost."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,6 +132,38 @@ def optimize(
 
 def _left_out(why: str, mask: np.ndarray, columns: dict[str, np.ndarray]) -> tuple[str, int, str]:
     return why, int(mask.sum()), describe(columns, int(np.flatnonzero(mask)[0])) if mask.any() else ""
+
+
+_UNITS = {"ms": "ms", "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "min", "mins": "min",
+          "minute": "min", "minutes": "min", "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h"}
+_ALTERNATIVES = "|".join(sorted(_UNITS, key=len, reverse=True))
+_NAMED = re.compile(rf"(?:^|[_\-. (])({_ALTERNATIVES})\)?$", re.IGNORECASE)  # epoch_s, ttt_min, time (h)
+_PER = re.compile(rf"(?:per[_\-. ]?|/)({_ALTERNATIVES})$", re.IGNORECASE)  # images_per_sec, tokens/s
+_SPELLED = {"ms": "milliseconds", "s": "seconds", "min": "minutes", "h": "hours"}
+
+
+def priced_unit(target: str, given: str | None, rate: bool = False) -> tuple[str, str | None]:
+    """The unit of the target's time a price per hour is paid for: ``given`` (--time-unit), else
+    the one the target's name ends in (``ttt_min_mean``, ``epoch_s``; a rate's ``images_per_sec``),
+    else seconds; and, where not given, the note saying which (minutes taken for seconds cost 60
+    times too little)."""
+    if given is not None:
+        return given, None
+    from .roles import statistic, stem
+
+    kind = statistic(target)
+    name = (stem(target) or target) if kind else target  # ttt_min_mean: the unit of ttt_min
+    found = (_PER if rate else _NAMED).search(name)
+    what = f"the time of {target}, work / {target}," if rate else f"the target {target}"
+    if found:
+        unit = _UNITS[found.group(1).lower()]
+        return unit, (f"{what} is taken in {_SPELLED[unit]} for the price per hour, as its name says "
+                      "(--time-unit sets another)")
+    if kind == "min" and not rate and target.lower().endswith("min"):
+        return "s", (f"{what} ends in 'min', a minimum or minutes: it is taken in seconds for the price per "
+                     "hour; --time-unit min if it is minutes")
+    return "s", (f"{what} is taken in seconds for the price per hour; its name gives no unit, and --time-unit ms, "
+                 "min or h sets another")
 
 
 def hours_per(time_unit: str) -> float:

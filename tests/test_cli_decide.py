@@ -564,3 +564,28 @@ def test_predict_a_constant_law_with_a_wide_interval(tmp_path):
     warnings = json.loads(result.stdout)["warnings"]
     assert any("wider than half the prediction at 1 configuration(s)" in w for w in warnings)
     assert not any("per doubling" in w for w in warnings)
+
+
+@pytest.mark.parametrize("target, unit, words", [
+    ("ttt_min_mean", 60.0, "the target ttt_min_mean is taken in minutes for the price per hour, as its name says"),
+    ("epoch_s", 1.0, "the target epoch_s is taken in seconds for the price per hour, as its name says"),
+    ("ttt_min", 1.0, "the target ttt_min ends in 'min', a minimum or minutes: it is taken in seconds"),
+    ("time", 1.0, "the target time is taken in seconds for the price per hour; its name gives no unit"),
+])
+def test_a_price_per_hour_counts_the_target_in_the_unit_its_name_gives_and_says_which(tmp_path, target, unit, words):
+    """MLPerf's ttt_min_mean is minutes; priced as seconds, a run cost 60 times too little and
+    nothing said in what unit its time had been taken."""
+    from dataclasses import replace
+
+    path = tmp_path / "law.json"
+    path.write_text(replace(law(), target=target).to_json())
+    options = ("optimize", path, "--vary", "p=1..64", "--fix", "n=16000", "--price", "3600", "--devices", "p")
+    result = run(*options, "--json")
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.stdout)["best"]
+    time, p = best["time"], best["config"]["p"]
+    assert best["cost"] == pytest.approx(time * p * unit, rel=1e-9)  # 3600 per hour: the time in seconds
+    assert words in " ".join(result.output.split())
+    given = json.loads(run(*options, "--time-unit", "s", "--json").stdout)["best"]
+    assert given["cost"] == pytest.approx(given["time"] * given["config"]["p"], rel=1e-9)
+    assert "for the price per hour" not in " ".join(run(*options, "--time-unit", "s").output.split())

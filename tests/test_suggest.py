@@ -680,3 +680,20 @@ def test_a_suggestion_the_table_measured_in_rows_where_left_out_is_said_measured
     unmeasured = run(*asked, "--where", "gpus<=8")
     assert unmeasured.exit_code == 0 and json.loads(unmeasured.stdout)["suggestions"][0]["gpus"] == 32
     assert "measured already" not in unmeasured.stderr
+
+
+def test_a_price_takes_the_unit_the_targets_name_gives_as_optimize_does(tmp_path):
+    """A target in minutes priced per hour as if in seconds cost 60 times too little, unsaid."""
+    path = tmp_path / "m.csv"
+    measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4]).rename(columns={"time": "epoch_minutes"}).to_csv(
+        path, index=False)
+    plan = ("-t", "epoch_minutes", "--vary", "p=1..64:x2", "--at", "p=512", "--devices", "p", "--price", "2.5",
+            "--bootstrap", "20")
+    named = run("suggest", path, *plan, "--json")
+    assert named.exit_code == 0, named.output
+    assert "the target epoch_minutes is taken in minutes for the price per hour, as its name says" in \
+        " ".join(named.output.split())
+    given = json.loads(run("suggest", path, *plan, "--time-unit", "min", "--json").stdout)
+    assert json.loads(named.stdout)["suggestions"][0]["cost"] == pytest.approx(given["suggestions"][0]["cost"], rel=1e-12)
+    seconds = json.loads(run("suggest", path, *plan, "--time-unit", "s", "--json").stdout)
+    assert given["suggestions"][0]["cost"] == pytest.approx(60 * seconds["suggestions"][0]["cost"], rel=1e-9)

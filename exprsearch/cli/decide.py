@@ -251,7 +251,7 @@ def optimize_command(
     price_table: Annotated[Path | None, typer.Option(help="A table (CSV, workbook, …): factor columns and a 'price' column per hour.", rich_help_panel="Cost and budget")] = None,
     price_sheet: Annotated[str | None, typer.Option(help="With --price-table: an Excel workbook's sheet, where more than one holds data.", rich_help_panel="Cost and budget")] = None,
     budget: Annotated[float | None, typer.Option(help="Largest acceptable predicted time of a run, in the target's unit.", rich_help_panel="Cost and budget")] = None,
-    time_unit: Annotated[str | None, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s (the default), min or h, for --price or --price-table.", rich_help_panel="Cost and budget")] = None,
+    time_unit: Annotated[str | None, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h, for --price or --price-table; default: the unit its name ends in (ttt_min_mean, epoch_s), else s, said in a note.", rich_help_panel="Cost and budget")] = None,
     work_: Annotated[float | None, typer.Option("--work", help="What one run processes, for --budget and prices: with a rate (samples/s) a run's time is work / rate; with a time per step (or per sample), work × time.", rich_help_panel="Cost and budget")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.", rich_help_panel="Output")] = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the time/cost Pareto set into this PNG (with a price).", rich_help_panel="Output")] = None,
@@ -261,7 +261,7 @@ def optimize_command(
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
 
     from ..configs import ConfigError, setting
-    from ..optimize import Pricing, measured_space, optimize
+    from ..optimize import Pricing, measured_space, optimize, priced_unit
 
     notes: list[str] = []
 
@@ -275,7 +275,10 @@ def optimize_command(
         _check_prices(price, price_table, price_sheet, time_unit)
         table = None if price_table is None else _read_prices(price_table, price_sheet, law.factors)
         devices_factor = None if devices is None else law_name(devices)
-        pricing = Pricing(price, devices_factor, table, time_unit or "s", f"the price table '{price_table}'") \
+        unit, said = priced_unit(law.target, time_unit, law.rate)
+        if price is not None or table is not None:
+            notes.extend([said] if said else [])
+        pricing = Pricing(price, devices_factor, table, unit, f"the price table '{price_table}'") \
             if (price is not None or table is not None or devices is not None) else None
         if devices is not None and price is None and table is None:
             run_time = f"--work / {law.target}" if law.rate else f"--work × {law.target}" if work_ else law.target

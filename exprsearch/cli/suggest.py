@@ -35,7 +35,7 @@ def suggest(
     price: Annotated[float | None, typer.Option(help="Price per device-hour (or per hour without --devices), as optimize takes it: costs and --cost-budget are then money. Without it a run costs its devices × its time, in the target's unit.", rich_help_panel="Plan")] = None,
     price_table: Annotated[Path | None, typer.Option(help="A table (CSV, workbook, …): factor columns and a 'price' column per hour (per device with --devices), as optimize takes it; configurations it does not price are not suggested.", rich_help_panel="Plan")] = None,
     price_sheet: Annotated[str | None, typer.Option(help="With --price-table: an Excel workbook's sheet, where more than one holds data.", rich_help_panel="Plan")] = None,
-    time_unit: Annotated[str | None, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s (the default), min or h, for --price or --price-table.", rich_help_panel="Plan")] = None,
+    time_unit: Annotated[str | None, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h, for --price or --price-table; default: the unit its name ends in (ttt_min_mean, epoch_s), else s, said in a note.", rich_help_panel="Plan")] = None,
     tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).", rich_help_panel="Plan")] = 0.05,
     budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time, or money with --price or --price-table); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.", rich_help_panel="Plan")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.", rich_help_panel="Search")] = "default",
@@ -80,6 +80,7 @@ def suggest(
     from ..fit import FitSettings
     from ..grammar import load as load_grammar
     from ..identify import unpinned_notes
+    from ..optimize import priced_unit
     from ..repeats import check_measure, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
@@ -179,9 +180,12 @@ def suggest(
                       f"fitted as one value like the others (--measure {measure}); its cost is that of all {runs}")
         prices = None if price_table is None else cli._read_prices(price_table, price_sheet, result.law.factors)
         priced = price is not None or prices is not None
+        unit, said = priced_unit(result.law.target, time_unit, result.law.rate)
+        if priced and said:
+            cli._note(said)
         return result, runs, advise(result, space, point, count, devices and law_name(devices),
                                     1.0 if price is None else price, tolerance, budget, work_, runs,
-                                    (time_unit or "s") if priced else None, prices)
+                                    unit if priced else None, prices)
 
     result, runs, advice = cli._guard(work)
     if where and not _series_columns(by, series) and not advice.settled:
