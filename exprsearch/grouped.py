@@ -14,7 +14,7 @@ import numpy as np
 from . import rowfilter
 from .columns import across_note, inferred, rejoined, require_column
 from .data import Dataset, filtered, from_frame
-from .errors import DataError, ShortData
+from .errors import DataError
 from .spread import attach as with_spread
 from .spread import split_off
 from .tables import file_lines, lazy_pandas, read_table, rows_named
@@ -45,17 +45,17 @@ def load_grouped(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
     tolerate: type[DataError] | tuple[type[DataError], ...] = DataError, sheet: str | None = None,
     drop_stray: bool = False, where: Sequence[Condition] = (), spread: tuple[str, str] | None = None,
-    short: set[str] | None = None,
+    kinds: dict[str, type[DataError]] | None = None,
 ) -> tuple[dict[str, Dataset], dict[str, str]]:
     """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
     failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet;
     ``where``: the --where conditions whose rows are grouped; ``spread``: the columns of the runs
-    each row summarises (:mod:`exprsearch.spread`); ``short`` is given the names of the groups that
-    failed for too few rows (:class:`ShortData`), where larger groups would help."""
+    each row summarises (:mod:`exprsearch.spread`); ``kinds`` is given each failed group's kind of
+    error (:class:`ShortData`, too few rows, where larger groups would help)."""
     path = Path(path)
     frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])
     return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept),
-                    _digest(path), spread, short)
+                    _digest(path), spread, kinds)
 
 
 def load_targets(
@@ -96,7 +96,7 @@ def load_targets(
 def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[str] | None, drop_missing: bool,
              tolerate: type[DataError] | tuple[type[DataError], ...], sheet: str | None, drop_stray: bool,
              filtering: tuple[Sequence[Condition], str | None], sha: str, spread: tuple[str, str] | None = None,
-             short: set[str] | None = None) -> tuple[dict[str, Dataset], dict[str, str]]:
+             kinds: dict[str, type[DataError]] | None = None) -> tuple[dict[str, Dataset], dict[str, str]]:
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else rejoined(list(by), columns)
     factors = None if factors is None else rejoined(factors, columns)
@@ -148,8 +148,8 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
                                    group=tuple((k, v.item() if hasattr(v, "item") else v) for k, v in zip(keys, values)))
         except tolerate as exc:
             failures[name] = str(exc)
-            if short is not None and isinstance(exc, ShortData):
-                short.add(name)
+            if kinds is not None:
+                kinds[name] = type(exc)
         except DataError as exc:
             raise DataError(f"group {name}: {exc}") from None
     return groups, failures

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from exprsearch import search
 from exprsearch.cli import app
 from exprsearch.data import as_dataset, load_table
-from exprsearch.errors import DataError, SearchError
+from exprsearch.errors import DataError, RepeatedSummaries, SearchError
 from exprsearch.grouped import load_grouped
 from exprsearch.spread import parse
 
@@ -298,9 +298,17 @@ def test_a_group_holding_a_summarised_configuration_twice_is_named_and_the_other
     assert (tmp_path / "out" / "site_a" / "law.json").exists() and not (tmp_path / "out" / "site_b").exists()
     assert "no law for group site=b: --spread time_std,runs:" in said(result)
     assert "holds p=1, n=1000 at lines 20, 38 (and 1 more configurations on several rows)" in said(result)
-    short = set()
-    groups, failed = load_grouped(path, "time", ["site"], spread=("time_std", "runs"), short=short)
-    assert list(groups) == ["site=a"] and list(failed) == ["site=b"] and not short  # not for want of rows
+    kinds = {}
+    groups, failed = load_grouped(path, "time", ["site"], spread=("time_std", "runs"), kinds=kinds)
+    assert list(groups) == ["site=a"] and list(failed) == ["site=b"] and kinds == {"site=b": RepeatedSummaries}
+    three = tmp_path / "three.csv"  # groups that each repeat one: one note, not one per group
+    pd.concat([both, both[both.site == "b"].assign(site="d")]).to_csv(three, index=False)
+    result = run("run", three, "--target", "time", "--by", "site", "--spread", "time_std,runs", "--bootstrap", 0,
+                 "--out", tmp_path / "three")
+    assert result.exit_code == 0, result.output
+    assert "no law for 2 groups (site=b; site=d): each holds a configuration on several rows, and --spread takes " \
+           "one row per configuration; the first, site=b: --spread time_std,runs:" in said(result)
+    assert "no law for group site=d" not in said(result) and said(result).count("no law for") == 1
     only = tmp_path / "only.csv"
     both[both.site == "b"].assign(site=lambda f: np.where(f.n > 1000, "c", "b")).to_csv(only, index=False)
     result = run("run", only, "--target", "time", "--by", "site", "--spread", "time_std,runs", "--out",

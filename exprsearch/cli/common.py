@@ -245,12 +245,12 @@ def _check_kind(given: str | None) -> None:
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drops: tuple[bool, bool],
               by: str | None = None, sheet: str | None = None, where: list[str] = (), spread: str | None = None,
-              short: set[str] | None = None):
+              kinds: dict | None = None):
     """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
     file's CALLPATH:METRICs, of the rows (or points) ``where``'s --where conditions keep; and the
     --by groups that cannot be fitted, with the reason (an error where none can). ``drops``:
     --drop-missing and --drop-stray; ``spread``: --spread's columns of the runs each row summarises;
-    ``short`` is given the groups that failed for too few rows."""
+    ``kinds`` is given each failed group's kind of error."""
     from ..data import DataError, load_table
     from ..errors import RepeatedSummaries, ShortData
     from ..grouped import load_grouped
@@ -268,17 +268,17 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
         if by is not None:
             # a group too small for a law, or holding a summarised configuration twice, is named and the
             # others fitted; a bad value stops the run
-            short = set() if short is None else short
+            kinds = {} if kinds is None else kinds
             groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
                                           tolerate=(ShortData, RepeatedSummaries), sheet=sheet, drop_stray=drop_stray,
-                                          where=conditions, spread=pair, short=short)
+                                          where=conditions, spread=pair, kinds=kinds)
             if not groups:
                 name, reason = next(iter(failed.items()))
                 if len(failed) == 1:
                     raise DataError(f"group {name}: {reason}")
                 raise DataError(f"none of the {len(failed)} groups of --by {by} holds rows enough for a law (the "
                                 f"first, {name}: {reason}); --by with fewer columns makes larger groups"
-                                if 2 * len(short) >= len(failed) else
+                                if 2 * sum(issubclass(k, ShortData) for k in kinds.values()) >= len(failed) else
                                 f"none of the {len(failed)} groups of --by {by} can be fitted; the first, {name}: "
                                 f"{reason}")
             return groups, failed

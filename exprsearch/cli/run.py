@@ -12,7 +12,7 @@ import typer
 from rich.table import Column, Table
 
 from .. import export
-from ..errors import FewConfigurations
+from ..errors import FewConfigurations, RepeatedSummaries, ShortData
 from ..fit import FitSettings
 from ..grammar import load as load_grammar
 from ..law import Law
@@ -103,7 +103,7 @@ def run(
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
         check_measure(measure)  # before the data are read
         datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet, where,
-                                       spread, short)
+                                       spread, failed_kinds)
         datasets = {name: summarised(dataset, measure) for name, dataset in datasets.items()}
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
@@ -140,8 +140,7 @@ def run(
                     if len(datasets) == 1:
                         raise
                     failed[name] = str(exc)  # one group's data say too little: the others still get their laws
-                    if isinstance(exc, FewConfigurations):
-                        short.add(name)
+                    failed_kinds[name] = type(exc)
                     continue
             if kinds[name]:  # law.json says what the target is, where the user or its name said it
                 result = replace(result, law=replace(result.law, target_kind=kinds[name]))
@@ -155,19 +154,20 @@ def run(
         drawn.extend(segmented.figures(results, whole) if plot and parents else ())
         if failed and not results:
             name, reason = next(iter(failed.items()))
-            hint = f"; {len(short)} of them hold too few configurations, and --by with fewer columns makes larger " \
-                "groups" if 2 * len(short) >= len(failed) else ""
+            short = sum(issubclass(kind, (ShortData, FewConfigurations)) for kind in failed_kinds.values())
+            hint = f"; {short} of them hold too few configurations, and --by with fewer columns makes larger " \
+                "groups" if 2 * short >= len(failed) else ""
             raise SearchError(f"none of the {len(failed)} groups could be fitted; the first, {name}: {reason}{hint}")
         shared = beside.shared(results, directory, force, settings.fit) if shared_form and len(results) > 1 else None
         return results, shared
 
     checked: dict[str, list] = {}
     failed: dict[str, str] = {}
-    short: set[str] = set()  # the failed groups whose data are too few for a law
+    failed_kinds: dict[str, type] = {}  # the kind of error of each group in failed
     drawn: list[Path] = []  # the figures of segments beside each other (--segments --plot)
     results, shared = _guard(work)
     if json_:
-        _say_failed(failed)
+        _say_failed(failed, failed_kinds)
         for name, folder, _ in results:  # stdout carries the JSON alone; the verdicts go to stderr
             beside.print_levels(checked.get(name, []), folder, tables=False)
         if len(results) == 1 and not failed:
@@ -208,14 +208,21 @@ def run(
         beside.print_shared(shared)
     for path in drawn:
         out.print(f"wrote {path}", highlight=False)
-    _say_failed(failed)
+    _say_failed(failed, failed_kinds)
 
 
-def _say_failed(failed: dict[str, str]) -> None:
-    """The --by groups left without a law, and why (the others' laws are written)."""
+def _say_failed(failed: dict[str, str], kinds: dict[str, type]) -> None:
+    """The --by groups left without a law, and why (the others' laws are written); the groups that
+    each repeat a configuration of summarised runs in one note, their reasons differing only in the
+    rows they name."""
+    repeated = [name for name in failed if issubclass(kinds.get(name, type), RepeatedSummaries)]
+    if len(repeated) > 1:
+        _note(f"no law for {len(repeated)} groups ({_named(repeated)}): each holds a configuration on several rows, "
+              f"and --spread takes one row per configuration; the first, {repeated[0]}: {failed[repeated[0]]}")
     reasons: dict[str, list[str]] = {}
     for name, reason in failed.items():
-        reasons.setdefault(reason, []).append(name)
+        if len(repeated) < 2 or name not in repeated:
+            reasons.setdefault(reason, []).append(name)
     for reason, names in reasons.items():
         which = f"group {names[0]}" if len(names) == 1 else f"{len(names)} groups ({_named(names)})"
         _note(f"no law for {which}: {reason}")
