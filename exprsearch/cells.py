@@ -96,11 +96,11 @@ def clock_seconds(column: pd.Series) -> pd.Series | None:
                     lambda parts: parts.astype(float).fillna(0.0).to_numpy() @ np.array([86400.0, 3600.0, 60.0, 1.0]))
 
 
-_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0,
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0,
                "seconds": 1.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "h": 3600.0,
                "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0, "d": 86400.0, "day": 86400.0,
                "days": 86400.0}
-_TIMED = re.compile(rf"^\s*({NUMBER})\s*(" + "|".join(sorted(_TIME_UNITS, key=len, reverse=True)) + r")\s*$",
+_TIMED = re.compile(rf"^\s*({NUMBER})\s*(" + "|".join(sorted(TIME_UNITS, key=len, reverse=True)) + r")\s*$",
                     re.IGNORECASE)
 
 
@@ -109,7 +109,7 @@ def unit_seconds(column: pd.Series) -> pd.Series | None:
     1.2min, 37.5s; 350 ms, 2 h), in seconds (empty cells stay missing); else None. A unit that
     could be another (m: minutes or metres) is left to :func:`check_written`."""
     # a case-blind µ matches the Greek μ that keyboards type, which lower() leaves Greek
-    scale = {**_TIME_UNITS, **{u.replace("µ", "μ"): v for u, v in _TIME_UNITS.items() if "µ" in u}}
+    scale = {**TIME_UNITS, **{u.replace("µ", "μ"): v for u, v in TIME_UNITS.items() if "µ" in u}}
     return _seconds(column, _TIMED, lambda parts: parts[0].astype(float).to_numpy() *
                     parts[1].str.lower().map(scale).to_numpy(dtype=float))
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .cells import TIME_UNITS
 from .configs import ConfigError, check_varies, constraint_mask, defined, describe, grid, measured_span
 from .law import Law
 from .tables import file_lines, rows_named
@@ -134,8 +135,8 @@ def _left_out(why: str, mask: np.ndarray, columns: dict[str, np.ndarray]) -> tup
     return why, int(mask.sum()), describe(columns, int(np.flatnonzero(mask)[0])) if mask.any() else ""
 
 
-_UNITS = {"ms": "ms", "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "min", "mins": "min",
-          "minute": "min", "minutes": "min", "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h"}
+# each word for a unit of time (cells' table, as a cell such as "2 min" is read) as --time-unit names it
+_UNITS = {word: unit for word, seconds in TIME_UNITS.items() for unit, per in SECONDS.items() if per == seconds}
 _ALTERNATIVES = "|".join(sorted(_UNITS, key=len, reverse=True))
 _NAMED = re.compile(rf"(?:^|[_\-. (])({_ALTERNATIVES})\)?$", re.IGNORECASE)  # epoch_s, ttt_min, time (h)
 _PER = re.compile(rf"(?:per[_\-. ]?|/)({_ALTERNATIVES})$", re.IGNORECASE)  # images_per_sec, tokens/s

@@ -94,10 +94,10 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
         named = ", ".join(f"{f}={setting(v)}" for f, v in zip(dataset.factors, dataset.X[twice[0]]))
         more = int(np.sum(counts > 1)) - 1
         others = f" (and {more} more configurations on several rows)" if more else ""
-        raise RepeatedSummaries(f"--spread {sd_name},{count_name}: {where} holds {named or 'its one configuration'} at "
-                        f"{rows_named(twice, dataset.places)}{others}, "
-                        "but --spread takes one row per configuration: keep one with --where or another factor, or "
-                        "leave --spread out, and the rows' differences measure the noise")
+        raise RepeatedSummaries(
+            f"--spread {sd_name},{count_name}: {where} holds {named or 'its one configuration'} at "
+            f"{rows_named(twice, dataset.places)}{others}, but --spread takes one row per configuration: keep one "
+            "with --where or another factor, or leave --spread out, and the rows' differences measure the noise")
     at = {place: k for k, place in enumerate(np.asarray(placed(np.arange(len(values)), numbering)).tolist())}
     rows = np.array([at[place] for place in np.asarray(dataset.places).tolist()], dtype=np.intp)
     sd, count = values[rows, 0], values[rows, 1]

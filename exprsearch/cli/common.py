@@ -243,6 +243,14 @@ def _check_kind(given: str | None) -> None:
         raise SettingsError(f"--target-kind {given}: give time or rate")
 
 
+def too_few(kinds: dict[str, type]) -> int:
+    """How many failed groups (``kinds``: each one's kind of error) hold too few rows or
+    configurations for a law, which --by with fewer columns would help."""
+    from ..errors import FewConfigurations, ShortData
+
+    return sum(issubclass(kind, (ShortData, FewConfigurations)) for kind in kinds.values())
+
+
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drops: tuple[bool, bool],
               by: str | None = None, sheet: str | None = None, where: list[str] = (), spread: str | None = None,
               kinds: dict | None = None):
@@ -278,7 +286,7 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
                     raise DataError(f"group {name}: {reason}")
                 raise DataError(f"none of the {len(failed)} groups of --by {by} holds rows enough for a law (the "
                                 f"first, {name}: {reason}); --by with fewer columns makes larger groups"
-                                if 2 * sum(issubclass(k, ShortData) for k in kinds.values()) >= len(failed) else
+                                if 2 * too_few(kinds) >= len(failed) else
                                 f"none of the {len(failed)} groups of --by {by} can be fitted; the first, {name}: "
                                 f"{reason}")
             return groups, failed

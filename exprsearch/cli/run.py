@@ -12,7 +12,7 @@ import typer
 from rich.table import Column, Table
 
 from .. import export
-from ..errors import FewConfigurations, RepeatedSummaries, ShortData
+from ..errors import RepeatedSummaries
 from ..fit import FitSettings
 from ..grammar import load as load_grammar
 from ..law import Law
@@ -49,6 +49,7 @@ from .common import (
     _warn,
     app,
     out,
+    too_few,
 )
 from .layout import law_column, series_cell, snug
 
@@ -154,7 +155,7 @@ def run(
         drawn.extend(segmented.figures(results, whole) if plot and parents else ())
         if failed and not results:
             name, reason = next(iter(failed.items()))
-            short = sum(issubclass(kind, (ShortData, FewConfigurations)) for kind in failed_kinds.values())
+            short = too_few(failed_kinds)
             hint = f"; {short} of them hold too few configurations, and --by with fewer columns makes larger " \
                 "groups" if 2 * short >= len(failed) else ""
             raise SearchError(f"none of the {len(failed)} groups could be fitted; the first, {name}: {reason}{hint}")
