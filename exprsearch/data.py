@@ -15,7 +15,7 @@ from . import rowfilter
 from .cells import check_dates, check_written, mostly_numbers, refuse_strays
 from .columns import check_factor_columns, check_settings, columns_named, inferred, require_column
 from .errors import DataError, SearchError, ShortData
-from .repeats import mixed_setups, stray_runs
+from .repeats import mixed_setups, pooled_noise, stray_runs
 from .roles import derived_notes, settings
 from .rowsets import row_groups
 from .runlogs import Runs, as_runs, clocks, job_steps, runs, unfinished
@@ -67,6 +67,9 @@ class Dataset:
     spread: tuple[str, str] | None = None  # --spread: the columns of each row's runs' standard deviation and count
     # --spread: the runs a row stands for, the harmonic mean of their counts (what one more row costs)
     row_runs: int | None = None
+    # --measure, --spread: each row's part of ``noise`` (:func:`pooled_noise`), so that a subset of
+    # the rows, such as a side of --segments, measures its own noise as runs of every row would
+    row_noise: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.X.setflags(write=False)
@@ -86,8 +89,10 @@ class Dataset:
 
     def subset(self, rows: np.ndarray) -> Dataset:
         """The same dataset restricted to ``rows`` (an index or boolean mask)."""
+        parts = None if self.row_noise is None else self.row_noise[rows]
         return replace(self, X=self.X[rows].copy(), y=self.y[rows].copy(),
-                       places=None if self.places is None else self.places[rows])
+                       places=None if self.places is None else self.places[rows], row_noise=parts,
+                       noise=self.noise if parts is None else pooled_noise(parts))
 
     def rows_named(self, rows: np.ndarray) -> str:
         """Rows (positions in ``X``) as the user finds them: the file's lines, a sheet's rows, or

@@ -147,7 +147,8 @@ def summarised(dataset: Dataset, measure: str) -> Dataset:
                             "summarises its runs already: leave one of them out")
     first, config = row_groups(dataset.X)
     counts = np.bincount(config)
-    noise = statistic_noise(config, dataset.y, measure)
+    parts = noise_parts(config, dataset.y, measure)
+    noise = pooled_noise(parts)
     if counts.max() == 1:
         note = f"--measure {measure}: every configuration was measured once, so each is fitted as its one run"
     elif noise is None:
@@ -165,27 +166,43 @@ def summarised(dataset: Dataset, measure: str) -> Dataset:
         (y,) = quantiles(config, dataset.y, 0.0 if measure == "min" else 1.0)
     return replace(dataset, X=dataset.X[first].copy(), y=np.asarray(y, dtype=float),
                    places=None if dataset.places is None else dataset.places[first], measure=measure,
-                   noise=noise, notes=dataset.notes + (note,))
+                   noise=noise, row_noise=parts, notes=dataset.notes + (note,))
 
 
 DRAWS = 20_000  # resampled sets of runs per count of runs: the variance factors to about 1 %
 
 
+def pooled_noise(parts: np.ndarray) -> tuple[float, int] | None:
+    """The relative noise variance of a row and its degrees of freedom (:attr:`Dataset.noise`) from
+    each row's part: the squared relative deviations of its runs from their mean, their degrees of
+    freedom, and the ratio of the row's variance (a mean's, median's… of its runs) to one run's.
+    None where fewer than two degrees of freedom measure it."""
+    squares, dof, factor = np.asarray(parts, dtype=float).reshape(-1, 3).T
+    total = int(round(float(np.sum(dof))))
+    if total < 2:
+        return None
+    return float(np.sum(squares) / total * np.mean(factor)), total
+
+
 def statistic_noise(config: np.ndarray, y: np.ndarray, measure: str) -> tuple[float, int] | None:
     """The relative noise variance of a configuration's ``measure`` of its runs, averaged over the
     configurations, and the degrees of freedom of the runs' pooled spread that measured it (None
-    where fewer than two runs repeat). A mean of m runs has 1/m of one run's variance; a median,
-    minimum or maximum has what m runs drawn from the pooled deviations give it (timing noise is
-    skewed, so a normal law's factors would be off), drawn with a fixed seed."""
+    where fewer than two runs repeat)."""
+    return pooled_noise(noise_parts(config, y, measure))
+
+
+def noise_parts(config: np.ndarray, y: np.ndarray, measure: str) -> np.ndarray:
+    """Each configuration's part of the noise of its ``measure`` (:func:`pooled_noise`). A mean of
+    m runs has 1/m of one run's variance; a median, minimum or maximum has what m runs drawn from
+    the pooled deviations give it (timing noise is skewed, so a normal law's factors would be
+    off), drawn with a fixed seed."""
     counts = np.bincount(config)
     mean = np.bincount(config, weights=y) / counts
     deviation = (y - mean[config]) / y
+    squares = np.bincount(config, weights=deviation**2, minlength=len(counts))
     dof = int(np.sum(counts - 1))
-    if dof < 2:
-        return None
-    variance = float(np.sum(deviation**2) / dof)
-    sizes, how_many = np.unique(counts, return_counts=True)
-    if measure == "mean" or variance == 0:
+    sizes, size_of = np.unique(counts, return_inverse=True)
+    if measure == "mean" or dof < 2 or not np.any(squares):
         factors = 1 / sizes
     else:
         repeated = counts[config] >= 2
@@ -195,4 +212,4 @@ def statistic_noise(config: np.ndarray, y: np.ndarray, measure: str) -> tuple[fl
         one_run = float(np.mean(pool**2))
         factors = np.array([1.0 if m == 1 else float(np.var(take(rng.choice(pool, (DRAWS, m)), axis=1))) / one_run
                             for m in sizes])
-    return variance * float(np.average(factors, weights=how_many)), dof
+    return np.column_stack([squares, counts - 1, factors[size_of.reshape(-1)]])

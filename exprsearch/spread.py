@@ -14,6 +14,7 @@ import numpy as np
 
 from .columns import require_column
 from .errors import DataError, RepeatedSummaries
+from .repeats import pooled_noise
 from .roles import statistic
 from .rowsets import row_groups
 from .tables import lazy_pandas, placed, rows_named
@@ -113,16 +114,17 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
                         f"where a row summarises two runs or more, but is missing or negative at {shown}; fix them")
     repeated = count >= 2
     each = max(1, round(1 / float(np.mean(1 / count))))  # as many runs as make a row's noise the one measured
-    dof = int(np.sum(count[repeated] - 1))
+    squares = np.where(repeated, (count - 1) * (np.where(repeated, sd, 0.0) / dataset.y) ** 2, 0.0)
+    parts = np.column_stack([squares, count - 1, FACTOR[kind] / count])
     name = f"--spread {sd_name},{count_name}"
-    if dof < 2:
+    if pooled_noise(parts) is None:
         note = (f"{name}: the rows summarise too few runs to measure their noise, so the law is chosen without "
                 "the noise rule")
         return replace(dataset, notes=(*dataset.notes, note), spread=spread, row_runs=each)
-    one_run = float(np.sum((count[repeated] - 1) * (sd[repeated] / dataset.y[repeated]) ** 2) / dof)
-    variance = one_run * FACTOR[kind] * float(np.mean(1 / count))
+    variance, dof = pooled_noise(parts)
     of = "median" if kind == "median" else "mean"
     note = (f"each row is taken as the {of} of its runs ({counted}, their standard deviation in "
             f"{sd_name}; {name}): the noise rule tests the law against such a {of}'s noise, "
             f"{100 * math.sqrt(variance):.3g} %, from {dof} degrees of freedom")
-    return replace(dataset, noise=(variance, dof), notes=(*dataset.notes, note), spread=spread, row_runs=each)
+    return replace(dataset, noise=(variance, dof), row_noise=parts, notes=(*dataset.notes, note), spread=spread,
+                   row_runs=each)
