@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 import sympy
 
-from .configs import setting
+from .configs import amount, setting
 from .vocabulary import to_readable
 
 
@@ -59,7 +59,7 @@ def share(gain: float) -> str:
 def sentence(i: int, gain: float, cost: float, predictions: np.ndarray, laws, factors, grid, basis: str,
               again: bool = False) -> str:
     where = ", ".join(f"{f}={setting(grid[f][i])}" for f in factors) + (" once more" if again else "")
-    paid = f"costs about {cost:.3g} {basis}"
+    paid = f"costs about {amount(cost)} {basis}"
     if len(laws) > 1:
         here = np.abs(np.log(predictions[:, i])[:, None] - np.log(predictions[:, i])[None, :])
         there = np.abs(np.log(predictions[:, -1])[:, None] - np.log(predictions[:, -1])[None, :])
@@ -75,7 +75,7 @@ def again(i: int, gain: float, cost: float, factors, grid, basis: str, first: in
     """The sentence of a configuration this answer already suggested: what the earlier one said
     holds, so only the further gain and the cost."""
     where = ", ".join(f"{f}={setting(grid[f][i])}" for f in factors)
-    paid = f"costs about {cost:.3g} {basis}"
+    paid = f"costs about {amount(cost)} {basis}"
     return (f"{where} once more, as in suggestion {first}: expected to remove a further {share(gain)} of the "
             f"uncertainty at the target; {paid}")
 

@@ -234,6 +234,13 @@ def setting(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
+def amount(value: float, digits: int = 3) -> str:
+    """A cost or budget to ``digits`` significant digits, written out where it is a whole number
+    below 10⁹ (3,700 device-seconds, where ``:.3g`` writes 3.7e+03), else as ``:g`` writes it."""
+    value = float(f"{float(value):.{digits}g}")
+    return f"{value:,.0f}" if value.is_integer() and abs(value) < 1e9 else f"{value:g}"
+
+
 def describe(columns: Mapping[str, np.ndarray], i: int) -> str:
     """Configuration ``i`` of ``columns`` as ``p = 0, n = 1000``."""
     return ", ".join(f"{k} = {setting(np.asarray(v)[i])}" for k, v in columns.items())

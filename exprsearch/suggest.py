@@ -26,7 +26,7 @@ import numpy as np
 import sympy
 
 from . import advice
-from .configs import ConfigError, check_factors, setting, values_wanted
+from .configs import ConfigError, amount, check_factors, setting, values_wanted
 from .law import Law
 from .optimize import hours_per, table_price
 from .plausible import NOISE_FLOOR, plausible
@@ -159,19 +159,19 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         listed = table_price(prices, grid, "the price table")
         offered = np.where(listed > 0, listed, np.nan)
     scale = (grid[devices] if devices else 1.0) * offered * per_hour * runs
-    amount = 1.0 if work is None else work
+    per_run = 1.0 if work is None else work
     with np.errstate(all="ignore"):
-        cost = law.durations(predictions[0, :-1], amount) * scale
+        cost = law.durations(predictions[0, :-1], per_run) * scale
         # a run fits a budget only if it fits at the upper end of its bootstrap interval: a run
         # predicted just under the budget overruns it about half the time (a rate: the lower end)
         slowest = np.percentile(samples[:, :-1], 2.5 if law.rate else 97.5, axis=0)
-        dearest = np.nan_to_num(law.durations(slowest, amount) * scale, nan=np.inf)
+        dearest = np.nan_to_num(law.durations(slowest, per_run) * scale, nan=np.inf)
     dearest = np.maximum(dearest, cost)
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
         data = result.dataset
         paid = price if prices is None else _measured_prices(prices, data, law.factors)
-        budget = float(np.sum(law.durations(data.y, amount) * (data.column(devices) if devices else 1.0) * paid
+        budget = float(np.sum(law.durations(data.y, per_run) * (data.column(devices) if devices else 1.0) * paid
                               * per_hour)) * runs
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
@@ -194,7 +194,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     for _ in range(count):
         open_ = usable[:-1] & (cost > 0) & (dearest <= budget if capped else True)
         if not open_.any():
-            short = f"the budget left ({budget:.4g}) pays for no further run"
+            short = f"the budget left ({amount(budget, 4)}) pays for no further run"
             break
         widening = open_ & _widens(grid, taken)
         if agreed and not measured[nearest] and open_[nearest]:  # what stands between the laws and settled
@@ -257,7 +257,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         sentences = (*sentences[:-1], beyond, sentences[-1])
     if capped and not chosen and not settled:
         sentences = (*sentences[:-1], f"Not settled (tolerance {100 * tolerance:g} %), and no configuration in the "
-                     f"--vary space costs at most the budget of {budget:.4g} (at the upper end of its 95 % interval): a "
+                     f"--vary space costs at most the budget of {amount(budget, 4)} (at the upper end of its 95 % interval): a "
                      "larger --cost-budget or cheaper configurations are needed.")
     return Advice(tuple(suggestions), settled, point, (float(low), float(high)), plausible, sentences, basis[1:-1])
 

@@ -697,3 +697,20 @@ def test_a_price_takes_the_unit_the_targets_name_gives_as_optimize_does(tmp_path
     assert json.loads(named.stdout)["suggestions"][0]["cost"] == pytest.approx(given["suggestions"][0]["cost"], rel=1e-12)
     seconds = json.loads(run("suggest", path, *plan, "--time-unit", "s", "--json").stdout)
     assert given["suggestions"][0]["cost"] == pytest.approx(60 * seconds["suggestions"][0]["cost"], rel=1e-9)
+
+
+def test_costs_are_written_out_as_a_user_reads_them():
+    """A run of 64 devices for a minute cost '3.7e+03' in the table and the sentences; it reads as
+    3,700, and a budget alike."""
+    from exprsearch.configs import amount
+
+    assert [amount(v) for v in (3712.4, 999.9, 0.01234, 2.5e12)] == ["3,710", "1,000", "0.0123", "2.5e+12"]
+    assert amount(123456.7, 4) == "123,500"
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame([{"p": p, "time": (60 + 600 / p) * (1 + 0.01 * rng.standard_normal())}
+                          for p in (1, 2, 4, 8) for _ in range(2)])
+    result = search(frame, "time", settings=SearchSettings(resamples=20))
+    advice = advise(result, {"p": SPACE["p"]}, {"p": 64}, count=2, devices="p")
+    assert advice.suggestions and all(s.cost >= 1000 for s in advice.suggestions)
+    for s in advice.suggestions:
+        assert f"costs about {amount(s.cost)} " in s.sentence and "e+0" not in s.sentence

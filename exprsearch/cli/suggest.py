@@ -69,6 +69,7 @@ def suggest(
     from ..advice import per_step, share
     from ..configs import (
         ConfigError,
+        amount,
         check_factors,
         listed,
         parse_assignments,
@@ -211,7 +212,7 @@ def suggest(
         for column in table.columns:
             column.overflow = "fold"
         for i, s in enumerate(advice.suggestions, start=1):
-            table.add_row(str(i), *[setting(s.config[f]) for f in factors], f"{s.cost:.3g}", share(s.gain),
+            table.add_row(str(i), *[setting(s.config[f]) for f in factors], amount(s.cost), share(s.gain),
                           f"#{s.repeats}" if s.repeats else "a measured run" if s.measured else "")
         cli.out.print(snug(table))
         for i, s in enumerate(advice.suggestions, start=1):
