@@ -120,7 +120,7 @@ def first_best(score: np.ndarray, total: float) -> int:
 
 
 def best_pairs(design: np.ndarray, residual: np.ndarray, owner: np.ndarray, nonlinear: np.ndarray, room: int,
-               columns: np.ndarray, count: int, share: int = 2, chunk: int = 512) -> list[tuple[float, tuple[int, int]]]:
+               columns: np.ndarray, count: int, share: int = 2, chunk: int = 128) -> list[tuple[float, tuple[int, int]]]:
     """The ``count`` pairs of ``columns`` (indices into ``design``; of two items, ``owner``
     naming each column's) that fit ``residual`` best together with non-negative coefficients and
     within ``room`` fitted exponents: their squared error and columns, best first, one pair per

@@ -171,3 +171,24 @@ def test_of_columns_that_fit_alike_the_exchange_takes_the_first_whatever_the_las
         assert set(columns) == {0, 2}
     assert first_best(np.array([1.0, 3.0 - 1e-12, 3.0, 2.0]), 10.0) == 1
     assert first_best(np.array([1.0, 2.9, 3.0, 2.0]), 10.0) == 2
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), chunk=st.sampled_from([1, 7, 64, 128]))
+def test_the_pairs_are_the_same_whatever_the_block_of_columns_solved_at_once(seed, chunk):
+    """The block size is for speed (blocks that stay in the cache are 3× faster): each block's best
+    candidates hold the best of all, so the pairs chosen in one block come first, the same (their
+    errors to the last bits of the products, which BLAS rounds by the blocks' shapes). Smaller
+    blocks may add pairs after them, where the one block's candidates all shared an item with
+    pairs chosen before them."""
+    rng = np.random.default_rng(seed)
+    design = rng.standard_normal((12, 300))
+    design /= np.linalg.norm(design, axis=0)
+    residual = rng.standard_normal(12)
+    owner = np.sort(rng.integers(0, 120, 300))  # several shapes of one item, as the screening's columns
+    nonlinear = rng.integers(0, 2, owner.max() + 1)
+    whole = best_pairs(design, residual, owner, nonlinear, 1, np.arange(300), 10, chunk=300)
+    blocks = best_pairs(design, residual, owner, nonlinear, 1, np.arange(300), 10, chunk=chunk)
+    assert [pair for _, pair in blocks[:len(whole)]] == [pair for _, pair in whole]
+    np.testing.assert_allclose([e for e, _ in blocks[:len(whole)]], [e for e, _ in whole], rtol=1e-12)
+    assert len(whole) <= len(blocks) <= 10
