@@ -141,7 +141,7 @@ class Compiler:
         """``key`` compiled with its nonlinear constants ``_theta0…`` as parameters; a product
         multiplies its factors, each compiled (once) with only the constants it holds."""
         if key not in self._functions:
-            self._functions[key] = self._product(key, count) if key.is_Mul and count else \
+            self._functions[key] = self._product(key, count) if key.is_Mul else \
                 to_function(key, self.factors, [theta(i) for i in range(count)])
         return self._functions[key]
 
