@@ -320,7 +320,8 @@ def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure:
                 alpha: float) -> tuple[int, str]:
     """A law with more constants than ``front[chosen]`` where the data show it: it fits
     significantly better by an extra-sum-of-squares F-test against the measured noise (p <
-    ``alpha``), and its extended BIC, which charges the search's size, is lower by more than
+    ``alpha``/m, m the adequate laws with more constants: any could pass by chance, Bonferroni),
+    and its extended BIC, which charges the search's size, is lower by more than
     ``EBIC_STRONG``: strong evidence, as a constant beyond the fewest adequate ones must bring.
     Repeated from the law stepped to. The lack-of-fit test alone has too little power to see a
     term the law's others half absorb (exposed communication beside a max), or a law of other
@@ -331,29 +332,30 @@ def _stepped_up(chosen: int, adequate: list[int], front: Sequence[Scored], pure:
     beside ``c/p + c·p`` otherwise, 14 % off at p = 32 against 1.4 %)."""
     if not n_rows or pure.dof < 1 or pure.sum_squares <= 0:
         return chosen, ""
-    start, p_value = chosen, None
+    start, p_value, tried = chosen, None, 1
     while True:
         terms = set(front[chosen].fit.candidate.terms)
+        larger = [i for i in adequate if front[i].n_constants > front[chosen].n_constants]
         passed: dict[int, float] = {}
-        for i in adequate:
-            if front[i].n_constants <= front[chosen].n_constants \
-                    or front[i].ebic >= front[chosen].ebic - EBIC_STRONG:
+        for i in larger:
+            if front[i].ebic >= front[chosen].ebic - EBIC_STRONG:
                 continue
             p = _extra_sum_p(front[chosen], front[i], pure, n_rows)
-            if p < alpha:
+            if p < alpha / len(larger):  # Bonferroni: any of the larger laws could pass by chance
                 passed[i] = p
         if not passed:
             break
         # an extension of the law first: the F-test is exact there, and the law's own terms stay
         extensions = [i for i in passed if terms < set(front[i].fit.candidate.terms)]
         chosen, _ = _simplest_of_best(extensions or list(passed), front)  # as the choice itself picks among laws
-        p_value = passed[chosen]
+        p_value, tried = passed[chosen], len(larger)
     if chosen == start:
         return chosen, ""
     nested = set(front[start].fit.candidate.terms) < set(front[chosen].fit.candidate.terms)
     how = f"holds law {start + 1}'s terms and more" if nested else f"has more constants than law {start + 1}"
+    among = f" < {alpha:g}/{tried}, of {tried} larger laws" if tried > 1 else ""
     return chosen, (f"; law {chosen + 1} {how}, and fits significantly better (F-test against the measured "
-                    f"noise, p = {p_value:.2g}) with an extended BIC lower by more than {EBIC_STRONG:g}")
+                    f"noise, p = {p_value:.2g}{among}) with an extended BIC lower by more than {EBIC_STRONG:g}")
 
 
 def _simplest_of_best(pool: list[int], front: Sequence[Scored]) -> tuple[int, str]:

@@ -207,6 +207,22 @@ def test_select_steps_up_to_an_extension_the_data_show_strongly():
     assert select(_law_and_extensions((4e-4, 3.96e-4, 1e-4), (-200.0, -210.0, -190.0)), pure, n_rows=30).chosen == 0
 
 
+def test_the_step_up_allows_for_how_many_larger_laws_could_pass_by_chance():
+    """Each adequate law with more constants is one more chance to pass by noise alone, and the
+    one that passes is the best of its size the search fitted: the F-test is made at 0.01/m
+    (the synthetic suite's means of 2 + 0.003 n^1.3/p^0.8 stepped to a law of one more constant at
+    p = 0.0045, one of three, 3.8 % off at 4-8x against 0.21 %)."""
+    pure = Noise(0.01, 20, 10)  # 5e-4 per degree of freedom
+    # law 2 gains 30 * (4e-4 - 2.5e-4) = 4.5e-3: F = 9, p = 0.0071
+    alone = _law_and_extensions((4e-4, 2.5e-4, 1e-4), (-200.0, -210.0, -190.0))
+    ranking = select(alone[:2], pure, n_rows=30)  # the one larger law: p < 0.01
+    assert ranking.chosen == 1 and "p = 0.0071)" in ranking.rule
+    assert select(alone, pure, n_rows=30).chosen == 0  # beside another adequate one: not below 0.01/2
+    # p = 0.0046 < 0.01/2: taken, and said so
+    ranking = select(_law_and_extensions((4e-4, 2.3e-4, 1e-4), (-200.0, -210.0, -190.0)), pure, n_rows=30)
+    assert ranking.chosen == 1 and "p = 0.0046 < 0.01/2, of 2 larger laws)" in ranking.rule
+
+
 def test_of_extensions_the_data_cannot_tell_apart_the_step_up_takes_the_simplest():
     g = grammar.parse_text('[factors]\np = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n[rules]\n'
                            'start = ["c + c*p", "c + c*p + c*log2(p)", "c + c*p + c*sqrt(p)"]\n', "test.toml")
