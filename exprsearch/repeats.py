@@ -137,7 +137,7 @@ def runs_each(dataset: Dataset) -> int:
 def summarised(dataset: Dataset, measure: str) -> Dataset:
     """One row per configuration, the ``measure`` of its runs (Extra-P's --measure: the minimum of
     repetitions is the usual choice on a shared machine, whose interference only adds time), with
-    a note and, where runs repeat, each row's noise (:func:`statistic_noise`) for the selection's
+    a note and, where runs repeat, each row's noise (:func:`noise_parts`, :func:`pooled_noise`) for the selection's
     noise rule; ``all`` keeps every run."""
     check_measure(measure)
     if measure == "all":
@@ -182,13 +182,6 @@ def pooled_noise(parts: np.ndarray) -> tuple[float, int] | None:
     if total < 2:
         return None
     return float(np.sum(squares) / total * np.mean(factor)), total
-
-
-def statistic_noise(config: np.ndarray, y: np.ndarray, measure: str) -> tuple[float, int] | None:
-    """The relative noise variance of a configuration's ``measure`` of its runs, averaged over the
-    configurations, and the degrees of freedom of the runs' pooled spread that measured it (None
-    where fewer than two runs repeat)."""
-    return pooled_noise(noise_parts(config, y, measure))
 
 
 def noise_parts(config: np.ndarray, y: np.ndarray, measure: str) -> np.ndarray:

@@ -117,11 +117,12 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
     squares = np.where(repeated, (count - 1) * (np.where(repeated, sd, 0.0) / dataset.y) ** 2, 0.0)
     parts = np.column_stack([squares, count - 1, FACTOR[kind] / count])
     name = f"--spread {sd_name},{count_name}"
-    if pooled_noise(parts) is None:
+    pooled = pooled_noise(parts)
+    if pooled is None:
         note = (f"{name}: the rows summarise too few runs to measure their noise, so the law is chosen without "
                 "the noise rule")
         return replace(dataset, notes=(*dataset.notes, note), spread=spread, row_runs=each)
-    variance, dof = pooled_noise(parts)
+    variance, dof = pooled
     of = "median" if kind == "median" else "mean"
     note = (f"each row is taken as the {of} of its runs ({counted}, their standard deviation in "
             f"{sd_name}; {name}): the noise rule tests the law against such a {of}'s noise, "

@@ -145,7 +145,10 @@ def test_run_measure_min_fits_each_configuration_s_minimum_and_plot_reads_it_bac
 def test_a_statistic_s_noise_is_measured_from_the_spread_of_its_runs():
     """A mean of m runs has 1/m of one run's variance; a minimum of three normal draws about 0.56
     of it (its variance, from order statistics); where no configuration repeats there is none."""
-    from exprsearch.repeats import statistic_noise
+    from exprsearch.repeats import noise_parts, pooled_noise
+
+    def statistic_noise(config, y, measure):
+        return pooled_noise(noise_parts(config, y, measure))
 
     rng = np.random.default_rng(1)
     config = np.repeat(np.arange(400), 3)
