@@ -107,9 +107,16 @@ def did_you_mean(name: str, choices: list[str], shown: Callable[[str], str] = st
     """' (did you mean X?)' when ``name`` is close to one of ``choices``; ' (did you mean X, Y or
     Z?)' when up to three are about as close (a rate measured as its mean, median and spread);
     ``shown`` writes a choice as the sentence gives it (a name as the whole path it stands for)."""
-    close = difflib.get_close_matches(name, choices, n=3)
+    cased = [c for c in choices if c != name and c.casefold() == name.casefold()][:3]
+    if cased:  # 'EPOCH_S' for epoch_s: names match as written, which no closeness says
+        named = [f"'{shown(c)}'" for c in cased]
+        return f" (did you mean {' or '.join(named)}? names match upper and lower case as written)"
+    originals: dict[str, str] = {}
+    for choice in choices:
+        originals.setdefault(choice.casefold(), choice)
+    close = difflib.get_close_matches(name.casefold(), list(originals), n=3)
     if not close:
         return ""
-    ratio = [difflib.SequenceMatcher(None, name, c).ratio() for c in close]
-    named = [f"'{shown(c)}'" for c, r in zip(close, ratio) if r >= ratio[0] - ALIKE]
+    ratio = [difflib.SequenceMatcher(None, name.casefold(), c).ratio() for c in close]
+    named = [f"'{shown(originals[c])}'" for c, r in zip(close, ratio) if r >= ratio[0] - ALIKE]
     return f" (did you mean {' or '.join(named) if len(named) < 3 else ', '.join(named[:-1]) + ' or ' + named[-1]}?)"

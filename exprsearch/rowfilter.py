@@ -157,12 +157,13 @@ def _meets(condition: Condition, column: pd.Series, where: str) -> np.ndarray:
 
 
 def _hint(absent: list[str], label: list[str]) -> str:
-    """A value the user likely meant: the same name in other letter case, or a close one."""
-    lowered = {v.lower(): v for v in label}
-    near = [lowered[a.lower()] for a in absent if a.lower() in lowered]
-    if near:
-        return f" (names match as written: did you mean {', '.join(near)}?)"
-    return did_you_mean(absent[0], label) if len(absent) == 1 else ""
+    """A value the user likely meant: the same name in other letter case, or a close one (for
+    several values, those in other letter case), as :func:`~exprsearch.errors.did_you_mean` says it."""
+    if len(absent) == 1:
+        return did_you_mean(absent[0], label)
+    lowered = {v.casefold(): v for v in label}
+    near = [f"'{lowered[a.casefold()]}'" for a in absent if a.casefold() in lowered]
+    return f" (did you mean {', '.join(near)}? names match upper and lower case as written)" if near else ""
 
 
 def _listed(values: list[str]) -> str:

@@ -14,3 +14,25 @@ def test_a_misspelt_name_is_offered_every_name_about_as_close(name, choices, sai
     """Where a rate is measured as its mean, median and spread, the one offered alone was the
     shortest (the spread); the ones about as close are offered beside it."""
     assert did_you_mean(name, choices) == said
+
+
+@pytest.mark.parametrize(("name", "choices", "said"), [
+    ("EPOCH_S", ["layers", "width", "epoch_s"], " (did you mean 'epoch_s'? names match upper and lower case as written)"),
+    ("Time", ["time", "TIME", "gpus"], " (did you mean 'time' or 'TIME'? names match upper and lower case as written)"),
+    ("Epoch_sec", ["layers", "epoch_s"], " (did you mean 'epoch_s'?)"),
+])
+def test_a_name_in_other_case_is_offered_as_written(name, choices, said):
+    """'EPOCH_S' for a column epoch_s got no hint: difflib's closeness counts case, so it found
+    nothing close; the column written otherwise is now offered, with why it did not match."""
+    assert did_you_mean(name, choices) == said
+
+
+def test_run_offers_the_target_column_in_its_own_case(tmp_path):
+    from typer.testing import CliRunner
+
+    from exprsearch.cli import app
+
+    (tmp_path / "t.csv").write_text("p,epoch_s\n1,10\n2,6\n4,4\n8,3\n")
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "EPOCH_S", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "(did you mean 'epoch_s'? names match upper and lower case as written)" in " ".join(result.output.split())

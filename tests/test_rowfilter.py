@@ -61,7 +61,8 @@ def test_keep_compares_numbers_as_numbers_names_as_written_and_keeps_the_lines()
 
 
 @pytest.mark.parametrize("conditions, words", [
-    (["fw=A"], "never holds A (names match as written: did you mean a?); its values are a, b"),
+    (["fw=A"], "never holds A (did you mean 'a'? names match upper and lower case as written); its values are a, b"),
+    (["fw=A,B"], "never holds A, B (did you mean 'a', 'b'? names match upper and lower case as written)"),
     (["fw=c"], "never holds c; its values are a, b"),
     (["gpus=3"], "never holds 3; its values are 1, 8, 16"),
     (["fw<=2"], "holds names such as 'a ', not numbers; pick rows by name with fw=VALUE"),
@@ -121,7 +122,7 @@ def test_run_where_fits_one_framework_records_it_and_plot_predict_read_it_again(
 
 
 def test_run_where_refuses_in_one_sentence_and_exit_2(two_frameworks, tmp_path):
-    for where, words in (("framework=Torch", "never holds Torch (names match as written: did you mean torch?)"),
+    for where, words in (("framework=Torch", "never holds Torch (did you mean 'torch'? names match upper and lower case as written)"),
                          ("p<=x", "'x' is not one")):
         result = run("run", two_frameworks, "-t", "time", "--where", where, "--out", tmp_path / "o")
         assert result.exit_code == 2 and words in said(result) and "Traceback" not in result.output
