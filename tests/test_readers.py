@@ -265,3 +265,33 @@ def test_json_lines_without_params_are_a_table_such_as_a_training_log(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"gpus": 1, "step_s": 1.0}\n[1, 2]\n')
     with pytest.raises(DataError, match="line 2 is not a JSON object"):
         load_table(tmp_path / "bad.jsonl", "step_s")
+
+
+def _text(tmp_path: Path, second: str) -> Path:
+    path = tmp_path / "two.txt"
+    path.write_text("PARAMETER x\nPOINTS 1 2 4 8\nREGION reg\nMETRIC metr\nDATA 1 1.1\nDATA 2\nDATA 3\nDATA 4\n"
+                    f"REGION two\nMETRIC metr\nDATA 1 1.1\nDATA 2\n{second}\nDATA 4\n")
+    return path
+
+
+@pytest.mark.parametrize("target, remedy", [
+    (None, "; pass --target CALLPATH:METRIC to fit another series"),
+    ("two:metr", "; remove those points from the file to fit this series"),
+])
+def test_a_value_that_is_no_number_is_named_by_its_point(tmp_path, target, remedy):
+    """'nan' in a DATA line read as a number and failed later as a missing value 'at row 4' of a
+    column named after the metric, with --drop-missing offered, which Extra-P files do not take."""
+    with pytest.raises(DataError) as error:
+        load_series(_text(tmp_path, "DATA 3 nan"), target=target)
+    said = str(error.value)
+    assert f"'{tmp_path / 'two.txt'}', series two:metr: values at 1 point(s) ((4)) are not numbers (nan or inf)" \
+           f"{remedy}" in said
+    assert "row" not in said and "--drop-missing" not in said
+
+
+def test_a_series_error_names_the_file_once(tmp_path):
+    path = tmp_path / "few.jsonl"
+    path.write_text('{"params": {"x": 1}, "value": 2.0}\n')
+    with pytest.raises(DataError) as error:
+        load_series(path)
+    assert str(error.value).startswith(f"'{path}' series <root>:") and str(error.value).count(str(path)) == 1

@@ -145,10 +145,20 @@ def load_series(path: str | Path, fmt: str | None = None, target: str | None = N
         others = "" if target is not None or len(profile.series) == 1 else (
             f"; {count}pass --target CALLPATH:METRIC to fit another series, or model every series that can "
             f"be fitted with 'exprsearch profile {path}'")
-        if len(profile.series) == 1 and message.startswith("values at"):
-            others = "; it is the file's only series: remove those points from the file to fit the others"
-        raise DataError(f"'{path}', series {name}: {message}{others}")
+        if message.startswith("values at") and (target is not None or len(profile.series) == 1):
+            others = ("; it is the file's only series: remove those points from the file to fit the others"
+                      if len(profile.series) == 1 else "; remove those points from the file to fit this series")
+        raise DataError(_in_series(path, name, message) + others)
     return datasets
+
+
+def _in_series(path: Path, name: str, message: str) -> str:
+    """A series' error in one sentence naming the file once: "'f.txt' series reg:metr has 1 usable
+    row(s)…", where the message names the file already, else "'f.txt', series reg:metr: …"."""
+    own = f"'{path}' "
+    if message.startswith(own):
+        return f"{own}series {name} {message[len(own):]}"
+    return f"'{path}', series {name}: {message}"
 
 
 def law_series(path: str | Path, fmt: str | None, series: str | None, drop_stray: bool = False,
@@ -168,7 +178,7 @@ def law_series(path: str | Path, fmt: str | None, series: str | None, drop_stray
     chosen = held[0] if series is None else series
     datasets, failures = _datasets(path, profile, {chosen: profile.series[chosen]}, drop_stray, where)
     if failures:
-        raise DataError(f"'{path}', series {chosen}: {failures[chosen]}")
+        raise DataError(_in_series(path, chosen, failures[chosen]))
     return datasets[chosen]
 
 
@@ -197,10 +207,13 @@ def _datasets(path: Path, profile: Profile, series: dict, drop_stray: bool = Fal
         if not rows:
             failures[name] = "none of its points meets --where"
             continue
+        missing = [point for point, values in rows if not np.isfinite(values).all()]
+        if missing:  # nan or inf in a DATA line: no measurement, where the rest of the point has some
+            failures[name] = f"values at {len(missing)} point(s) ({_points(missing)}) are not numbers (nan or inf)"
+            continue
         bad = [point for point, values in rows if any(v <= 0 for v in values)]
         if bad:
-            shown = ", ".join("(" + " ".join(setting(v) for v in p) + ")" for p in bad[:4])
-            failures[name] = (f"values at {len(bad)} point(s) ({shown}) are zero or negative, and errors are "
+            failures[name] = (f"values at {len(bad)} point(s) ({_points(bad)}) are zero or negative, and errors are "
                               "relative to the value, so this series cannot be fitted")
             continue
         points = np.array([point for point, values in rows for _ in values], dtype=float).reshape(-1, len(profile.parameters))
@@ -217,6 +230,11 @@ def _datasets(path: Path, profile: Profile, series: dict, drop_stray: bool = Fal
             notes += (f"series {name} is measured at {len(rows)} of the file's {len(every)} points",)
         datasets[name] = replace(dataset, notes=notes + dataset.notes, series=name, where=rowfilter.recorded(where))
     return datasets, failures
+
+
+def _points(points: list) -> str:
+    """The first few points as a message names them: ``(4), (8)`` or ``(1 1000), (2 1000)``."""
+    return ", ".join("(" + " ".join(setting(v) for v in p) + ")" for p in points[:4])
 
 
 def measured_name(metric: str, parameters: Sequence[str]) -> str:
