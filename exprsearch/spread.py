@@ -94,7 +94,7 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
         twice = np.flatnonzero(config == int(np.argmax(counts > 1)))
         named = ", ".join(f"{f}={setting(v)}" for f, v in zip(dataset.factors, dataset.X[twice[0]]))
         more = int(np.sum(counts > 1)) - 1
-        others = f" (and {more} more configurations on several rows)" if more else ""
+        others = f" (and {more} more configuration{'s' if more > 1 else ''} on several rows)" if more else ""
         raise RepeatedSummaries(
             f"--spread {sd_name},{count_name}: {where} holds {named or 'its one configuration'} at "
             f"{rows_named(twice, dataset.places)}{others}, but --spread takes one row per configuration: keep one "

@@ -65,6 +65,7 @@ def test_keep_compares_numbers_as_numbers_names_as_written_and_keeps_the_lines()
     (["fw=A,B"], "never holds A, B (did you mean 'a', 'b'? names match upper and lower case as written)"),
     (["fw=c"], "never holds c; its values are a, b"),
     (["gpus=3"], "never holds 3; its values are 1, 8, 16"),
+    (["gpus=18"], "never holds 18; its values are 1, 8, 16"),  # not "did you mean '1'?": digits are no spelling
     (["fw<=2"], "holds names such as 'a ', not numbers; pick rows by name with fw=VALUE"),
     (["gpus>16"], "keeps no row of 't.csv': column 'gpus' runs from 1 to 16"),
     (["gpus>8", "fw=b"], "keeps no row of 't.csv' (alone they keep 1 (gpus>8), 1 (fw=b))"),

@@ -297,7 +297,7 @@ def test_a_group_holding_a_summarised_configuration_twice_is_named_and_the_other
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "site_a" / "law.json").exists() and not (tmp_path / "out" / "site_b").exists()
     assert "no law for group site=b: --spread time_std,runs:" in said(result)
-    assert "holds p=1, n=1000 at lines 20, 38 (and 1 more configurations on several rows)" in said(result)
+    assert "holds p=1, n=1000 at lines 20, 38 (and 1 more configuration on several rows)" in said(result)
     kinds = {}
     groups, failed = load_grouped(path, "time", ["site"], spread=("time_std", "runs"), kinds=kinds)
     assert list(groups) == ["site=a"] and list(failed) == ["site=b"] and kinds == {"site=b": RepeatedSummaries}
