@@ -159,8 +159,9 @@ def _meets(condition: Condition, column: pd.Series, where: str) -> np.ndarray:
 def _hint(absent: list[str], label: list[str]) -> str:
     """A value the user likely meant: the same name in other letter case, or a close one (for
     several values, those in other letter case), as :func:`~exprsearch.errors.did_you_mean` says it."""
-    if len(absent) == 1:  # a number's digits say nothing of a near value: 16 is not a misspelt 1
-        return "" if _number(absent[0]) is not None else did_you_mean(absent[0], label)
+    if len(absent) == 1:  # in a column of numbers, digits say nothing of a near value: 18 is no misspelt 1
+        numbers = all(_number(v) is not None for v in label)
+        return "" if numbers else did_you_mean(absent[0], label)
     lowered = {v.casefold(): v for v in label}
     near = [f"'{lowered[a.casefold()]}'" for a in absent if a.casefold() in lowered]
     return f" (did you mean {', '.join(near)}? names match upper and lower case as written)" if near else ""

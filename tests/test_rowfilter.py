@@ -66,6 +66,7 @@ def test_keep_compares_numbers_as_numbers_names_as_written_and_keeps_the_lines()
     (["fw=c"], "never holds c; its values are a, b"),
     (["gpus=3"], "never holds 3; its values are 1, 8, 16"),
     (["gpus=18"], "never holds 18; its values are 1, 8, 16"),  # not "did you mean '1'?": digits are no spelling
+    (["fw=b2"], "never holds b2 (did you mean 'b'?)"),  # a name column still gets the hint
     (["fw<=2"], "holds names such as 'a ', not numbers; pick rows by name with fw=VALUE"),
     (["gpus>16"], "keeps no row of 't.csv': column 'gpus' runs from 1 to 16"),
     (["gpus>8", "fw=b"], "keeps no row of 't.csv' (alone they keep 1 (gpus>8), 1 (fw=b))"),
@@ -284,3 +285,11 @@ def test_a_condition_on_the_target_says_what_it_does_to_the_law(two_frameworks):
     assert ("time<30 picks runs by their measured value, so the law describes the runs that came out so, not the "
             "configurations (--drop-stray leaves out runs far from their repeats instead)") in data.notes[0]
     assert "measured value" not in load_table(two_frameworks, "time", where=parse(["p<30"])).notes[0]
+
+
+def test_a_number_in_a_column_of_names_still_gets_the_names_it_is_close_to():
+    """Numbers get no spelling hint in a column of numbers (18 is no misspelt 1), but 100 in a
+    column of GPU names is likely V100 or A100."""
+    frame = pd.DataFrame({"gpu": ["V100", "A100", "T4"], "time": [1.0, 2.0, 3.0]})
+    with pytest.raises(DataError, match=r"never holds 100 \(did you mean 'V100' or 'A100'\?\)"):
+        keep(frame, parse(["gpu=100"]), "'t.csv'")
