@@ -103,14 +103,19 @@ def _nearby(path: Path) -> str:
 ALIKE = 0.1  # names whose closeness (difflib's ratio) is within this of the closest are offered too
 
 
+def in_other_case(names: list[str], joined: str = " or ") -> str:
+    """' (did you mean 'x'? …)' for ``names`` the user wrote in other letter case."""
+    quoted = joined.join(f"'{n}'" for n in names)
+    return f" (did you mean {quoted}? names match upper and lower case as written)"
+
+
 def did_you_mean(name: str, choices: list[str], shown: Callable[[str], str] = str) -> str:
     """' (did you mean X?)' when ``name`` is close to one of ``choices``; ' (did you mean X, Y or
     Z?)' when up to three are about as close (a rate measured as its mean, median and spread);
     ``shown`` writes a choice as the sentence gives it (a name as the whole path it stands for)."""
     cased = [c for c in choices if c != name and c.casefold() == name.casefold()][:3]
     if cased:  # 'EPOCH_S' for epoch_s: names match as written, which no closeness says
-        named = [f"'{shown(c)}'" for c in cased]
-        return f" (did you mean {' or '.join(named)}? names match upper and lower case as written)"
+        return in_other_case([shown(c) for c in cased])
     originals: dict[str, str] = {}
     for choice in choices:
         originals.setdefault(choice.casefold(), choice)

@@ -20,7 +20,7 @@ import numpy as np
 import sympy
 
 from .candidates import Candidate, Term, occurrence
-from .compile import Compiler, Function
+from .compile import Compiler
 from .fit import Fit, FitSettings, fit
 from .grammar import fresh
 
@@ -40,7 +40,7 @@ def free_where_growing(fits: list[Fit], compiler: Compiler, y: np.ndarray, setti
     def grows(term: Term, exponents: list[float]) -> bool:
         key = (term, tuple(exponents))
         if key not in known:
-            known[key] = _grows(term, exponents, compiler.function(term.key, len(exponents)), columns)
+            known[key] = _grows(term, exponents, compiler, columns)
         return known[key]
 
     extra = []
@@ -84,12 +84,13 @@ def _freed(fitted: Fit, factors: Sequence[str], kinds: Collection[str],
     return freed, start, freed.names[i][0]
 
 
-def _grows(term: Term, exponents: list[float], function: Function, columns: np.ndarray) -> bool:
-    """Whether ``term`` (its exponents at ``exponents``; ``function`` its key compiled with them as
-    parameters) never falls as any one factor doubles, up to 1024 times, from any measured
-    configuration (the rows of ``columns``)."""
+def _grows(term: Term, exponents: list[float], compiler: Compiler, columns: np.ndarray) -> bool:
+    """Whether ``term`` (its exponents at ``exponents``) never falls as any one factor doubles,
+    up to 1024 times, from any measured configuration (the rows of ``columns``); its key is
+    compiled by ``compiler``, a product as its factors."""
     if not term.varies:
         return True
+    function = compiler.function(term.key, len(exponents))
     values = [np.array(v) for v in exponents]
     for f in range(columns.shape[1]):
         grid = np.repeat(columns[None], len(DOUBLINGS), axis=0)

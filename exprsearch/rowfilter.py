@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .columns import columns_named, require_column
-from .errors import DataError, SettingsError, did_you_mean
+from .errors import DataError, SettingsError, did_you_mean, in_other_case
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -163,8 +163,8 @@ def _hint(absent: list[str], label: list[str]) -> str:
         numbers = all(_number(v) is not None for v in label)
         return "" if numbers else did_you_mean(absent[0], label)
     lowered = {v.casefold(): v for v in label}
-    near = [f"'{lowered[a.casefold()]}'" for a in absent if a.casefold() in lowered]
-    return f" (did you mean {', '.join(near)}? names match upper and lower case as written)" if near else ""
+    near = [lowered[a.casefold()] for a in absent if a.casefold() in lowered]
+    return in_other_case(near, ", ") if near else ""
 
 
 def _listed(values: list[str]) -> str:

@@ -64,8 +64,7 @@ def test_a_term_grows_only_if_no_factor_s_doubling_lowers_it(shape, exponents, g
     term = analyse(c * sympy.sympify(shape, locals={"p": p, "n": n, "_theta0": k,
                                                     "log2": lambda x: sympy.log(x) / sympy.log(2)}), kinds)
     columns = np.array([[1.0, 10.0], [2.0, 10.0], [4.0, 20.0]])
-    function = Compiler(("p", "n"), columns).function(term.key, len(exponents))  # a product: its factors multiplied
-    assert _grows(term, exponents, function, columns) is grows
+    assert _grows(term, exponents, Compiler(("p", "n"), columns), columns) is grows
 
 
 def test_the_freed_constant_is_named_apart_from_the_factors():
