@@ -55,9 +55,6 @@ from .termcolumns import TermColumns
 # shapes of a factor whose line scores (BIC) lie within this of the best are ones the data cannot
 # tell apart ("not worth more than a bare mention", Kass & Raftery 1995): the simplest are kept first
 SHAPE_TIE = 2.0
-# the beam's best fixed-shape sum misses by more than the noise where its squared residual is this
-# many times what repetitions alone leave; only then are the best pairs grown as a beam of their own
-MISFIT = 1.5
 ANCHORS = 20  # the beam's best single terms beside which the best pairs are scanned
 
 
@@ -209,7 +206,7 @@ class DataScreen(TermColumns):
         # of the beam fit (n·log2 n + √p/n, where the beam held n³ + p/n + log2(p)/n).
         extra: list[tuple[int, ...]] = []
         paired, anchors, simplify = 0, [], []  # simplify: models whose simpler shapes are offered too
-        if len(levels) > 1 and self.floor is not None and best_plain[1] > MISFIT * self.floor:
+        if len(levels) > 1 and self.misses(best_plain[1], 2):
             plain, paired = first_columns(same, design, residual, nonlinear[owner] == 0)
             top_pairs = best_pairs(design, residual, owner, nonlinear, room, plain, 2 * s.beam, 3)
             found = {frozenset(owners[c] for c in pair): (sse, 0, pair, tuple(sorted(owners[c] for c in pair)))
@@ -235,7 +232,7 @@ class DataScreen(TermColumns):
         # noise, the pairs that fit best beside each of the beam's best single terms complete
         # triples of which no two terms fit well together (1/p + b·log2 b + √p·log2 b). (Where the
         # sums of three miss, so did those of two: the pairs above were scanned, and ``plain`` is set.)
-        if paired and len(levels) > 2 and best_plain[2] > MISFIT * self.floor:
+        if paired and len(levels) > 2 and self.misses(best_plain[2], 3):
             # The anchors: the beam's best single terms of fixed shape, the fixed shapes its best terms
             # with fitted exponents land on (b**k·n²·p**k at 0 and -1 is n²/p), the terms of its
             # best pair (√p + p² + b·log2(b)/p, each term worse alone than p^1.5 or p²·log2 b, is

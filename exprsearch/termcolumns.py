@@ -11,11 +11,15 @@ import numpy as np
 
 from .candidates import Term
 from .compile import Compiler
+from .rank import f_survival
 from .rowsets import relative_variances, row_groups
 from .subsets import orthonormal
 
 GRID = {1: 13, 2: 9, 3: 5}  # values per nonlinear constant, by the number of them in a term
 MAX_CONFIGURATIONS = 2000  # configurations the screening looks at, at most (an even spread of them)
+# a sum misses by more than the noise where the F-test of its residual against what the repetitions
+# alone leave gives p below this (see TermColumns.misses)
+MISFIT_P = 0.05
 
 
 class TermColumns:
@@ -47,6 +51,20 @@ class TermColumns:
         if noise is not None:  # rows that each summarise their runs (--measure): one row's noise, given
             self.floor = noise[0] * len(keep) if noise[1] >= 2 else None
             self.noise = noise if noise[1] >= 2 else None
+
+    def misses(self, sse: float, terms: int) -> bool:
+        """Whether a sum of ``terms`` terms whose squared residual here is ``sse`` misses by more
+        than the noise, by the F-test of its residual against the repetitions' spread (p below
+        :data:`MISFIT_P`); the screening scans for terms that fit only together only then. Without
+        repetitions nothing tells, so the beam's fit stands; on noise-free ones any residual misses."""
+        if self.floor is None or self.noise is None or not np.isfinite(sse):
+            return False
+        if self.floor <= 0:
+            return sse > 0
+        free = len(self.configs) - terms - 1  # the constant is fitted too
+        if free < 1:
+            return False
+        return f_survival(free, self.noise[1], (sse / free) / (self.floor / len(self.configs))) < MISFIT_P
 
     def _stacked(self, terms: list[Term]) -> tuple[np.ndarray, np.ndarray, list[tuple[float, ...]]]:
         """The relative weighted columns of ``terms`` without their coefficients, side by side
