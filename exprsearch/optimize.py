@@ -11,7 +11,16 @@ import numpy as np
 import pandas as pd
 
 from .cells import TIME_UNITS
-from .configs import ConfigError, check_varies, constraint_mask, defined, describe, grid, measured_span
+from .configs import (
+    ConfigError,
+    check_factors,
+    check_varies,
+    constraint_mask,
+    defined,
+    describe,
+    grid,
+    measured_span,
+)
 from .law import Law
 from .tables import file_lines, rows_named
 
@@ -100,6 +109,11 @@ def optimize(
     if not keep.any():
         raise ConfigError("no configuration meets the --where constraints; relax them")
     priced = pricing is not None and (pricing.price is not None or pricing.table is not None or pricing.devices is not None)
+    if priced and pricing.devices is not None and pricing.devices not in columns:
+        check_factors([pricing.devices], law.factors, "--devices", law.held, fixed)
+        raise ConfigError(f"--devices {pricing.devices}: the law leaves {pricing.devices} out (the time does not "
+                          f"change with it), so it takes no value here; give it one with --fix {pricing.devices}=N, or "
+                          f"--vary it, to count the devices")
     cost = _cost(time, columns, pricing, keep) if priced else None
     if cost is not None:
         unpriced = keep & ~np.isfinite(cost)
@@ -180,8 +194,6 @@ def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, ke
     unpriced = pricing.price is None and pricing.table is None
     hours = time * (1.0 if unpriced else hours_per(pricing.time_unit))
     if pricing.devices is not None:
-        if pricing.devices not in columns:
-            raise ConfigError(f"--devices names '{pricing.devices}', which is not a factor of the law")
         hours = hours * columns[pricing.devices]
     if unpriced:
         return hours

@@ -107,6 +107,18 @@ def test_devices_without_a_price_cost_device_time():
     assert priced.best.cost == pytest.approx(o.best.cost)  # 3600 per device-hour is 1 per device-second
 
 
+def test_devices_that_the_law_leaves_out_or_that_are_no_factor_say_what_to_give():
+    """A factor the law leaves out takes no value in the search, so --devices cannot count it until
+    --fix gives it one; a name that is no factor is offered the closest of the law's factors."""
+    flat = law("c0 + c1*n", {"c0": 2.0, "c1": 0.01}, ("constant", "compute"))
+    n = {"n": np.array([1000.0, 2000, 4000])}
+    with pytest.raises(ConfigError, match=r"--devices p: the law leaves p out .* --fix p=N"):
+        optimize(flat, n, {}, pricing=Pricing(price=2.0, devices="p"))
+    assert optimize(flat, n, {"p": 4}, pricing=Pricing(price=3600.0, devices="p")).best.cost == pytest.approx(4 * 12)
+    with pytest.raises(ConfigError, match=r"'gpus', which is not a factor of the law; its factors are p, n"):
+        optimize(law(), P, {"n": 16000}, pricing=Pricing(price=2.0, devices="gpus"))
+
+
 @given(st.floats(0, 10), st.floats(0, 1000), st.floats(0, 1), st.sampled_from([None, "p"]), st.floats(0.01, 100))
 @settings(max_examples=60, deadline=None, derandomize=True)  # the same laws in every run
 def test_the_cheapest_is_cheapest_and_the_pareto_set_is_undominated(a, b, c, devices, price):
