@@ -103,4 +103,5 @@ def _floats(words: list[str], keyword: str) -> list[float]:
         return [float(w) for w in words]
     except ValueError:
         bad = next(w for w in words if not is_number(w))
-        raise ValueError(f"{keyword} holds '{bad[:40]}', which is not a number; fix or remove it") from None
+        # repr: a character no one can see (a byte-order mark, a zero-width space) is written out
+        raise ValueError(f"{keyword} holds {bad[:40]!r}, which is not a number; fix or remove it") from None
