@@ -113,8 +113,9 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
     except DataError:  # a reader's own sentence, naming the line
         raise
     except UnicodeDecodeError as exc:  # Excel on Windows saves "CSV" in its own code page
+        excel = " (in Excel: CSV UTF-8)" if suffix in (".csv", ".tsv") else ""  # Excel writes those in its code page
         raise DataError(f"'{path}' is not UTF-8 text (byte {exc.object[exc.start]:#04x} at byte {exc.start + 1}); "
-                        "save it as UTF-8 (in Excel: CSV UTF-8)") from None
+                        f"save it as UTF-8{excel}") from None
     except Exception as exc:  # pandas raises many types for unreadable files
         longer = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if longer:  # a row with more fields than its header

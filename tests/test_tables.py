@@ -180,8 +180,9 @@ def test_a_file_in_another_code_page_says_to_save_it_as_utf8(tmp_path, name):
     text = {"t.csv": "p,time (µs)\n1,10\n2,5\n", "t.json": '{"p": [1, 2], "time (µs)": [10, 5]}',
             "t.jsonl": '{"p": 1, "time (µs)": 10}\n'}[name]
     path.write_bytes(text.encode("cp1252"))
-    with pytest.raises(ExprsearchError, match=r"is not UTF-8 text \(byte 0xb5 at byte \d+\); save it as UTF-8"):
+    with pytest.raises(ExprsearchError, match=r"is not UTF-8 text \(byte 0xb5 at byte \d+\); save it as UTF-8") as caught:
         read_table(path)
+    assert ("in Excel: CSV UTF-8" in str(caught.value)) == (name == "t.csv")  # Excel's way only where Excel wrote it
 
 
 def test_comment_lines_above_the_header_are_skipped_and_lines_still_named(tmp_path):
