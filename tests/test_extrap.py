@@ -72,6 +72,8 @@ def test_json_format(tmp_path):
         ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 0 0\n", "series r: values at 1 point(s) ((2))"),
         ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 2 3,5\n", "line 5: DATA holds '3,5', which is not a number"),
         ("PARAMETER p\nPOINTS (1) (2x)\nREGION r\n", "line 2: POINTS holds '2x', which is not a number; fix or remove it"),
+        ("PARAMETER p\nPOINTS 1 2\nREGION r\n", "holds no measurements: read as --format extrap-text, it gives no "
+         "series any values (a series is a REGION line, then one DATA line per point of POINTS)"),
         # a character no one sees is written out, or the number in the message looks whole
         ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 2\u200b5\n", "line 5: DATA holds '2\\\\u200b5', which"),
         ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 2\ufeff5\n", "line 5: DATA holds '2\\\\ufeff5', which"),

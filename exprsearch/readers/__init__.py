@@ -98,6 +98,13 @@ def _keyword_lines(head: str) -> bool:
     return bool(lines) and all(word in EXTRAP_KEYWORDS for word in lines)
 
 
+# where each format's measurements are, for a file that holds none
+_HOLDS = {"extrap-text": "a series is a REGION line, then one DATA line per point of POINTS",
+          "extrap-json": "Extra-P's JSON gives them under \"measurements\"",
+          "extrap-jsonl": "each line is an object with \"params\" and \"value\"",
+          "talpas": "each line is an object with \"params\", \"callpath\", \"metric\" and \"value\""}
+
+
 def read_profile(path: str | Path, fmt: str | None = None) -> Profile:
     """Every series of an Extra-P file, in the file's order."""
     path = Path(path)
@@ -119,7 +126,8 @@ def read_profile(path: str | Path, fmt: str | None = None) -> Profile:
         raise DataError(f"'{path}' is not UTF-8 text (byte {exc.object[exc.start]:#04x} at byte {exc.start + 1}); "
                         f"is --format {fmt} right? Extra-P's text, JSON and Talpas files are UTF-8") from None
     if not profile.series:
-        raise DataError(f"'{path}' holds no measurements")
+        raise DataError(f"'{path}' holds no measurements: read as --format {fmt}, it gives no series any values "
+                        f"({_HOLDS.get(fmt, 'check the format')})")
     return profile
 
 
