@@ -23,10 +23,13 @@ def test_a_sum_misses_by_the_f_test_of_its_residual_against_the_repetitions():
                                   {"p": (1, 2, 4, 8, 16), "n": (1e3, 4e3, 16e3), "b": (16, 32, 64)}))
     configurations, floor = len(screen.configs), screen.floor
     assert configurations == 45 and screen.noise[1] == 90
-    free = configurations - 4
-    ratio = lambda sse: (sse / free) / (floor / configurations)  # noqa: E731
-    assert screen.misses(1.45 * floor, 3) and f_survival(free, 90, ratio(1.45 * floor)) < MISFIT_P
-    assert not screen.misses(1.2 * floor, 3) and f_survival(free, 90, ratio(1.2 * floor)) > MISFIT_P
+    free = configurations - 4  # three terms and the constant
+
+    def p_value(sse: float) -> float:
+        return f_survival(free, 90, (sse / free) / (floor / configurations))
+
+    assert screen.misses(1.45 * floor, 3) and p_value(1.45 * floor) < MISFIT_P
+    assert not screen.misses(1.2 * floor, 3) and p_value(1.2 * floor) > MISFIT_P
 
 
 @pytest.mark.parametrize("repeats, noise", [(1, 0.02), (3, 0.0)])
