@@ -20,6 +20,7 @@ from .configs import (
     describe,
     grid,
     measured_span,
+    setting,
 )
 from .law import Law
 from .tables import file_lines, rows_named
@@ -110,10 +111,7 @@ def optimize(
         raise ConfigError("no configuration meets the --where constraints; relax them")
     priced = pricing is not None and (pricing.price is not None or pricing.table is not None or pricing.devices is not None)
     if priced and pricing.devices is not None and pricing.devices not in columns:
-        check_factors([pricing.devices], law.factors, "--devices", law.held, fixed)
-        raise ConfigError(f"--devices {pricing.devices}: the law leaves {pricing.devices} out (the time does not "
-                          f"change with it), so it takes no value here; give it one with --fix {pricing.devices}=N, or "
-                          f"--vary it, to count the devices")
+        _devices_left_out(law, pricing.devices)
     cost = _cost(time, columns, pricing, keep) if priced else None
     if cost is not None:
         unpriced = keep & ~np.isfinite(cost)
@@ -186,6 +184,19 @@ def hours_per(time_unit: str) -> float:
     if time_unit not in SECONDS:
         raise ConfigError(f"--time-unit must be one of {', '.join(SECONDS)}, got '{time_unit}'")
     return SECONDS[time_unit] / 3600
+
+
+def _devices_left_out(law: Law, devices: str) -> None:
+    """Raise for --devices naming a factor the search gave no value: one the law leaves out (held
+    at one value by every measurement, or one the time does not change with), or no factor."""
+    if devices in law.held:
+        value = setting(law.held[devices])
+        raise ConfigError(f"--devices {devices}: every measurement held {devices} at {value}, so the law leaves it "
+                          f"out; give --fix {devices}={value} to count the devices")
+    if devices in law.factors:
+        raise ConfigError(f"--devices {devices}: the law leaves {devices} out (the time does not change with it), so "
+                          f"it takes no value here; give it one with --fix {devices}=N, or --vary it, to count the devices")
+    check_factors([devices], law.factors, "--devices")
 
 
 def _cost(time: np.ndarray, columns: dict[str, np.ndarray], pricing: Pricing, keep: np.ndarray) -> np.ndarray:

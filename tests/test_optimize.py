@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -117,6 +119,9 @@ def test_devices_that_the_law_leaves_out_or_that_are_no_factor_say_what_to_give(
     assert optimize(flat, n, {"p": 4}, pricing=Pricing(price=3600.0, devices="p")).best.cost == pytest.approx(4 * 12)
     with pytest.raises(ConfigError, match=r"'gpus', which is not a factor of the law; its factors are p, n"):
         optimize(law(), P, {"n": 16000}, pricing=Pricing(price=2.0, devices="gpus"))
+    held = replace(law(), dataset={"held": {"gpus": 8.0}})  # every run on 8 GPUs: the law has no gpus
+    with pytest.raises(ConfigError, match=r"every measurement held gpus at 8, so the law leaves it out; give --fix gpus=8"):
+        optimize(held, P, {"n": 16000}, pricing=Pricing(price=2.0, devices="gpus"))
 
 
 @given(st.floats(0, 10), st.floats(0, 1000), st.floats(0, 1), st.sampled_from([None, "p"]), st.floats(0.01, 100))
