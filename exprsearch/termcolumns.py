@@ -56,10 +56,11 @@ class TermColumns:
         """Whether a sum of ``terms`` terms whose squared residual here is ``sse`` misses by more
         than the noise, by the F-test of its residual against the repetitions' spread (p below
         :data:`MISFIT_P`); the screening scans for terms that fit only together only then. Without
-        repetitions nothing tells, so the beam's fit stands; on noise-free ones any residual misses."""
-        if self.floor is None or self.noise is None or not np.isfinite(sse):
+        repetitions nothing tells, so the beam's fit stands; on noise-free ones any residual misses,
+        and where no sum could be a law (``sse`` infinite) it misses too."""
+        if self.floor is None or self.noise is None:
             return False
-        if self.floor <= 0:
+        if self.floor <= 0 or not np.isfinite(sse):
             return sse > 0
         free = len(self.configs) - terms - 1  # the constant is fitted too
         if free < 1:

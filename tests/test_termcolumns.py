@@ -30,6 +30,7 @@ def test_a_sum_misses_by_the_f_test_of_its_residual_against_the_repetitions():
 
     assert screen.misses(1.45 * floor, 3) and p_value(1.45 * floor) < MISFIT_P
     assert not screen.misses(1.2 * floor, 3) and p_value(1.2 * floor) > MISFIT_P
+    assert screen.misses(np.inf, 3)  # as the fixed ratio had it: inf > 1.5 × floor
 
 
 @pytest.mark.parametrize("repeats, noise", [(1, 0.02), (3, 0.0)])
@@ -40,4 +41,5 @@ def test_without_repetitions_nothing_misses_and_without_noise_any_residual_does(
         assert screen.floor is None and not screen.misses(1e6, 2)
     else:
         assert screen.floor == 0 and screen.misses(1e-12, 2) and not screen.misses(0.0, 2)
-    assert not screen.misses(np.inf, 2)
+    # no sum that can be a law (the beam's best is infinite) misses wherever the noise is known
+    assert screen.misses(np.inf, 2) == (repeats > 1)
