@@ -33,6 +33,11 @@ _MEASUREMENT = re.compile(r"(?:^|[_\-. /])(throughput|speedup|speed|mfu|hfu|util
 _COUNT = re.compile(r"^(?:n|num|number|count)[_\-. ]?(?:of[_\-. ]?)?(?:runs|repetitions|trials|measurements)$",
                     re.IGNORECASE)
 
+# a bare statistic of how the runs scatter (a summary table's sd beside its time), and a bare count
+# of the runs it was taken over: beside a target that names no statistic, its runs' spread
+_DISPERSION = {"std", "sem", "var", "iqr", "mad"}
+_RUNS = re.compile(r"^(?:count|runs|reps|repeats|repetitions|trials)$", re.IGNORECASE)
+
 # how many samples a row's statistics summarise (hivemind's n, CM-DARE's n_samples): a sample size
 # where the table holds such statistics, else perhaps a setting (a training set's n_samples)
 _SAMPLES = re.compile(r"^(?:n|count|(?:n|num|number)[_\-. ]?(?:of[_\-. ]?)?samples|samples?[_\-. ]?count)$",
@@ -159,10 +164,11 @@ def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[
                     "to use them")
         averaged = statistic(target) in (None, "mean", "median")
         spreads = [name for name in measured if statistic(name) == "std" and averaged]
+        counts = [name for name, why in measured.items() if why.startswith("it counts the runs")]
         if spreads:
+            count = f"{counts[0]}" if counts else "COUNT (COUNT: the column of how many, or their number)"
             said.append(f"where {spreads[0]} is the standard deviation of the runs each row summarises, --spread "
-                        f"{spreads[0]},COUNT (COUNT: the column of how many, or their number) tests the law against "
-                        "their noise")
+                        f"{spreads[0]},{count} tests the law against their noise")
     kept = [j for j, f in enumerate(factors) if f not in measured and f not in numbers]
     return [factors[j] for j in kept], values[:, [*kept, -1]], "; ".join(said)
 
@@ -233,6 +239,10 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     named |= _schedules(names, X, varying, levelled, {*named, *found}, [j for j in varying if named.get(names[j]) == _STEPS])
     quantities = {n.lower() if stem(n) is None else stem(n) for n in [target, *found]}
     counted = next((n for n in names if _COUNT.match(n)), None)
+    if counted is None and stem(target) is None:  # time beside bare sd and count: the runs' mean, spread, number
+        counted = _bare_count(names, X, levelled)
+        if counted is not None:
+            named.setdefault(counted, "it counts the runs a row summarises, the sample size of its statistics")
     # a sample size beside the target's statistics (hivemind's n): the other statistics summarise those samples too
     sampled = next((n for n in names if named.get(n, "").startswith("it counts the samples")), None)
     for name in names:
@@ -243,11 +253,28 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
         elif statistic(name) == statistic(target):
             found[name] = f"{_a(statistic(name))}, as {target} is: a statistic of the same runs"
         elif counted:
-            found[name] = f"{_a(statistic(name))} over the runs that {counted} counts"
+            which = f"'{counted}'" if counted == "runs" else counted  # not "the runs that runs counts"
+            found[name] = f"{_a(statistic(name))} over the runs that {which} counts"
         elif sampled:
             found[name] = f"{_a(statistic(name))} over the samples that {sampled} counts"
+        elif stem(name) == "" and statistic(name) in _DISPERSION and stem(target) is None:
+            found[name] = f"{_a(statistic(name))} named alone beside {target}: the scatter of the runs each row summarises"
     found |= {n: why for n, why in named.items() if n not in found}
     return {n: found[n] for n in names if n in found}
+
+
+def _bare_count(names: list[str], X: np.ndarray, levelled: set[int]) -> str | None:
+    """The column that counts the runs a row summarises where a summary table names its columns
+    bare (time, sd, count): one named as a count, of whole numbers from 1, beside a bare statistic
+    of the runs' scatter (sd, sem), while another factor repeats its levels."""
+    if not any(stem(n) == "" and statistic(n) in _DISPERSION for n in names):
+        return None
+    for j, name in enumerate(names):
+        values = X[np.isfinite(X[:, j]), j]
+        if _RUNS.match(name) and values.size and np.array_equal(values, np.round(values)) and values.min() >= 1 \
+                and levelled - {j}:
+            return name
+    return None
 
 
 def _schedules(names: list[str], X: np.ndarray, varying: list[int], levelled: set[int], taken: set[str],

@@ -103,6 +103,18 @@ def _olympic(frame):
     return frame
 
 
+def _bare_spread(frame):
+    # a summary table as --spread takes it, its columns named bare: time (the mean), sd, count
+    frame["sd"] = frame["time"] * (0.01 + 0.002 * (frame.index % 5))
+    frame["count"] = 3 + frame.index % 4
+    return frame
+
+
+def _bare_sd(frame):
+    frame["sd"] = frame["time"] * (0.01 + 0.002 * (frame.index % 5))
+    return frame
+
+
 def _steps(frame):
     frame["global_step"] = 100 * (1 + frame.index % 3)  # where in its run each row was logged
     frame["epochs"] = 1 + frame.index % 2  # how many a run takes: a setting
@@ -122,6 +134,11 @@ def _steps(frame):
      "statistic of the measured value); ci_sd_left (another statistic of the measured value); N (it counts the "
      "samples that the measured value's statistics summarise, their sample size)"),
     (_olympic, "time", ("p", "n"), "epochs_olympic (an olympic over the runs that n_runs counts)"),
+    (_bare_spread, "time", ("p", "n"), "sd (a std over the runs that count counts); count (it counts the runs a "
+     "row summarises, the sample size of its statistics). A law for time needs what is set before a run; name the "
+     "factors with --factors to use them; where sd is the standard deviation of the runs each row summarises, "
+     "--spread sd,count tests the law against their noise"),
+    (_bare_sd, "time", ("p", "n"), "sd (a std named alone beside time: the scatter of the runs each row summarises)"),
     (_steps, "time", ("p", "n", "epochs"),
      "global_step (it numbers the steps or epochs within a run, which are no setting of it)"),
 ])
