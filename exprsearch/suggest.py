@@ -3,7 +3,8 @@ settled for the least cost, and when to stop.
 
 The uncertainty at the target has two parts: which law is right (the laws of the search that fit
 the data about as well as the noise allows, counted alike) and the chosen law's constants (their
-least-squares covariance where the law is linear in them, else its bootstrap samples). Both are
+least-squares covariance where the law is linear in them, else its bootstrap samples, taught the
+repeated runs that a bootstrap of whole configurations cannot see). Both are
 expressed as an ensemble of log-predictions over the candidate configurations and the target, a
 Bayesian linear model whose features are the members' deviations: measuring at x, with the
 measured noise, removes cov(x, target)² / (var(x) + noise²) of the target's variance. Runs are
@@ -150,7 +151,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     within = linear_spread(law, result.dataset, columns, noise_sd)
     features = _features(logs, weights, _bootstrap_spread(boot) if within is None else within)
     noise = noise_sd**2
-    measured = _measured(result, grid)
+    runs_made = _runs(result, grid)
+    measured = runs_made > 0
     nearest = _nearest(grid, at)
     near_measured = bool(measured[nearest])
     if prices is None:
@@ -185,7 +187,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     # and never before the configuration nearest the target has been measured: there the laws'
     # disagreement about the target shows first, and agreement elsewhere does not rule it out
     settled = agreed and near_measured
-    precision = np.eye(len(features))
+    precision = np.eye(len(features)) if within is not None else _repeated(features, runs_made, noise)
     taken = {f: set(np.unique(result.dataset.column(f)).tolist()) for f in law.factors}
     in_data = measured.copy()
     chosen, gains = [], []
@@ -391,9 +393,20 @@ def _nearest(grid: Mapping[str, np.ndarray], at: Mapping[str, float]) -> int:
     return int(np.flatnonzero(closest)[0])
 
 
-def _measured(result: Result, grid: dict) -> np.ndarray:
-    """Which candidate configurations the data already hold."""
+def _repeated(features: np.ndarray, runs: np.ndarray, noise: float) -> np.ndarray:
+    """The ensemble's precision conditioned on the repeats the bootstrap cannot see: it draws a
+    configuration with all its runs, so its spread at one measured ten times is as wide as at one
+    measured once, and a planner on it asks for the same run again and again. Each configuration's
+    runs beyond its first are taken as measured here (``runs``: per candidate configuration)."""
+    extra = np.maximum(runs - 1, 0)
+    return np.eye(len(features)) + (features[:, :-1] * extra) @ features[:, :-1].T / noise
+
+
+def _runs(result: Result, grid: dict) -> np.ndarray:
+    """How many rows of the data each candidate configuration has (0: not measured yet)."""
     data = result.dataset
-    taken = {tuple(row) for row in data.X}
+    counts: dict[tuple, int] = {}
+    for row in map(tuple, data.X):
+        counts[row] = counts.get(row, 0) + 1
     rows = np.column_stack([grid[f] for f in data.factors])
-    return np.array([tuple(row) in taken for row in rows])
+    return np.array([counts.get(tuple(row), 0) for row in rows], dtype=float)
