@@ -94,6 +94,19 @@ class Dataset:
                        places=None if self.places is None else self.places[rows], row_noise=parts,
                        noise=self.noise if parts is None else pooled_noise(parts))
 
+    def measured(self) -> str:
+        """What the rows measure, in words: where they come from, how many, each factor's values
+        (a few listed, else their range) and those held at one value."""
+        def values(v: np.ndarray) -> str:
+            shown = [f"{x:g}" for x in np.unique(v)]
+            return " and ".join([", ".join(shown[:-1]), shown[-1]] if len(shown) > 1 else shown) \
+                if len(shown) <= 4 else f"{shown[0]}..{shown[-1]} ({len(shown)} values)"
+        where = f"'{self.path}'" + (f" sheet '{self.sheet}'" if self.sheet else "") if self.path else "the data"
+        parts = [f"{self.n_rows} row{'s' if self.n_rows != 1 else ''}"]
+        parts += [f"{f} at {values(self.column(f))}" for f in self.factors]
+        parts += [f"{f} held at {v:g}" for f, v in self.held]
+        return f"{where} ({'; '.join(parts)})"
+
     def rows_named(self, rows: np.ndarray) -> str:
         """Rows (positions in ``X``) as the user finds them: the file's lines, a sheet's rows, or
         the rows of the table given."""

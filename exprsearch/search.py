@@ -23,7 +23,7 @@ from . import rank as _rank
 from .assess import cross_validate, holdouts, predictions, t_values
 from .candidates import CandidateSet
 from .compile import Compiler
-from .errors import SearchError, SettingsError, number, whole
+from .errors import FewConfigurations, SearchError, SettingsError, number, whole
 from .executor import check_scheduler
 from .fit import Fit, FitSettings, verify
 from .identify import (
@@ -158,7 +158,10 @@ def _search(dataset: _data.Dataset, grammar, mapping, intrinsic, settings: Searc
     shapes = ShapeRule(compiler)
     found = _candidates.generate(bound, _strategy(settings, bound, compiler, dataset, shapes))
     configurations = dataset.configurations()
-    usable, skipped = identifiable(found.candidates, configurations, shapes)
+    try:
+        usable, skipped = identifiable(found.candidates, configurations, shapes)
+    except FewConfigurations as exc:  # which data, measured where: what to measure more of
+        raise FewConfigurations(f"{dataset.measured()}: {exc}") from None
     fitted = fit_all(usable, compiler, dataset.y, settings.fit, progress, _jobs(settings.jobs), deadline,
                       found.guesses, settings.scheduler)
     fits = _some_accepted(_verify_front(fitted.fits, compiler, dataset.y, settings.fit, shapes.order))

@@ -290,7 +290,8 @@ BAD_DATA = {
     "unknown-format": ("p,n,time\n1,2,3\n2,2,2\n", ["-t", "time", "--format", "xls"],
                        "'xls' is not a format of series; use one of table, cube"),
     "bad-loss": ("p,n,time\n1,2,3\n2,2,2\n4,2,1\n", ["-t", "time", "--loss", "l1"], "loss (--loss) must be one of squared, huber, absolute"),
-    "too-few-rows": ("p,time\n1,3\n2,2\n", ["-t", "time", "-g", "data-parallel"], "2 distinct configurations and the simplest candidate has 2 constants"),
+    "too-few-rows": ("p,time\n1,3\n2,2\n", ["-t", "time", "-g", "data-parallel"], "m.csv' (2 rows; p at 1 and 2): the data have 2 distinct configurations and the simplest candidate "
+                     "has 2 constants"),
     "duplicate-column": ("p,p,time\n1,2,3\n2,2,2\n4,2,1\n", ["-t", "time"],
                          "line 1 has two columns named 'p' (columns 1 and 2); rename one"),
     "thousands": ('p,n,time\n1,"1,000",3\n2,"1,000",2\n4,"2,000",1\n8,"2,000",1\n', ["-t", "time"],

@@ -260,3 +260,10 @@ def test_dropping_every_row_with_a_missing_value_names_the_columns_to_blame(tmp_
                                         r"missing in column\(s\) cost, time: leave a factor out with --factors"):
         load_table(tmp_path / "t.csv", "time", factors=["p", "cost"], drop_missing=True)
     assert load_table(tmp_path / "t.csv", "time", drop_missing=True).factors == ("p",)  # cost: logged apart
+
+
+def test_what_the_rows_measure_lists_a_few_values_and_gives_many_as_a_range(tmp_path):
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"p": [1, 2, 4, 8, 16, 32, 64] * 2, "n": [1000, 4000] * 7, "b": 32, "time": 1.0}).to_csv(path, index=False)
+    assert load_table(path, "time").measured() == f"'{path}' (14 rows; p at 1..64 (7 values); n at 1000 and 4000; b held at 32)"
+    assert from_frame(pd.DataFrame({"p": [1, 2, 4], "time": 1.0}), "time").measured() == "the data (3 rows; p at 1, 2 and 4)"
