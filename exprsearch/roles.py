@@ -166,7 +166,7 @@ def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[
         spreads = [name for name in measured if statistic(name) == "std" and averaged]
         counts = [name for name, why in measured.items() if why.startswith("it counts the runs")]
         if spreads:
-            count = f"{counts[0]}" if counts else "COUNT (COUNT: the column of how many, or their number)"
+            count = counts[0] if counts else "COUNT (COUNT: the column of how many, or their number)"
             said.append(f"where {spreads[0]} is the standard deviation of the runs each row summarises, --spread "
                         f"{spreads[0]},{count} tests the law against their noise")
     kept = [j for j, f in enumerate(factors) if f not in measured and f not in numbers]

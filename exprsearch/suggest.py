@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -405,8 +406,6 @@ def _repeated(features: np.ndarray, runs: np.ndarray, noise: float) -> np.ndarra
 def _runs(result: Result, grid: dict) -> np.ndarray:
     """How many rows of the data each candidate configuration has (0: not measured yet)."""
     data = result.dataset
-    counts: dict[tuple, int] = {}
-    for row in map(tuple, data.X):
-        counts[row] = counts.get(row, 0) + 1
+    counts = Counter(map(tuple, data.X))
     rows = np.column_stack([grid[f] for f in data.factors])
     return np.array([counts.get(tuple(row), 0) for row in rows], dtype=float)
