@@ -107,6 +107,22 @@ def separator_name(separator: str) -> str:
     return dict(_OTHERS)[separator]
 
 
+def unclosed_quote(lines: list[str], start: int) -> int | None:
+    """The line (numbered from 1) whose double quote opens a value that no later line closes, from
+    line ``start`` (from 0) on, or None: a reader then takes the rest of the file as that one value.
+    A doubled quote inside a quoted value is the quote character itself."""
+    opened = None  # the line the open quote is on
+    for number in range(start, len(lines)):
+        line, at = lines[number], 0
+        while (at := line.find('"', at)) >= 0:
+            if opened is not None and line.startswith('""', at):
+                at += 2
+                continue
+            opened = number if opened is None else None
+            at += 1
+    return None if opened is None else opened + 1
+
+
 def check_rows(path: Path, lines: list[str], header: int, separator: str) -> None:
     """Refuse a row written with another separator than its header (``1 2 3`` under ``p,n,time``):
     read as the header says, it would be one text value with the other columns missing."""

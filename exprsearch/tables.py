@@ -22,6 +22,7 @@ from .dialect import (
     separator_name,
     sniff,
     trimmed,
+    unclosed_quote,
 )
 from .errors import DataError, missing_file
 from .workbooks import BY_SHEET_ROW as _BY_SHEET_ROW
@@ -122,6 +123,10 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
             width, line, saw = longer.groups()
             raise DataError(f"'{path}' line {line} has {saw} fields where its header has {width}: remove the extra "
                             f"ones (a value holding {separator_name(dialect.separator)} needs quotes)") from None
+        opened = unclosed_quote(lines, header) if lines is not None and "inside string" in str(exc) else None
+        if opened is not None:  # pandas counts "rows" from the header, not the file's lines
+            raise DataError(f"'{path}' line {opened} opens a quoted value (\") that no line after it closes, so the "
+                            "rest of the file would be that one value: remove the stray quote, or close it") from None
         raise DataError(f"could not read '{path}': {exc}".splitlines()[0]) from None
     if frame.shape[0] == 0:
         raise DataError(f"'{path}' holds no rows of measurements; a law needs several")

@@ -299,6 +299,8 @@ BAD_DATA = {
     "pipes": ("p|n|time\n1|2|3\n2|2|2\n", ["-t", "time"], "line 1 seems separated by '|', but a .csv file"),
     "extra-field": ("# measured today\np,time\n1,2\n2,3,4\n4,5\n", ["-t", "time"],
                     "line 4 has 3 fields where its header has 2: remove the extra ones (a value holding commas needs quotes)"),
+    "unclosed-quote": ('# measured today\np,n,time\n1,2,3\n2,2,"2\n4,2,1\n8,2,1\n', ["-t", "time"],
+                       "line 4 opens a quoted value (\") that no line after it closes"),
     "repeated-header": ("p,n,time\n1,2,3\n2,2,2\np,n,time\n4,2,1\n8,2,1\n", ["-t", "time"],
                         "line 4 repeats the header (files joined together?)"),
 }

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from exprsearch.data import load_table
+from exprsearch.dialect import unclosed_quote
 from exprsearch.errors import DataError
 
 ROWS = [(1, 1000, "10,5"), (2, 1000, "5,4"), (4, 1000, "2,9"), (8, 1000, "1,7"), (1, 2000, "20,1"), (2, 2000, "10,2")]
@@ -105,3 +106,14 @@ def test_utf16_as_excel_saves_unicode_text_is_read(tmp_path):
     data = load_table(path, "time")
     assert data.factors == ("gpus",) and data.y.tolist() == [10, 5.5, 3.1, 2]
     assert data.rows_named(np.array([0])) == "line 2"
+
+
+@pytest.mark.parametrize("lines, line", [
+    (['p,name,time', '1,"a, b",3', '2,"c",2'], None),  # quoted values closed on their lines
+    (['p,name,time', '1,"a ""big"" one",3', '2,c,2'], None),  # a doubled quote is the character itself
+    (['p,name,time', '1,"two', 'lines",3', '2,c,2'], None),  # a value may run over lines
+    (['p,name,time', '1,a,3', '2,"c,2', '4,d,1'], 3),
+    (['p,name,time', '1,"a ""b",3', '2,"c,2'], 3),
+])
+def test_the_line_of_a_quote_no_later_line_closes(lines, line):
+    assert unclosed_quote(lines, 0) == line

@@ -510,3 +510,13 @@ def test_a_dominant_share_above_a_hundred_percent_is_explained_under_the_table()
 
     assert "a share above 100 %: the law's other terms are negative there (a negative constant)" in printed(105)
     assert "a share above 100 %" not in printed(100)
+
+
+def test_segments_along_a_factor_every_series_held_at_one_value_says_so(tmp_path):
+    lines = ["kernel,p,n,value"] + [f"{k},{p},8,{2 + 40 / p}" for k in ("a", "b") for p in range(1, 7)]
+    (tmp_path / "held.csv").write_text("\n".join(lines) + "\n")
+    result = run("profile", tmp_path / "held.csv", "--segments", "n", "--out", tmp_path / "o")
+    assert result.exit_code == 2
+    assert "--segments n: every series measured n at one value (8), so none can be split along it" in \
+        " ".join(result.output.split())
+    assert not (tmp_path / "o").exists()

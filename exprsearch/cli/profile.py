@@ -106,8 +106,7 @@ def profile(
                                    where, spread)
         series = {name: summarised(dataset, measure) for name, dataset in series.items()}
         if segments and not any(law_name(segments) in dataset.factors for dataset in series.values()):
-            raise SettingsError(f"--segments {segments}: no series has a factor {law_name(segments)} (their factors: "
-                                f"{', '.join(sorted({f for d in series.values() for f in d.factors}))})")
+            raise SettingsError(_no_segments(law_name(segments), list(series.values())))
         check_binding(series, grammar, mapping, intrinsic_factors)
         point = parse_point(at, "--at") if at else {}
         # as run searches each series (the series themselves go to --jobs processes or --scheduler)
@@ -347,3 +346,14 @@ def _print(rows, top: int, point: dict, scale: float, out) -> None:
     if captions:
         table.caption, table.caption_justify = "\n".join(captions), "left"
     out.print(snug(table))
+
+
+def _no_segments(name: str, series: list) -> str:
+    """Why no series can be split along ``name``: every one held it at one value, or none has it."""
+    held = sorted({value for d in series for f, value in d.held if f == name})
+    if held:
+        return (f"--segments {name}: every series measured {name} at one value ({', '.join(f'{v:g}' for v in held)}), "
+                "so none can be split along it; two segments need 3 values each")
+    factors = sorted({f for d in series for f in d.factors})
+    return (f"--segments {name}: no series has a factor {name} "
+            + (f"(their factors: {', '.join(factors)})" if factors else "(no factor varies in any series)"))
