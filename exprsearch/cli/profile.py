@@ -350,9 +350,11 @@ def _print(rows, top: int, point: dict, scale: float, out) -> None:
 
 def _no_segments(name: str, series: list) -> str:
     """Why no series can be split along ``name``: every one held it at one value, or none has it."""
+    from ..configs import setting
+
     held = sorted({value for d in series for f, value in d.held if f == name})
     if held:
-        return (f"--segments {name}: every series measured {name} at one value ({', '.join(f'{v:g}' for v in held)}), "
+        return (f"--segments {name}: every series measured {name} at one value ({', '.join(map(setting, held))}), "
                 "so none can be split along it; two segments need 3 values each")
     factors = sorted({f for d in series for f in d.factors})
     return (f"--segments {name}: no series has a factor {name} "
