@@ -240,7 +240,7 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     quantities = {n.lower() if stem(n) is None else stem(n) for n in [target, *found]}
     counted = next((n for n in names if _COUNT.match(n)), None)
     if counted is None and stem(target) is None:  # time beside bare sd and count: the runs' mean, spread, number
-        counted = _bare_count(names, X, levelled)
+        counted = _bare_count(names, X)
         if counted is not None:
             named.setdefault(counted, "it counts the runs a row summarises, the sample size of its statistics")
     # a sample size beside the target's statistics (hivemind's n): the other statistics summarise those samples too
@@ -263,16 +263,16 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     return {n: found[n] for n in names if n in found}
 
 
-def _bare_count(names: list[str], X: np.ndarray, levelled: set[int]) -> str | None:
+def _bare_count(names: list[str], X: np.ndarray) -> str | None:
     """The column that counts the runs a row summarises where a summary table names its columns
     bare (time, sd, count): one named as a count, of whole numbers from 1, beside a bare statistic
-    of the runs' scatter (sd, sem), while another factor repeats its levels."""
+    of the runs' scatter (sd, sem). The two names say it, where a summary's one row per setting
+    repeats no factor's levels."""
     if not any(stem(n) == "" and statistic(n) in _DISPERSION for n in names):
         return None
     for j, name in enumerate(names):
         values = X[np.isfinite(X[:, j]), j]
-        if _RUNS.match(name) and values.size and np.array_equal(values, np.round(values)) and values.min() >= 1 \
-                and levelled - {j}:
+        if _RUNS.match(name) and values.size and np.array_equal(values, np.round(values)) and values.min() >= 1:
             return name
     return None
 

@@ -324,3 +324,14 @@ def test_a_step_counted_on_across_runs_makes_no_schedule(tmp_path):
     frame.to_csv(tmp_path / "on.csv", index=False)
     data = load_table(tmp_path / "on.csv", "perf/step_time")
     assert {"gpus", "batch"} <= set(data.factors) and not any("(a schedule)" in n for n in data.notes)
+
+
+def test_a_summary_of_one_row_per_setting_has_its_bare_sd_and_count_left_out(tmp_path):
+    """No factor repeats its levels in such a summary, which kept count as a factor: suggest then
+    asked for --at count=10."""
+    frame = pd.DataFrame({"p": [1, 2, 4, 8, 16, 32, 64], "samples_per_sec": [90, 170, 330, 600, 1000, 1500, 2000]})
+    frame["sd"], frame["count"] = frame["samples_per_sec"] * 0.02, [1, 2, 3, 5, 10, 3, 2]
+    frame.to_csv(tmp_path / "summary.csv", index=False)
+    data = load_table(tmp_path / "summary.csv", "samples_per_sec")
+    assert data.factors == ("p",)
+    assert "--spread sd,count tests the law" in next(n for n in data.notes if "measurements of the runs" in n)
