@@ -148,7 +148,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         boot = np.log(samples)
     usable = np.all(np.isfinite(logs), axis=0) & np.all(np.isfinite(boot), axis=0) & np.all(predictions > 0, axis=0)
     if not usable[-1]:
-        raise ConfigError("the plausible laws do not all predict a positive time at --at; choose another target")
+        raise ConfigError(_no_time_at(law, at, predictions[0, -1], samples[:, -1]))
     within = linear_spread(law, result.dataset, columns, noise_sd)
     features = _features(logs, weights, _bootstrap_spread(boot) if within is None else within)
     noise = noise_sd**2
@@ -263,6 +263,20 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
                      f"--vary space costs at most the budget of {amount(budget, 4)} (at the upper end of its 95 % interval): a "
                      "larger --cost-budget or cheaper configurations are needed.")
     return Advice(tuple(suggestions), settled, point, (float(low), float(high)), plausible, sentences, basis[1:-1])
+
+
+def _no_time_at(law: Law, at: Mapping[str, float], chosen: float, refits: np.ndarray) -> str:
+    """Why the target cannot be planned for: the law, or some of its bootstrap refits, predict no
+    positive time (or rate) there."""
+    what = "rate" if law.rate else "time"
+    where = ", ".join(f"{f}={setting(at[f])}" for f in law.factors)
+    if not (np.isfinite(chosen) and chosen > 0):
+        return (f"--at {where}: the law predicts {chosen:.4g} there, not a positive {what} ({law.target} = "
+                f"{to_readable(law.expression, 4)}); choose a target nearer the measurements, or a grammar whose laws stay "
+                "positive (-g default)")
+    bad = int(np.sum(~(np.isfinite(refits) & (refits > 0))))
+    return (f"--at {where}: {bad} of the law's {len(refits)} bootstrap refits predict no positive {what} there, so "
+            "the data do not pin the law down that far out; choose a target nearer the measurements, or measure nearer it")
 
 
 def _measured_prices(prices: pd.DataFrame, data, factors: tuple[str, ...]) -> np.ndarray:

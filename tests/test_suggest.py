@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from exprsearch.configs import ConfigError
 from exprsearch.search import SearchSettings, search
-from exprsearch.suggest import _plan, _plausible, advise
+from exprsearch.suggest import _no_time_at, _plan, _plausible, advise
 from tests.test_cli_decide import run
 
 SPACE = {"p": np.array([1, 2, 4, 8, 16, 32, 64], float)}
@@ -730,3 +730,12 @@ def test_costs_are_written_out_as_a_user_reads_them():
     assert advice.suggestions and all(s.cost >= 1000 for s in advice.suggestions)
     for s in advice.suggestions:
         assert f"costs about {amount(s.cost)} " in s.sentence and "e+0" not in s.sentence
+
+
+def test_a_target_where_the_law_or_its_refits_predict_no_time_is_said_which():
+    result = search(measured(lambda p: 2 + 40 / p, [1, 2, 4, 8]), "time", settings=SearchSettings(resamples=20))
+    law = result.law
+    said = _no_time_at(law, {"p": 4096}, -0.5, np.ones(20))
+    assert said.startswith("--at p=4096: the law predicts -0.5 there, not a positive time (time = ")
+    said = _no_time_at(law, {"p": 4096}, 1.2, np.array([1.0] * 17 + [-1.0, 0.0, np.nan]))
+    assert said.startswith("--at p=4096: 3 of the law's 20 bootstrap refits predict no positive time there")
