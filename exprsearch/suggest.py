@@ -275,6 +275,8 @@ def _no_time_at(law: Law, at: Mapping[str, float], chosen: float, refits: np.nda
                 f"{to_readable(law.expression, 4)}); choose a target nearer the measurements, or a grammar whose laws stay "
                 "positive (-g default)")
     bad = int(np.sum(~(np.isfinite(refits) & (refits > 0))))
+    if not bad:  # a plausible law beside the chosen one
+        return f"--at {where}: the plausible laws do not all predict a positive {what} there; choose another target"
     return (f"--at {where}: {bad} of the law's {len(refits)} bootstrap refits predict no positive {what} there, so "
             "the data do not pin the law down that far out; choose a target nearer the measurements, or measure nearer it")
 
