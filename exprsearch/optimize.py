@@ -155,6 +155,16 @@ _PER = re.compile(rf"(?:per[_\-. ]?|/)({_ALTERNATIVES})$", re.IGNORECASE)  # ima
 _SPELLED = {"ms": "milliseconds", "s": "seconds", "min": "minutes", "h": "hours"}
 
 
+def named_unit(target: str, rate: bool = False) -> str | None:
+    """The unit of time the target's name ends in (``epoch_s``, ``ttt_min_mean``; a rate's
+    ``images_per_sec``): ms, s, min or h, or None where it names none."""
+    from .roles import statistic, stem
+
+    name = (stem(target) or target) if statistic(target) else target  # ttt_min_mean: the unit of ttt_min
+    found = (_PER if rate else _NAMED).search(name)
+    return _UNITS[found.group(1).lower()] if found else None
+
+
 def priced_unit(target: str, given: str | None, rate: bool = False) -> tuple[str, str | None]:
     """The unit of the target's time a price per hour is paid for: ``given`` (--time-unit), else
     the one the target's name ends in (``ttt_min_mean``, ``epoch_s``; a rate's ``images_per_sec``),
@@ -162,17 +172,14 @@ def priced_unit(target: str, given: str | None, rate: bool = False) -> tuple[str
     times too little)."""
     if given is not None:
         return given, None
-    from .roles import statistic, stem
+    from .roles import statistic
 
-    kind = statistic(target)
-    name = (stem(target) or target) if kind else target  # ttt_min_mean: the unit of ttt_min
-    found = (_PER if rate else _NAMED).search(name)
     what = f"the time of {target}, work / {target}," if rate else f"the target {target}"
-    if found:
-        unit = _UNITS[found.group(1).lower()]
+    unit = named_unit(target, rate)
+    if unit is not None:
         return unit, (f"{what} is taken in {_SPELLED[unit]} for the price per hour, as its name says "
                       "(--time-unit sets another)")
-    if kind == "min" and not rate and target.lower().endswith("min"):
+    if statistic(target) == "min" and not rate and target.lower().endswith("min"):
         return "s", (f"{what} ends in 'min', a minimum or minutes: it is taken in seconds for the price per "
                      "hour; --time-unit min if it is minutes")
     return "s", (f"{what} is taken in seconds for the price per hour; its name gives no unit, and --time-unit ms, "

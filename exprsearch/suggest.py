@@ -98,7 +98,7 @@ def candidates(space: Mapping[str | tuple[str, ...], np.ndarray], factors: tuple
 def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
            devices: str | None = None, price: float = 1.0, tolerance: float = 0.05,
            budget: float | None = None, work: float | None = None, runs: int = 1,
-           time_unit: str | None = None, prices: pd.DataFrame | None = None) -> Advice:
+           time_unit: str | None = None, prices: pd.DataFrame | None = None, unit: str | None = None) -> Advice:
     """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``, planned for
     ``budget`` more cost and within it (default: planned for as much as the measurements so far
     cost, without a limit). Search with ``near_front=False``, as ``exprsearch suggest`` does, so
@@ -110,7 +110,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     of the target's time; with ``time_unit`` (ms, s, min or h, the unit of that time) it is per
     device-hour, as ``optimize`` takes it; ``prices`` (a table of factor columns and a ``price``
     per hour, per device with ``devices``) prices each configuration instead, those it prices at
-    0 or not at all left out and said."""
+    0 or not at all left out and said. ``unit``: the target's unit of time where known, in which
+    costs not priced per hour are written (device-seconds, not bare numbers)."""
     if runs < 1:
         raise ConfigError(f"runs per configuration must be at least 1, got {runs}")
     hourly = time_unit is not None or prices is not None
@@ -227,7 +228,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     plausible = tuple((advice.written(t, v, 4), to_readable(t), float(w), float(p))
                       for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions, basis = [], advice.basis(devices, None if prices is not None else price,
-                                          law.target if law.rate else None, work, runs, hourly)
+                                          law.target if law.rate else None, work, runs, hourly, unit)
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
         sentence = (advice.again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else

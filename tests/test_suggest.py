@@ -739,3 +739,17 @@ def test_a_target_where_the_law_or_its_refits_predict_no_time_is_said_which():
     assert said.startswith("--at p=4096: the law predicts -0.5 there, not a positive time (time = ")
     said = _no_time_at(law, {"p": 4096}, 1.2, np.array([1.0] * 17 + [-1.0, 0.0, np.nan]))
     assert said.startswith("--at p=4096: 3 of the law's 20 bootstrap refits predict no positive time there")
+
+
+def test_unpriced_costs_name_the_unit_the_target_s_name_gives(tmp_path):
+    """Without a price a cost is devices × time in the target's unit; it had been a bare number,
+    so a user could not tell device-seconds from device-hours."""
+    frame = measured(lambda p: 2 + 40 / p, [1, 2, 4, 8], reps=2)
+    for name, said in (("epoch_s", "(p × predicted time in s)"), ("step_ms", "(p × predicted time in ms)"),
+                       ("time", "(p × predicted time)")):
+        path = tmp_path / f"{name}.csv"
+        frame.rename(columns={"time": name}).to_csv(path, index=False)
+        result = run("suggest", path, "-t", name, "--vary", "p=1,2,4,8,16,32,64", "--at", "p=512", "--devices", "p",
+                     "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["cost_basis"] == said[1:-1]

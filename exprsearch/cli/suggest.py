@@ -81,7 +81,7 @@ def suggest(
     from ..fit import FitSettings
     from ..grammar import load as load_grammar
     from ..identify import unpinned_notes
-    from ..optimize import priced_unit
+    from ..optimize import named_unit, priced_unit
     from ..repeats import check_measure, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
@@ -184,9 +184,10 @@ def suggest(
         unit, said = priced_unit(result.law.target, time_unit, result.law.rate)
         if priced and said:
             cli._note(said)
+        shown = None if priced else time_unit or named_unit(result.law.target, result.law.rate)  # of unpriced costs
         return result, runs, advise(result, space, point, count, devices and law_name(devices),
                                     1.0 if price is None else price, tolerance, budget, work_, runs,
-                                    unit if priced else None, prices)
+                                    unit if priced else None, prices, shown)
 
     result, runs, advice = cli._guard(work)
     if where and not _series_columns(by, series) and not advice.settled:
