@@ -48,8 +48,7 @@ def basis(devices: str | None, price: float | None, rate: str | None = None, wor
         return f"({' × '.join(parts)} in hours × {each} per hour)"
     parts = ([f"{price:g}"] if price != 1 else []) + ([f"{runs} runs"] if runs > 1 else []) + \
         ([devices] if devices else []) + [time]
-    alone = f"(its predicted time{f' in {unit}' if unit else ''})"
-    return f"({' × '.join(parts)})" if len(parts) > 1 or rate is not None or work is not None else alone
+    return f"({' × '.join(parts)})" if len(parts) > 1 or rate is not None or work is not None else f"(its {time})"
 
 
 def share(gain: float) -> str:

@@ -97,12 +97,11 @@ class Dataset:
     def measured(self) -> str:
         """What the rows measure, in words: where they come from, how many, each factor's values
         (a few listed, else their range) and those held at one value."""
-        from .configs import setting  # as a user writes a value (64862437376, not 6.48624e+10)
+        from .configs import listed, setting  # as a user writes a value (64862437376, not 6.48624e+10)
 
         def values(v: np.ndarray) -> str:
             shown = [setting(x) for x in np.unique(v)]
-            return " and ".join([", ".join(shown[:-1]), shown[-1]] if len(shown) > 1 else shown) \
-                if len(shown) <= 4 else f"{shown[0]}..{shown[-1]} ({len(shown)} values)"
+            return listed(shown) if len(shown) <= 4 else f"{shown[0]}..{shown[-1]} ({len(shown)} values)"
         where = f"'{self.path}'" + (f" sheet '{self.sheet}'" if self.sheet else "") if self.path else "the data"
         parts = [f"{self.n_rows} row{'s' if self.n_rows != 1 else ''}"]
         parts += [f"{f} at {values(self.column(f))}" for f in self.factors]
