@@ -4,15 +4,13 @@ settled for the least cost, and when to stop.
 The uncertainty at the target has two parts: which law is right (the laws of the search that fit
 the data about as well as the noise allows, counted alike) and the chosen law's constants (their
 least-squares covariance where the law is linear in them, else its bootstrap samples, taught the
-repeated runs that a bootstrap of whole configurations cannot see). Both are
-expressed as an ensemble of log-predictions over the candidate configurations and the target, a
-Bayesian linear model whose features are the members' deviations: measuring at x, with the
-measured noise, removes cov(x, target)² / (var(x) + noise²) of the target's variance. Runs are
-not chosen one greedy step at a time (which favours cheap runs that barely inform the target):
-the remaining budget is spread over the configurations so that the target's variance after all
-of them is least (a c-optimal design with costs, solved by Frank-Wolfe), and the next run is the
-configuration the plan spends most on. Further suggestions condition the ensemble as if the
-previous ones were measured and plan the rest of the budget again.
+repeated runs that a bootstrap of whole configurations cannot see). Both are expressed as an
+ensemble of log-predictions over the candidate configurations and the target, planned on by
+:mod:`exprsearch.design`. Runs are not chosen one greedy step at a time (which favours cheap runs
+that barely inform the target): the remaining budget is spread over the configurations so that
+the target's variance after all of them is least, and the next run is the configuration the plan
+spends most on. Further suggestions condition the ensemble as if the previous ones were measured
+and plan the rest of the budget again.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import sympy
 
-from . import advice
+from . import advice, design
 from .configs import ConfigError, amount, check_factors, setting, values_wanted
 from .law import Law
 from .optimize import hours_per, table_price
@@ -40,7 +38,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PLAUSIBLE_COUNT = 24  # plausible laws besides the chosen one (exprsearch/plausible.py)
-PLAN_STEPS = 300  # Frank-Wolfe iterations of the budget plan
 MINIMUM_SPARE = 2  # settled only with at least this many more configurations than constants
 MINIMUM_VALUES = 3  # and with every factor measured at this many values at least
 MAXIMUM_GAP = 4.0  # no two neighbouring measured values of a factor further apart than this ratio
@@ -151,7 +148,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     if not usable[-1]:
         raise ConfigError(_no_time_at(law, at, predictions[0, -1], samples[:, -1]))
     within = linear_spread(law, result.dataset, columns, noise_sd)
-    features = _features(logs, weights, _bootstrap_spread(boot) if within is None else within)
+    features = design.features(logs, weights, design.bootstrap_spread(boot) if within is None else within)
     noise = noise_sd**2
     runs_made = _runs(result, grid)
     measured = runs_made > 0
@@ -189,7 +186,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     # and never before the configuration nearest the target has been measured: there the laws'
     # disagreement about the target shows first, and agreement elsewhere does not rule it out
     settled = agreed and near_measured
-    precision = np.eye(len(features)) if within is not None else _repeated(features, runs_made, noise)
+    precision = np.eye(len(features)) if within is not None else design.repeated(features, runs_made, noise)
     taken = {f: set(np.unique(result.dataset.column(f)).tolist()) for f in law.factors}
     in_data = measured.copy()
     chosen, gains = [], []
@@ -209,11 +206,11 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
             filling = open_ & _fills(grid, taken)
             if filling.any():  # then no stretch of a factor where a wrong form could hide
                 open_ = filling
-        spend = _plan(features, precision, noise, cost, max(budget, cost[open_].min()), open_)
+        spend = design.plan(features, precision, noise, cost, max(budget, cost[open_].min()), open_)
         # the configuration the plan spends most on; of equal shares, one not measured yet (it also
         # tests the law's form, which a repeat cannot)
         best = int(np.lexsort((measured, -np.round(spend / max(spend.max(), 1e-300), 6)))[0])
-        gain = left * _gain(features, precision, noise, best)  # of the variance now, not of what is left
+        gain = left * design.gain(features, precision, noise, best)  # of the variance now, not of what is left
         if gain < MINIMUM_GAIN and chosen:
             short = f"a further run would remove under {100 * MINIMUM_GAIN:g} % of the uncertainty at the target"
             break
@@ -305,66 +302,6 @@ def _plausible(result: Result, noise: float) -> list[tuple[sympy.Expr, dict]]:
     return [(f.candidate.template, f.values) for f in keep]
 
 
-def _features(logs: np.ndarray, weights: np.ndarray, within: np.ndarray) -> np.ndarray:
-    """Deviations of the ensemble's members, scaled so that ``F.T @ F`` is the covariance of the
-    log-predictions over the columns: the laws' (weighted) plus ``within``, the chosen law's
-    constants' (rows whose ``F.T @ F`` is their covariance)."""
-    finite_logs = np.where(np.isfinite(logs), logs, 0.0)
-    between = (finite_logs - weights @ finite_logs) * np.sqrt(weights)[:, None]
-    return np.vstack([between, within])
-
-
-def _bootstrap_spread(boot: np.ndarray) -> np.ndarray:
-    """The bootstrap curves' (log-predictions) deviations from their mean, scaled so that
-    ``F.T @ F`` is their sample covariance."""
-    finite_boot = np.where(np.isfinite(boot), boot, 0.0)
-    return (finite_boot - finite_boot.mean(axis=0)) / np.sqrt(max(len(boot) - 1, 1))
-
-
-def _gain(features: np.ndarray, precision: np.ndarray, noise: float, column: int) -> float:
-    """The share of the target's (last column's) variance that one run at ``column`` removes:
-    cov(x, target)² / ((var(x) + noise²) · var(target)), the covariance never formed whole."""
-    x, target = np.linalg.solve(precision, features[:, [column, -1]]).T
-    total = float(features[:, -1] @ target)
-    if not total > 0:
-        return 0.0
-    return float((features[:, column] @ target) ** 2 / (features[:, column] @ x + noise) / total)
-
-
-def _plan(features: np.ndarray, precision: np.ndarray, noise: float, cost: np.ndarray, budget: float,
-          open_: np.ndarray) -> np.ndarray:
-    """Cost to spend on each configuration (0 where not ``open_``) so that the target's (last
-    column's) variance after measuring them all is least within ``budget``: the posterior variance
-    is convex in the number of runs per configuration, so Frank-Wolfe steps towards the single
-    configuration whose runs would lower it fastest per unit of cost; where spending it all on one
-    configuration leaves less variance than the steps reached, that is the plan."""
-    where = np.flatnonzero(open_)
-    design, target, price = features[:, where], features[:, -1], cost[where]
-    most = budget / price  # runs if all the budget went to one configuration
-    runs = np.zeros(len(where))
-    for step in range(PLAN_STEPS):
-        used = np.flatnonzero(runs)
-        system = precision + (design[:, used] * runs[used]) @ design[:, used].T / noise
-        rate = (design.T @ np.linalg.solve(system, target)) ** 2 / price
-        vertex = int(np.argmax(rate))
-        move = 2.0 / (step + 2)
-        runs *= 1 - move
-        runs[vertex] += move * most[vertex]
-    # Frank-Wolfe's steps converge slowly to an optimum at a single configuration: keep the best
-    # such allocation where it beats the mixture (its variances in closed form, Sherman-Morrison)
-    used = np.flatnonzero(runs)
-    planned = float(target @ np.linalg.solve(precision + (design[:, used] * runs[used]) @ design[:, used].T / noise,
-                                             target))
-    solved = np.linalg.solve(precision, np.column_stack([target, design]))
-    alone = float(target @ solved[:, 0]) - most * (design.T @ solved[:, 0]) ** 2 / (
-        noise + most * np.einsum("ij,ij->j", design, solved[:, 1:]))
-    if alone.min() < planned:
-        runs = np.where(np.arange(len(runs)) == int(np.argmin(alone)), most, 0.0)
-    spend = np.zeros(len(cost))
-    spend[where] = runs * price
-    return spend
-
-
 def _widens(grid: Mapping[str, np.ndarray], taken: Mapping[str, set]) -> np.ndarray:
     """Configurations that add a value of a factor measured at fewer than ``MINIMUM_VALUES``
     values: until it has that many, no law can show the shape of its terms in that factor, and
@@ -409,15 +346,6 @@ def _nearest(grid: Mapping[str, np.ndarray], at: Mapping[str, float]) -> int:
     if not closest.any():
         return int(np.argmin(total))
     return int(np.flatnonzero(closest)[0])
-
-
-def _repeated(features: np.ndarray, runs: np.ndarray, noise: float) -> np.ndarray:
-    """The ensemble's precision conditioned on the repeats the bootstrap cannot see: it draws a
-    configuration with all its runs, so its spread at one measured ten times is as wide as at one
-    measured once, and a planner on it asks for the same run again and again. Each configuration's
-    runs beyond its first are taken as measured here (``runs``: per candidate configuration)."""
-    extra = np.maximum(runs - 1, 0)
-    return np.eye(len(features)) + (features[:, :-1] * extra) @ features[:, :-1].T / noise
 
 
 def _runs(result: Result, grid: dict) -> np.ndarray:

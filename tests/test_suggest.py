@@ -7,12 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from exprsearch.configs import ConfigError
 from exprsearch.search import SearchSettings, search
-from exprsearch.suggest import _no_time_at, _plan, _plausible, advise
+from exprsearch.suggest import _no_time_at, _plausible, advise
 from tests.test_cli_decide import run
 
 SPACE = {"p": np.array([1, 2, 4, 8, 16, 32, 64], float)}
@@ -240,25 +238,6 @@ def test_a_factor_measured_at_two_values_is_never_settled():
                                           "measured at 2 value(s), too few to show the shape of a term")
 
 
-def test_the_plan_spends_on_the_cheaper_of_two_equal_runs():
-    """Two configurations that tell the same about the target: all the budget goes to the
-    cheaper one."""
-    features = np.array([[1.0, 1.0, 1.0]])  # one member; columns: config a, config b, target
-    spend = _plan(features, np.eye(1), 0.01, np.array([1.0, 2.0]), 10.0, np.array([True, True]))
-    assert spend[0] == pytest.approx(10.0) and spend[1] == pytest.approx(0.0, abs=1e-9)
-
-
-def test_the_plan_splits_the_budget_between_runs_that_inform_different_parts():
-    """The target is the sum of two independent parts, each seen by one configuration alone:
-    the least variance after the budget needs both, in equal shares when they cost the same
-    (a greedy step per run would take one of them only, first)."""
-    features = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
-    spend = _plan(features, np.eye(2), 0.01, np.array([1.0, 1.0]), 10.0, np.array([True, True]))
-    assert spend.sum() == pytest.approx(10.0) and spend[0] == pytest.approx(5.0, rel=0.05)
-    closed = _plan(features, np.eye(2), 0.01, np.array([1.0, 1.0]), 10.0, np.array([True, False]))
-    assert closed[1] == 0 and closed[0] == pytest.approx(10.0)
-
-
 def test_suggestions_fit_in_the_budget_given():
     frame = measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 3, 4])
     result = search(frame, "time", settings=SearchSettings(resamples=50))
@@ -453,31 +432,6 @@ def test_plausible_laws_reach_beyond_the_front():
     laws = _plausible(result, 0.02)
     assert str(laws[0][0]) == str(result.ranking.law.fit.candidate.template)
     assert any(str(template) not in front for template, _ in laws)
-
-
-def _variance_after(features, spend, cost, noise):
-    runs = spend / cost
-    system = np.eye(len(features)) + (features[:, :-1] * runs) @ features[:, :-1].T / noise
-    return float(features[:, -1] @ np.linalg.solve(system, features[:, -1]))
-
-
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), members=st.integers(1, 6), configs=st.integers(1, 8),
-       budget=st.floats(0.5, 50.0))
-def test_the_plan_spends_the_budget_and_beats_any_single_configuration(seed, members, configs, budget):
-    """Whatever the ensemble: the plan spends exactly the budget, nothing on closed
-    configurations, and leaves no more variance at the target than spending it all on the best
-    single configuration would (it is the optimum over mixtures of those)."""
-    rng = np.random.default_rng(seed)
-    features = rng.normal(size=(members, configs + 1))
-    cost = rng.uniform(0.5, 5.0, configs)
-    open_ = rng.random(configs) < 0.8
-    open_[rng.integers(configs)] = True
-    spend = _plan(features, np.eye(members), 0.01, cost, budget, open_)
-    assert np.all(spend >= 0) and np.all(spend[~open_] == 0) and spend.sum() == pytest.approx(budget)
-    single = min(_variance_after(features, np.where(np.arange(configs) == j, budget, 0.0), cost, 0.01)
-                 for j in np.flatnonzero(open_))
-    assert _variance_after(features, spend, cost, 0.01) <= single * (1 + 1e-3) + 1e-12
 
 
 def test_a_wide_gap_between_measured_values_is_filled_near_its_middle():
