@@ -222,7 +222,7 @@ def check_defined(law: Law, columns: Mapping[str, np.ndarray], option: str, tabl
         i = int(np.flatnonzero(~ok)[0])
         place = rows_named(np.array([i]), 0 if lines is None else lines)
         at = f"{place} ({describe(columns, i)})" if table else describe(columns, i)
-        raise ConfigError(f"{option}: at {at} the law gives {time[i]:g}, not a time "
+        raise ConfigError(f"{option}: at {at} the law gives {time[i]:g}, not a {'rate' if law.rate else 'time'} "
                           f"({law.target} = {to_readable(law.expression, 4)}); {_measured(law)}")
     return time
 

@@ -103,7 +103,8 @@ class Dataset:
             shown = [setting(x) for x in np.unique(v)]
             return listed(shown) if len(shown) <= 4 else f"{shown[0]}..{shown[-1]} ({len(shown)} values)"
         where = f"'{self.path}'" + (f" sheet '{self.sheet}'" if self.sheet else "") if self.path else "the data"
-        parts = [f"{self.n_rows} row{'s' if self.n_rows != 1 else ''}"]
+        parts = [f"{self.n_rows} row{'s' if self.n_rows != 1 else ''}" + (f" kept by --where {' and '.join(self.where)}"
+                                                                         if self.where else "")]
         parts += [f"{f} at {values(self.column(f))}" for f in self.factors]
         parts += [f"{f} held at {setting(v)}" for f, v in self.held]
         return f"{where} ({'; '.join(parts)})"
@@ -136,14 +137,14 @@ def load_table(
         data = from_columns(plain, target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
                             name=path.stem, path=str(path), sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
         return with_spread(data, values, 1, spread, f"'{path}'")
-    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])  # read_table says why it cannot be read
+    table = read_table(path, sheet)  # it says why it cannot be read
+    frame, kept = rowfilter.keep(table, where, f"'{path}'", [target])
     frame, values = split_off(frame, spread, target, f"'{path}'")
     lines = file_lines(frame.index)
-    data = from_frame(
-        frame.reset_index(drop=True), target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
-        name=path.stem,
-        path=str(path), sha256=hashlib.sha256(raw).hexdigest(), lines=lines,
-    )
+    with rowfilter.too_few_kept(where, len(frame), len(table)):
+        data = from_frame(frame.reset_index(drop=True), target, factors, drop_missing=drop_missing,
+                          drop_stray=drop_stray, name=path.stem, path=str(path),
+                          sha256=hashlib.sha256(raw).hexdigest(), lines=lines)
     data = with_spread(data, values, 0 if lines is None else lines, spread, f"'{path}'")
     return replace(data, sheet=sheet, **filtered(data, where, kept))
 
@@ -178,8 +179,9 @@ def as_dataset(data: object, target: str | None, factors: list[str] | None = Non
         frame, values = split_off(frame, pair, target, "the table")
         # messages name a row by its place in the table given, not among the rows kept
         lines = placed(np.asarray(frame.index), 0)
-        dataset = with_spread(from_frame(frame.reset_index(drop=True), target, factors, lines=lines), values, lines,
-                              pair, "the table")
+        with rowfilter.too_few_kept(conditions, len(frame), len(data)):
+            dataset = from_frame(frame.reset_index(drop=True), target, factors, lines=lines)
+        dataset = with_spread(dataset, values, lines, pair, "the table")
         return replace(dataset, **filtered(dataset, conditions, kept))
     if isinstance(data, Mapping):
         columns, values = split_off(data, pair, target, "the table")

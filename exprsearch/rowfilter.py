@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .columns import columns_named, require_column
-from .errors import DataError, SettingsError, did_you_mean, in_other_case
+from .errors import DataError, SettingsError, ShortData, did_you_mean, in_other_case
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,6 +110,19 @@ def note(kept: int, total: int, conditions: Sequence[Condition], what: str = "ro
     return f"--where {said}: fitted on {kept} of the {total} {what}s, the others left out"
 
 
+@contextmanager
+def too_few_kept(conditions: Sequence[Condition], kept: int, total: int) -> Iterator[None]:
+    """Rows too few for a law (:class:`ShortData`) once ``--where`` has left some out: the error
+    says so, as the file itself holds more."""
+    try:
+        yield
+    except ShortData as exc:
+        if not conditions or kept == total:
+            raise
+        said = " and ".join(map(str, conditions))
+        raise ShortData(f"{exc}: --where {said} keeps {kept} of its {total} rows") from None
+
+
 def _checked(hits: list[np.ndarray], conditions: Sequence[Condition], where: str, what: str) -> np.ndarray:
     """The rows every condition keeps; none is an error that says what each keeps alone."""
     mask = np.logical_and.reduce(hits)
@@ -136,8 +150,9 @@ def _meets(condition: Condition, column: pd.Series, where: str) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             hit = _COMPARE[condition.op](numbers, float(condition.values[0])) & present
         if not hit.any():
-            raise DataError(f"--where {condition} keeps no row of {where}: column '{condition.column}' runs from "
-                            f"{_plain(float(np.nanmin(numbers)))} to {_plain(float(np.nanmax(numbers)))}")
+            low, high = _plain(float(np.nanmin(numbers))), _plain(float(np.nanmax(numbers)))
+            held = f"is {low} in every row" if low == high else f"runs from {low} to {high}"
+            raise DataError(f"--where {condition} keeps no row of {where}: column '{condition.column}' {held}")
         return hit
     wanted = [_number(v) for v in condition.values]
     if numeric and all(w is not None for w in wanted):

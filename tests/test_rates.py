@@ -130,3 +130,12 @@ def test_a_rate_that_falls_beyond_its_law_is_pointed_to_its_time(tmp_path):
     result = run("run", data, "-t", "samples_per_s", "--bootstrap", "0", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     assert "its time, a column 1 / samples_per_s, may have a law that fits" in " ".join(result.output.split())
+
+
+def test_a_rate_law_that_gives_none_at_a_configuration_says_rate(tmp_path):
+    """100 p - 0.5 p² is negative at p = 300: predict names the rate it does not give, not a time."""
+    path = tmp_path / "law.json"
+    path.write_text(rate_law().to_json())
+    result = run("predict", path, "--at", "p=300")
+    assert result.exit_code == 2
+    assert "the law gives -15000, not a rate" in " ".join(result.output.split())

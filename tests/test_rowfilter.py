@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from exprsearch import load
 from exprsearch.cli import app
-from exprsearch.data import load_table
-from exprsearch.errors import DataError, SettingsError
+from exprsearch.data import as_dataset, load_table
+from exprsearch.errors import DataError, SettingsError, ShortData
 from exprsearch.rowfilter import Condition, keep, keep_points, parse
 
 runner = CliRunner()
@@ -77,6 +77,11 @@ def test_keep_names_the_condition_that_cannot_hold(conditions, words):
     with pytest.raises(DataError) as error:
         keep(frame, parse(conditions), "'t.csv'")
     assert words in str(error.value)
+
+
+def test_a_column_of_one_value_is_said_to_hold_it_not_to_run_from_it_to_itself():
+    with pytest.raises(DataError, match="keeps no row of 't.csv': column 'gpus' is 4 in every row$"):
+        keep(pd.DataFrame({"gpus": [4, 4]}), parse(["gpus<1"]), "'t.csv'")
 
 
 def test_keep_points_knows_only_the_parameters():
@@ -293,3 +298,15 @@ def test_a_number_in_a_column_of_names_still_gets_the_names_it_is_close_to():
     frame = pd.DataFrame({"gpu": ["V100", "A100", "T4"], "time": [1.0, 2.0, 3.0]})
     with pytest.raises(DataError, match=r"never holds 100 \(did you mean 'V100' or 'A100'\?\)"):
         keep(frame, parse(["gpu=100"]), "'t.csv'")
+
+
+def test_rows_too_few_after_where_say_how_many_it_kept(tmp_path):
+    """The file holds five rows; --where keeps one, and the error says so rather than blaming the file."""
+    path = tmp_path / "w.csv"
+    path.write_text("p,time\n1,10\n2,6\n4,4\n8,3\n16,2.6\n")
+    with pytest.raises(ShortData, match=r"has 1 usable row\(s\).*: --where p<=1 keeps 1 of its 5 rows"):
+        load_table(path, "time", where=parse(["p<=1"]))
+    frame = pd.read_csv(path)
+    with pytest.raises(ShortData, match="--where p<=1 keeps 1 of its 5 rows"):
+        as_dataset(frame, "time", where=["p<=1"])
+    assert load_table(path, "time", where=parse(["p<=2"])).measured() == f"'{path}' (2 rows kept by --where p<=2; p at 1 and 2)"
