@@ -72,6 +72,7 @@ def keep(frame: pd.DataFrame, conditions: Sequence[Condition], where: str,
         require_column(column, columns, where, "--where")
         measured += [str(condition)] if column in targets else []
         cells = frame[frame.columns[columns.index(column)]]
+        _one_per_option(condition, columns, cells)
         hits.append(_meets(condition, cells, where))
         if condition.op != "!=" and cells.isna().any():  # an empty cell meets no value: said, not dropped unsaid
             empty[column] = int(cells.isna().sum())
@@ -169,6 +170,20 @@ def _meets(condition: Condition, column: pd.Series, where: str) -> np.ndarray:
                         f"{', '.join(absent)}{_hint(absent, label)}; its values are {_listed(label)}")
     any_of = np.logical_or.reduce(hits)
     return ~any_of if condition.op == "!=" else any_of
+
+
+def _one_per_option(condition: Condition, columns: list[str], cells: pd.Series) -> None:
+    """A second condition written after a comma, as ``--at`` takes its values (``gpu=a,precision=b``):
+    a value that is another column's condition and not a value of this column."""
+    held = set(cells.astype(str).str.strip())
+    for value in condition.values if condition.op in ("=", "!=") else ():
+        match = _FORM.match(value)
+        if match and match["column"] in columns and match["value"] and value not in held:
+            own = tuple(v for v in condition.values if not _FORM.match(v))
+            written = [f"--where {Condition(condition.column, condition.op, own)}"] * bool(own)
+            written += [f"--where {v}" for v in condition.values if _FORM.match(v)]
+            raise SettingsError(f"--where {condition}: '{value}' is a condition on column '{match['column']}', not a "
+                                f"value of {condition.column}; give each condition its own --where: {' '.join(written)}")
 
 
 def _hint(absent: list[str], label: list[str]) -> str:

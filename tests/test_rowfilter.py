@@ -310,3 +310,24 @@ def test_rows_too_few_after_where_say_how_many_it_kept(tmp_path):
     with pytest.raises(ShortData, match="--where p<=1 keeps 1 of its 5 rows"):
         as_dataset(frame, "time", where=["p<=1"])
     assert load_table(path, "time", where=parse(["p<=2"])).measured() == f"'{path}' (2 rows kept by --where p<=2; p at 1 and 2)"
+
+
+@pytest.mark.parametrize("conditions, words", [
+    (["fw=a,gpus=8"], "'gpus=8' is a condition on column 'gpus', not a value of fw; give each condition its own "
+                      "--where: --where fw=a --where gpus=8"),
+    (["fw=a,b,gpus<=8"], "give each condition its own --where: --where fw=a,b --where gpus<=8"),
+    (["fw=gpus=8"], "give each condition its own --where: --where gpus=8"),
+])
+def test_a_second_condition_after_a_comma_is_told_to_take_its_own_where(conditions, words):
+    """--at takes 'p=8,n=1000'; --where takes one condition each, and says so rather than that the
+    column never holds 'gpus=8'."""
+    frame = pd.DataFrame({"gpus": [1, 8, 16], "fw": ["a", "b", "a"]})
+    with pytest.raises(SettingsError) as error:
+        keep(frame, parse(conditions), "'t.csv'")
+    assert words in str(error.value)
+
+
+def test_a_value_that_looks_like_a_condition_but_is_held_is_a_value():
+    frame = pd.DataFrame({"gpus": [1, 8], "fw": ["a", "gpus=8"]})
+    kept, _ = keep(frame, parse(["fw=gpus=8"]), "'t.csv'")
+    assert list(kept.index) == [1]
