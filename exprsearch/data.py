@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import rowfilter
+from . import reciprocal, rowfilter
 from .cells import check_dates, check_written, mostly_numbers, refuse_strays
 from .columns import check_factor_columns, check_settings, columns_named, inferred, require_column
 from .errors import DataError, SearchError, ShortData
@@ -133,12 +133,14 @@ def load_table(
     raw = read_bytes(path)
     plain = None if raw is None or sheet is not None or where else plain_columns(raw, path.suffix)
     if plain is not None:
+        plain = reciprocal.derived(plain, target, f"'{path}'", header_lines=1)
         plain, values = split_off(plain, spread, target, f"'{path}'")
         data = from_columns(plain, target, factors, drop_missing=drop_missing, drop_stray=drop_stray,
                             name=path.stem, path=str(path), sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
         return with_spread(data, values, 1, spread, f"'{path}'")
     table = read_table(path, sheet)  # it says why it cannot be read
     frame, kept = rowfilter.keep(table, where, f"'{path}'", [target])
+    frame = reciprocal.derived(frame, target, f"'{path}'")
     frame, values = split_off(frame, spread, target, f"'{path}'")
     lines = file_lines(frame.index)
     with rowfilter.too_few_kept(where, len(frame), len(table)):
@@ -173,10 +175,10 @@ def as_dataset(data: object, target: str | None, factors: list[str] | None = Non
         data = lazy_pandas().DataFrame(dict(data))
     if is_frame(data):
         if not conditions:
-            frame, values = split_off(data, pair, target, "the table")
+            frame, values = split_off(reciprocal.derived(data, target, "the table"), pair, target, "the table")
             return with_spread(from_frame(frame, target, factors), values, 0, pair, "the table")
         frame, kept = rowfilter.keep(data.reset_index(drop=True), conditions, "the table", [target])
-        frame, values = split_off(frame, pair, target, "the table")
+        frame, values = split_off(reciprocal.derived(frame, target, "the table"), pair, target, "the table")
         # messages name a row by its place in the table given, not among the rows kept
         lines = placed(np.asarray(frame.index), 0)
         with rowfilter.too_few_kept(conditions, len(frame), len(data)):
@@ -184,7 +186,7 @@ def as_dataset(data: object, target: str | None, factors: list[str] | None = Non
         dataset = with_spread(dataset, values, lines, pair, "the table")
         return replace(dataset, **filtered(dataset, conditions, kept))
     if isinstance(data, Mapping):
-        columns, values = split_off(data, pair, target, "the table")
+        columns, values = split_off(reciprocal.derived(data, target, "the table"), pair, target, "the table")
         return with_spread(from_columns(columns, target, factors), values, 0, pair, "the table")
     if isinstance(data, (str, Path)):
         return load_table(data, target, factors, where=conditions, spread=pair)

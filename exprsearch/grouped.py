@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import rowfilter
+from . import reciprocal, rowfilter
 from .columns import across_note, inferred, rejoined, require_column
 from .data import Dataset, filtered, from_frame
 from .errors import DataError
+from .reciprocal import reciprocal_of
 from .spread import attach as with_spread
 from .spread import split_off
 from .tables import file_lines, lazy_pandas, read_table, rows_named
@@ -54,6 +55,7 @@ def load_grouped(
     error (:class:`ShortData`, too few rows, where larger groups would help)."""
     path = Path(path)
     frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])
+    frame = reciprocal.derived(frame, target, f"'{path}'")
     return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept),
                     _digest(path), spread, kinds)
 
@@ -70,13 +72,16 @@ def load_targets(
     columns = [str(c) for c in frame.columns]
     targets = rejoined(targets, columns)
     frame, kept = rowfilter.keep(frame, where, f"'{path}'", targets)
+    # the column each target is read from: itself, or the one it is the reciprocal of (1/tokens_per_s)
+    source = {t: t if t in columns or reciprocal_of(t) is None else reciprocal_of(t) for t in targets}
     for target in targets:
-        require_column(target, columns, f"'{path}'", "target")
+        require_column(source[target], columns, f"'{path}'", "target")
     if len(set(targets)) < len(targets):
         raise DataError(f"--target names {', '.join(t for t in targets if targets.count(t) > 1)} twice; name each once")
     series, failures, sha = {}, {}, _digest(path)  # read once for every target, not once per target
     for target in targets:
-        alone = frame.drop(columns=[t for t in targets if t != target])
+        others = {source[t] for t in targets} - {source[target]}
+        alone = reciprocal.derived(frame.drop(columns=sorted(others)), target, f"'{path}'")
         if by:
             groups, failed = _grouped(alone, path, target, by, factors, drop_missing, DataError, sheet, drop_stray,
                                       (where, kept), sha)

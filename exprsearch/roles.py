@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 
+from .reciprocal import reciprocal_of
 from .rowsets import row_groups
 
 _STATISTIC = ("mean|avg|average|median|std|stdev|stddev|sd|sem|stderr|var|variance|min|max|minimum|maximum|"
@@ -97,12 +98,17 @@ _TIME = re.compile(r"(?:^|[_\-. (/])(time|duration|elapsed|runtime|latency|secon
 
 def reads_as_time(name: str) -> bool:
     """Whether a column's name says it is a time (``step_time_s``, ``Elapsed``) and not a rate
-    (``steps_per_sec``)."""
+    (``steps_per_sec``); the reciprocal of a rate (``1/steps_per_sec``) is a time."""
+    if (inverted := reciprocal_of(name)) is not None:
+        return reads_as_rate(inverted)
     return _TIME.search(name) is not None and not reads_as_rate(name)
 
 
 def reads_as_rate(name: str) -> bool:
-    """Whether a target's name says it is a rate, higher being better (``images_per_sec``)."""
+    """Whether a target's name says it is a rate, higher being better (``images_per_sec``, and
+    the reciprocal of a time, ``1/step_time_s``)."""
+    if (inverted := reciprocal_of(name)) is not None:
+        return reads_as_time(inverted)
     return _RATE.search(name) is not None
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .columns import require_column
 from .errors import DataError, RepeatedSummaries
+from .reciprocal import reciprocal_of
 from .repeats import pooled_noise
 from .roles import statistic
 from .rowsets import row_groups
@@ -50,6 +51,9 @@ def split_off(frame: pd.DataFrame | Mapping[str, np.ndarray], spread: tuple[str,
     table as it is and None without ``spread``."""
     if spread is None:
         return frame, None
+    if reciprocal_of(target) is not None:
+        raise DataError(f"--spread {','.join(spread)} gives the spread of {reciprocal_of(target)}'s runs, not of {target}'s: "
+                        f"fit {reciprocal_of(target)} with it, or give a column of {target} and its spread")
     columns = [str(c) for c in frame.columns] if hasattr(frame, "columns") else [str(c) for c in frame]
     named = [name for name in spread if not (name == spread[1] and fixed(name, columns))]
     for name, what in zip(named, ("--spread standard deviation", "--spread count")):

@@ -274,9 +274,13 @@ def _measured(frame, target: str, data: Path, lines):
     import pandas as pd
 
     from ..errors import DataError
+    from ..reciprocal import derived, reciprocal_of
     from ..tables import rows_named
 
     named = [c for c in frame.columns if str(c) == target or law_name(str(c)) == target]
+    source = reciprocal_of(target)  # a law of 1/tokens_per_s is measured by the column tokens_per_s
+    if not named and source is not None and source in [str(c) for c in frame.columns]:
+        frame, named = derived(frame, target, f"'{data}'"), [target]
     if not named:
         return None
     column = frame[named[0]]

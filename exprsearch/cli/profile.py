@@ -36,7 +36,7 @@ GROWTH, PHASES, DRAWN = "growth.png", "phases.png", 8  # profile --plot's figure
 
 def profile(
     data: Annotated[Path, typer.Argument(help="An Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p), a directory of CUBE runs, or a table.")],
-    target: Annotated[str | None, typer.Option("--target", "-t", help="Tables: the measured column (default: 'value' if present), or several, comma-separated (a time per phase: fwd_s,bwd_s,comm_s), each a series.", rich_help_panel="Data")] = None,
+    target: Annotated[str | None, typer.Option("--target", "-t", help="Tables: the measured column (default: 'value' if present), or several, comma-separated (a time per phase: fwd_s,bwd_s,comm_s), each a series; 1/COLUMN fits a column's reciprocal.", rich_help_panel="Data")] = None,
     by: Annotated[str | None, typer.Option(help="Tables: comma-separated columns naming a series (default: callpath/kernel and metric if present).", rich_help_panel="Data")] = None,
     factors: Annotated[str | None, typer.Option(help="Tables: comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP, rich_help_panel="Data")] = None,

@@ -16,6 +16,7 @@ from ..errors import RepeatedSummaries
 from ..fit import FitSettings
 from ..grammar import load as load_grammar
 from ..law import Law
+from ..reciprocal import inverse
 from ..repeats import check_measure, summarised
 from ..roles import target_kind as kind_of
 from ..search import Result, SearchError, SearchSettings, search
@@ -57,7 +58,7 @@ from .layout import law_column, series_cell, snug
 @app.command()
 def run(
     data: Annotated[Path, typer.Argument(help="Measurements: a CSV/TSV/Parquet/JSON/Excel table, a JSON Lines log (one object per run), or an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p).")],
-    target: Annotated[str | None, typer.Option("--target", "-t", help="Column with the measured time (Extra-P files: CALLPATH:METRIC, default all).", rich_help_panel="Data")] = None,
+    target: Annotated[str | None, typer.Option("--target", "-t", help="Column with the measured time, or 1/COLUMN to fit its reciprocal (a throughput's time per unit of work) (Extra-P files: CALLPATH:METRIC, default all).", rich_help_panel="Data")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP, rich_help_panel="Data")] = None,
     factors: Annotated[str | None, typer.Option(help="Comma-separated factor columns (default: the other numeric columns).", rich_help_panel="Data")] = None,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.", rich_help_panel="Search")] = "default",
@@ -259,8 +260,8 @@ _RATE_NOTE = ("target {0} reads as a rate (higher is better): optimize takes the
 
 
 _RATE_MISFIT = ("{0} is a rate and its law misses the measurements by more than their noise (lack-of-fit p < 0.01): "
-                "sums of terms that rise cannot level off or fall as a rate does where scaling saturates; its time, a "
-                "column 1 / {0}, may have a law that fits (docs/accuracy.md compares the two on public tables)")
+                "sums of terms that rise cannot level off or fall as a rate does where scaling saturates; its time, "
+                "--target {1}, may have a law that fits (docs/accuracy.md compares the two on public tables)")
 
 
 def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool, verdicts: list[str]) -> None:
@@ -365,7 +366,7 @@ def _chosen(result: Result, directory: Path) -> None:
     )
     misfit = law.metrics.get("lack_of_fit_p")
     if law.rate and misfit is not None and misfit < 0.01:  # a rate that levels off or falls: the time may fit
-        _note(_RATE_MISFIT.format(law.target))
+        _note(_RATE_MISFIT.format(law.target, inverse(law.target)))
     if law.intervals:
         spans = ", ".join(f"{k} = {law.constants[k]:.4g} [{lo:.4g}, {hi:.4g}]" for k, (lo, hi) in law.intervals.items())
         out.print(f"95 % bootstrap intervals ({len(law.bootstrap)} resamples): {spans}", highlight=False)

@@ -27,7 +27,7 @@ from .common import (
 
 def suggest(
     data: Annotated[Path, typer.Argument(help="The measurements so far: a table (or an Extra-P file with --target).")],
-    target: Annotated[str | None, typer.Option("--target", "-t", help="The measured column (Extra-P files: CALLPATH:METRIC).", rich_help_panel="Data")] = None,
+    target: Annotated[str | None, typer.Option("--target", "-t", help="The measured column, or 1/COLUMN to fit its reciprocal (Extra-P files: CALLPATH:METRIC).", rich_help_panel="Data")] = None,
     vary: Annotated[list[str], typer.Option(help="A factor's values that could be measured: p=1..64 (every integer), p=1..64:x2 (doubling) or n=1000,4000 (repeatable). Default: its measured values (its measured range, doubling, where it has more than 16).", rich_help_panel="Plan")] = [],  # noqa: B006
     at: Annotated[str | None, typer.Option(help="The configuration whose prediction should be settled: p=512,n=16000.", rich_help_panel="Plan")] = None,
     count: Annotated[int, typer.Option(help="How many configurations to suggest.", rich_help_panel="Plan")] = 3,
