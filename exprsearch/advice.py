@@ -10,6 +10,7 @@ import numpy as np
 import sympy
 
 from .configs import amount, setting
+from .reciprocal import reciprocal_of
 from .vocabulary import to_readable
 
 
@@ -22,8 +23,14 @@ def written(template: sympy.Expr, values: Mapping[str, float], digits: int = 3) 
 
 def per_step(target: str, rate: bool, steps: str | None, clock: bool) -> list[str]:
     """The note that costs are per step, where the data were a per-step log (``steps`` numbering
-    its steps) and the target the time of one step, not a clock or a rate."""
-    if steps is None or clock or rate:
+    its steps) and the target the time of one step, not a clock or a rate; or per unit of work,
+    where the target is the reciprocal of a throughput (``1/tokens_per_s``)."""
+    if rate:
+        return []
+    if (of := reciprocal_of(target)) is not None:  # a time per unit of a throughput's work (1/tokens_per_s)
+        return [f"{target} is the time of one unit of the work {of} counts: costs and budgets here are those of "
+                "one unit; pass --work with the units a run processes (tokens, samples) to cost whole runs"]
+    if steps is None or clock:
         return []
     return [f"{target} is the time of one step (the data's rows were the steps of runs, numbered by {steps}): costs "
             "and budgets here are those of one step; pass --work with the steps of a run to cost whole runs"]

@@ -101,3 +101,13 @@ def test_run_fits_the_time_of_a_throughput_and_predict_measures_it_by_the_column
     predicted = run("predict", tmp_path / "o", "--data", tmp_path / "tp.csv")
     assert predicted.exit_code == 0, predicted.output
     assert "against the measured 1/samples_per_s: mean absolute error" in " ".join(predicted.output.split())
+
+
+def test_optimize_says_a_time_per_unit_of_work_costs_one_unit(tmp_path):
+    throughput(tmp_path)
+    assert run("run", tmp_path / "tp.csv", "-t", "1/samples_per_s", "--bootstrap", "0", "--out", tmp_path / "o").exit_code == 0
+    per_unit = run("optimize", tmp_path / "o", "--vary", "p=1..16", "--price", "1", "--devices", "p")
+    said = " ".join(per_unit.output.split())
+    assert per_unit.exit_code == 0 and "1/samples_per_s is the time of one unit of the work samples_per_s counts" in said
+    whole = run("optimize", tmp_path / "o", "--vary", "p=1..16", "--price", "1", "--devices", "p", "--work", "1e6")
+    assert whole.exit_code == 0 and "time of one unit" not in whole.output
