@@ -55,6 +55,19 @@ class OutputError(ExprsearchError, OSError):
     """Results cannot be written without overwriting something the user has."""
 
 
+class Failure(str):
+    """Why a --by group or a series cannot be fitted, as its error said it, and that error's kind
+    (a group too small for a law, where fewer --by columns would help, or one that repeats a
+    summarised configuration), so that the failures travel as one mapping of name → reason."""
+
+    kind: type[Exception]
+
+    def __new__(cls, error: Exception) -> Failure:
+        made = super().__new__(cls, str(error))
+        made.kind = type(error)
+        return made
+
+
 def whole(name: str, value: object, smallest: int, largest: int | None = None) -> None:
     """Refuse ``value`` unless it is a whole number in [smallest, largest]."""
     if not isinstance(value, int) or isinstance(value, bool) or value < smallest or (

@@ -14,7 +14,7 @@ import numpy as np
 from . import reciprocal, rowfilter
 from .columns import across_note, inferred, rejoined, require_column
 from .data import Dataset, filtered, from_frame
-from .errors import DataError
+from .errors import DataError, Failure
 from .reciprocal import reciprocal_of
 from .spread import attach as with_spread
 from .spread import split_off
@@ -46,18 +46,17 @@ def load_grouped(
     path: str | Path, target: str, by: str | list[str], factors: list[str] | None = None, drop_missing: bool = False,
     tolerate: type[DataError] | tuple[type[DataError], ...] = DataError, sheet: str | None = None,
     drop_stray: bool = False, where: Sequence[Condition] = (), spread: tuple[str, str] | None = None,
-    kinds: dict[str, type[DataError]] | None = None,
-) -> tuple[dict[str, Dataset], dict[str, str]]:
+) -> tuple[dict[str, Dataset], dict[str, Failure]]:
     """The groups of :func:`load_groups`, and the ones that cannot be fitted with the reason: those
     failing with a ``tolerate`` error (others stop, naming the group); ``sheet``: a workbook's sheet;
     ``where``: the --where conditions whose rows are grouped; ``spread``: the columns of the runs
-    each row summarises (:mod:`exprsearch.spread`); ``kinds`` is given each failed group's kind of
-    error (:class:`ShortData`, too few rows, where larger groups would help)."""
+    each row summarises (:mod:`exprsearch.spread`). A failure keeps its error's kind
+    (:class:`~exprsearch.errors.Failure`: :class:`ShortData`, too few rows, where larger groups would help)."""
     path = Path(path)
     frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])
     frame = reciprocal.derived(frame, target, f"'{path}'")
     return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept),
-                    _digest(path), spread, kinds)
+                    _digest(path), spread)
 
 
 def load_targets(
@@ -94,14 +93,14 @@ def load_targets(
                               sha256=sha, lines=file_lines(frame.index))
             series[target] = replace(data, sheet=sheet, **filtered(data, where, kept))
         except DataError as exc:
-            failures[target] = str(exc)
+            failures[target] = Failure(exc)
     return series, failures
 
 
 def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[str] | None, drop_missing: bool,
              tolerate: type[DataError] | tuple[type[DataError], ...], sheet: str | None, drop_stray: bool,
              filtering: tuple[Sequence[Condition], str | None], sha: str, spread: tuple[str, str] | None = None,
-             kinds: dict[str, type[DataError]] | None = None) -> tuple[dict[str, Dataset], dict[str, str]]:
+             ) -> tuple[dict[str, Dataset], dict[str, Failure]]:
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else rejoined(list(by), columns)
     factors = None if factors is None else rejoined(factors, columns)
@@ -152,9 +151,7 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
             groups[name] = replace(data, sheet=sheet, **filtered(data, *filtering),
                                    group=tuple((k, v.item() if hasattr(v, "item") else v) for k, v in zip(keys, values)))
         except tolerate as exc:
-            failures[name] = str(exc)
-            if kinds is not None:
-                kinds[name] = type(exc)
+            failures[name] = Failure(exc)
         except DataError as exc:
             raise DataError(f"group {name}: {exc}") from None
     return groups, failures

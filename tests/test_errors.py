@@ -36,3 +36,11 @@ def test_run_offers_the_target_column_in_its_own_case(tmp_path):
     result = CliRunner().invoke(app, ["run", str(tmp_path / "t.csv"), "-t", "EPOCH_S", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert "(did you mean 'epoch_s'? names match upper and lower case as written)" in " ".join(result.output.split())
+
+
+def test_a_failure_is_its_error_s_sentence_and_keeps_its_kind():
+    from exprsearch.errors import Failure, ShortData
+
+    failure = Failure(ShortData("'f.csv' has 1 usable row(s)"))
+    assert failure == "'f.csv' has 1 usable row(s)" and failure.kind is ShortData
+    assert {"g": failure} == {"g": "'f.csv' has 1 usable row(s)"}  # a mapping of reasons, as before

@@ -298,9 +298,9 @@ def test_a_group_holding_a_summarised_configuration_twice_is_named_and_the_other
     assert (tmp_path / "out" / "site_a" / "law.json").exists() and not (tmp_path / "out" / "site_b").exists()
     assert "no law for group site=b: --spread time_std,runs:" in said(result)
     assert "holds p=1, n=1000 at lines 20, 38 (and 1 more configuration on several rows)" in said(result)
-    kinds = {}
-    groups, failed = load_grouped(path, "time", ["site"], spread=("time_std", "runs"), kinds=kinds)
-    assert list(groups) == ["site=a"] and list(failed) == ["site=b"] and kinds == {"site=b": RepeatedSummaries}
+    groups, failed = load_grouped(path, "time", ["site"], spread=("time_std", "runs"))
+    assert list(groups) == ["site=a"] and list(failed) == ["site=b"] and failed["site=b"].kind is RepeatedSummaries
+    assert failed["site=b"].startswith("--spread time_std,runs:")  # the reason, as its error said it
     three = tmp_path / "three.csv"  # groups that each repeat one: one note, not one per group
     pd.concat([both, both[both.site == "b"].assign(site="d")]).to_csv(three, index=False)
     result = run("run", three, "--target", "time", "--by", "site", "--spread", "time_std,runs", "--bootstrap", 0,

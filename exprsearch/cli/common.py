@@ -2,7 +2,7 @@
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -243,22 +243,20 @@ def _check_kind(given: str | None) -> None:
         raise SettingsError(f"--target-kind {given}: give time or rate")
 
 
-def too_few(kinds: dict[str, type]) -> int:
-    """How many failed groups (``kinds``: each one's kind of error) hold too few rows or
-    configurations for a law, which --by with fewer columns would help."""
+def too_few(failed: Mapping[str, str]) -> int:
+    """How many failed groups (their reasons, :class:`~exprsearch.errors.Failure` where the kind of
+    error is known) hold too few rows or configurations for a law, which --by with fewer columns would help."""
     from ..errors import FewConfigurations, ShortData
 
-    return sum(issubclass(kind, (ShortData, FewConfigurations)) for kind in kinds.values())
+    return sum(issubclass(getattr(reason, "kind", type), (ShortData, FewConfigurations)) for reason in failed.values())
 
 
 def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | None, drops: tuple[bool, bool],
-              by: str | None = None, sheet: str | None = None, where: list[str] = (), spread: str | None = None,
-              kinds: dict | None = None):
+              by: str | None = None, sheet: str | None = None, where: list[str] = (), spread: str | None = None):
     """The series to fit: one table column (per --by group; ``sheet``: a workbook's), or an Extra-P
     file's CALLPATH:METRICs, of the rows (or points) ``where``'s --where conditions keep; and the
     --by groups that cannot be fitted, with the reason (an error where none can). ``drops``:
-    --drop-missing and --drop-stray; ``spread``: --spread's columns of the runs each row summarises;
-    ``kinds`` is given each failed group's kind of error."""
+    --drop-missing and --drop-stray; ``spread``: --spread's columns of the runs each row summarises."""
     from ..data import DataError, load_table
     from ..errors import RepeatedSummaries, ShortData
     from ..grouped import load_grouped
@@ -276,17 +274,16 @@ def _datasets(data: Path, target: str | None, factors: str | None, fmt: str | No
         if by is not None:
             # a group too small for a law, or holding a summarised configuration twice, is named and the
             # others fitted; a bad value stops the run
-            kinds = {} if kinds is None else kinds
             groups, failed = load_grouped(data, target, _split(by) or [by], _split(factors), drop_missing=drop_missing,
                                           tolerate=(ShortData, RepeatedSummaries), sheet=sheet, drop_stray=drop_stray,
-                                          where=conditions, spread=pair, kinds=kinds)
+                                          where=conditions, spread=pair)
             if not groups:
                 name, reason = next(iter(failed.items()))
                 if len(failed) == 1:
                     raise DataError(f"group {name}: {reason}")
                 raise DataError(f"none of the {len(failed)} groups of --by {by} holds rows enough for a law (the "
                                 f"first, {name}: {reason}); --by with fewer columns makes larger groups"
-                                if 2 * too_few(kinds) >= len(failed) else
+                                if 2 * too_few(failed) >= len(failed) else
                                 f"none of the {len(failed)} groups of --by {by} can be fitted; the first, {name}: "
                                 f"{reason}")
             return groups, failed

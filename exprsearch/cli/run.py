@@ -12,7 +12,7 @@ import typer
 from rich.table import Column, Table
 
 from .. import export
-from ..errors import RepeatedSummaries
+from ..errors import Failure, RepeatedSummaries
 from ..fit import FitSettings
 from ..grammar import load as load_grammar
 from ..law import Law
@@ -105,7 +105,7 @@ def run(
         rules = load_grammar(grammar)  # a grammar file's mistake, before the data are read
         check_measure(measure)  # before the data are read
         datasets, unloaded = _datasets(data, target, factors, fmt, (drop_missing, drop_stray), by, sheet, where,
-                                       spread, failed_kinds)
+                                       spread)
         datasets = {name: summarised(dataset, measure) for name, dataset in datasets.items()}
         failed.update(unloaded)  # a group whose rows cannot hold a law (a single row) does not stop the others
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
@@ -141,8 +141,7 @@ def run(
                 except SearchError as exc:
                     if len(datasets) == 1:
                         raise
-                    failed[name] = str(exc)  # one group's data say too little: the others still get their laws
-                    failed_kinds[name] = type(exc)
+                    failed[name] = Failure(exc)  # one group's data say too little: the others still get their laws
                     continue
             if kinds[name]:  # law.json says what the target is, where the user or its name said it
                 result = replace(result, law=replace(result.law, target_kind=kinds[name]))
@@ -156,7 +155,7 @@ def run(
         drawn.extend(segmented.figures(results, whole) if plot and parents else ())
         if failed and not results:
             name, reason = next(iter(failed.items()))
-            short = too_few(failed_kinds)
+            short = too_few(failed)
             hint = f"; {short} of them hold too few configurations, and --by with fewer columns makes larger " \
                 "groups" if 2 * short >= len(failed) else ""
             raise SearchError(f"none of the {len(failed)} groups could be fitted; the first, {name}: {reason}{hint}")
@@ -164,12 +163,11 @@ def run(
         return results, shared
 
     checked: dict[str, list] = {}
-    failed: dict[str, str] = {}
-    failed_kinds: dict[str, type] = {}  # the kind of error of each group in failed
+    failed: dict[str, str] = {}  # each a Failure where its kind of error is known
     drawn: list[Path] = []  # the figures of segments beside each other (--segments --plot)
     results, shared = _guard(work)
     if json_:
-        _say_failed(failed, failed_kinds)
+        _say_failed(failed)
         for name, folder, _ in results:  # stdout carries the JSON alone; the verdicts go to stderr
             beside.print_levels(checked.get(name, []), folder, tables=False)
         if len(results) == 1 and not failed:
@@ -210,14 +208,14 @@ def run(
         beside.print_shared(shared)
     for path in drawn:
         out.print(f"wrote {path}", highlight=False)
-    _say_failed(failed, failed_kinds)
+    _say_failed(failed)
 
 
-def _say_failed(failed: dict[str, str], kinds: dict[str, type]) -> None:
+def _say_failed(failed: dict[str, str]) -> None:
     """The --by groups left without a law, and why (the others' laws are written); the groups that
     each repeat a configuration of summarised runs in one note, their reasons differing only in the
     rows they name."""
-    repeated = [name for name in failed if issubclass(kinds.get(name, type), RepeatedSummaries)]
+    repeated = [name for name, reason in failed.items() if issubclass(getattr(reason, "kind", type), RepeatedSummaries)]
     if len(repeated) > 1:
         _note(f"no law for {len(repeated)} groups ({_named(repeated)}): each holds a configuration on several rows, "
               f"and --spread takes one row per configuration; the first, {repeated[0]}: {failed[repeated[0]]}")
