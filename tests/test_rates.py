@@ -129,7 +129,12 @@ def test_a_rate_that_falls_beyond_its_law_is_pointed_to_its_time(tmp_path):
                   for p in (1, 2, 4, 8, 16, 32, 48, 64, 96, 128) for _ in range(2)]).to_csv(data, index=False)
     result = run("run", data, "-t", "samples_per_s", "--bootstrap", "0", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
-    assert "its time, --target 1/samples_per_s, may have a law that fits" in " ".join(result.output.split())
+    said = " ".join(result.output.split())
+    assert "its time, --target 1/samples_per_s, may have a law that fits" in said
+    # run fits the time too, to compare, and says by how much it is the closer
+    assert "fitted as its time, 1/samples_per_s (the same rows and grammar), the law misses them by " in said
+    assert "run again with --target 1/samples_per_s to write that law" in said
+    assert not (tmp_path / "o" / "1_samples_per_s").exists()  # said, not written
     # and it does: 1/rate = 1/(100 p - 0.5 p²) is no sum of the grammar's terms either, but its
     # misfit is within the noise over the measured range, where the rate's is not
     timed = run("run", data, "-t", "1/samples_per_s", "--bootstrap", "0", "--out", tmp_path / "t")
@@ -146,3 +151,14 @@ def test_a_rate_law_that_gives_none_at_a_configuration_says_rate(tmp_path):
     result = run("predict", path, "--at", "p=300")
     assert result.exit_code == 2
     assert "the law gives -15000, not a rate" in " ".join(result.output.split())
+
+
+def test_a_rate_whose_law_fits_is_not_fitted_again_as_its_time(tmp_path):
+    """2 p with 2 % noise is a sum of rising terms: its law fits, and no second search is made."""
+    rng = np.random.default_rng(3)
+    data = tmp_path / "linear.csv"
+    pd.DataFrame([{"gpus": p, "samples_per_s": 2 * p * (1 + 0.02 * rng.standard_normal())}
+                  for p in (1, 2, 4, 8, 16, 32) for _ in range(3)]).to_csv(data, index=False)
+    result = run("run", data, "-t", "samples_per_s", "--bootstrap", "0", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert "fitted as its time" not in result.output

@@ -1,7 +1,9 @@
-"""What ``run`` writes beside the laws it finds: one form shared by its ``--by`` groups
-(shared.json) and the per-value laws of its intrinsic factors (levels.json)."""
+"""What ``run`` writes and says beside the laws it finds: one form shared by its ``--by`` groups
+(shared.json), the per-value laws of its intrinsic factors (levels.json), and a rate's time
+fitted to compare where the rate's own law misses."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from rich.table import Column, Table
@@ -9,7 +11,8 @@ from rich.table import Column, Table
 from .. import export
 from ..configs import setting
 from ..fit import FitSettings
-from ..search import Result
+from ..reciprocal import inverse
+from ..search import Result, SearchError, SearchSettings, search
 from ..vocabulary import to_readable
 from .common import _note, out
 from .layout import law_column, series_cell, snug
@@ -54,6 +57,27 @@ def print_shared(shared) -> None:
         table.add_row(series_cell(name), law, f"{fitted.mse:.3g}")
     out.print(snug(table))
 
+
+
+def as_time(result: Result, settings: SearchSettings, gross: float, **grammar) -> str | None:
+    """Where a rate's law misses its measurements (by more than their noise, or by ``gross`` % where
+    nothing measured the noise), the same search of its time over the same rows (``grammar``: the
+    search's grammar, mapping and intrinsic factors), said with both errors: the grammars' terms
+    were written for times, and a time that levels off is a sum of them where its rate is not."""
+    law, data = result.law, result.dataset
+    misfit, noise = law.metrics.get("lack_of_fit_p"), law.metrics.get("noise_sd_pct")
+    if not law.rate or not (misfit is not None and misfit < 0.01 or noise is None and law.metrics["mape_pct"] >= gross):
+        return None
+    timed = replace(data, y=1.0 / data.y, target=inverse(law.target))
+    try:
+        other = search(timed, settings=replace(settings, resamples=0), **grammar).law
+    except SearchError:
+        return None
+    mine, theirs = law.metrics["mape_pct"], other.metrics["mape_pct"]
+    verdict = (f"run again with --target {timed.target} to write that law" if theirs < mine else
+               f"this law of {law.target} stays the closer")
+    return (f"fitted as its time, {timed.target} (the same rows and grammar), the law misses them by {theirs:.3g} % "
+            f"(MAPE) against this law's {mine:.3g} %: {timed.target} = {export.rounded_text(other)}; {verdict}")
 
 
 LEVELS_FILE = "levels.json"

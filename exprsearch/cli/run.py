@@ -143,6 +143,9 @@ def run(
                         raise
                     failed[name] = Failure(exc)  # one group's data say too little: the others still get their laws
                     continue
+            if not (segments or json_) and (sentence := beside.as_time(result, settings, segmented.GROSS, grammar=rules,
+                                                               mapping=mapping, intrinsic=intrinsic_factors)):
+                timed[name] = sentence
             if kinds[name]:  # law.json says what the target is, where the user or its name said it
                 result = replace(result, law=replace(result.law, target_kind=kinds[name]))
             export.write(result.law, result.ranking, placed[name], overwrite=force)
@@ -163,6 +166,7 @@ def run(
         return results, shared
 
     checked: dict[str, list] = {}
+    timed: dict[str, str] = {}  # a rate's time fitted to compare, where the rate's law misses
     failed: dict[str, str] = {}  # each a Failure where its kind of error is known
     drawn: list[Path] = []  # the figures of segments beside each other (--segments --plot)
     results, shared = _guard(work)
@@ -192,6 +196,8 @@ def run(
         _report(result, folder, front=not compact)
         if not segments:
             segmented.say_regime(result, said)
+        if name in timed:
+            _note(timed[name])
         beside.print_levels(checked.get(name, []), folder)
     if grouped:
         column, laws = law_column("law", [export.rounded_text(result.law) for _, _, result in results], beside=48)

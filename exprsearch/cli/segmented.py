@@ -8,7 +8,6 @@ import numpy as np
 
 from .. import segments
 from ..executor import executor
-from ..reciprocal import inverse
 from ..search import Result, SearchSettings
 from .common import Heartbeat, _note, _progress
 
@@ -106,8 +105,6 @@ def say_unrepeated(result: Result) -> None:
     else:
         other = "a grammar file: docs/grammar.md" if result.grammar.name == "pmnf" else \
             "-g pmnf, whose constant may be negative, or a grammar file: docs/grammar.md"
-        if law.rate:  # the grammars' terms were written for times
-            other = f"{law.target} is a rate: fit its time, --target {inverse(law.target)}; or {other}"
         sentence += (f"; repeat a few runs to measure it: where it is smaller, no sum of the grammar's shapes "
                      f"follows them ({other})")
     _note(sentence)
