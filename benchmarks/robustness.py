@@ -79,6 +79,7 @@ def grids(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     law = 1 + sum(rng.uniform(0, 2) * frame[c] ** rng.choice([-1, 0.5, 1, 2]) for c in names)
     noisy = rng.random() < 0.7
     target = ["time", "samples_per_sec"][int(rng.integers(0, 2))]
+    asked = f"1/{target}" if rng.random() < 0.2 else target  # now and then its reciprocal (--target 1/COLUMN)
     frame[target] = (np.asarray(law * (1 + 0.05 * rng.standard_normal(len(frame))), float) if noisy
                      else np.exp(rng.standard_normal(len(frame))))
     spread = []
@@ -96,7 +97,7 @@ def grids(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     measure = ["--measure", str(rng.choice(["mean", "median", "min", "max"]))] if rng.random() < 0.2 else []
     measure += ["--where", f"{rng.choice(names)}{rng.choice(['<=', '<', '>=', '!=', '='])}{rng.choice([1, 4, 16, 1000])}"] \
         if rng.random() < 0.2 else []
-    if run(["run", data, "-t", target, "-g", grammar, "--bootstrap", "20", "--out", out, *measure, *spread],
+    if run(["run", data, "-t", asked, "-g", grammar, "--bootstrap", "20", "--out", out, *measure, *spread],
            data).exit_code:
         return
     at = ",".join(f"{c}={rng.choice([0, -1, 0.5, 1, 3, 1e6, 1e12, float(frame[c].max()) * 8]):g}" for c in names)
@@ -110,7 +111,7 @@ def grids(rng: np.random.Generator, run: Runner, folder: Path, n: int) -> None:
     run(["explain", out, "--vary", follow, *(["--fix", fixed] if fixed else [])], data)
     run(["optimize", out, *(["--price", "2", "--devices", "p"] if rng.random() < 0.5 else [])], data)
     target_at = ",".join(f"{c}={float(frame[c].max()) * 4:g}" for c in names)
-    run(["suggest", data, "-t", target, "-g", grammar, "--at", target_at, "--vary",
+    run(["suggest", data, "-t", asked, "-g", grammar, "--at", target_at, "--vary",
          f"p=1..{int(max(2, frame['p'].max() * 2))}", "--bootstrap", "20", "--count", "2", "--devices", "p"], data)
     if rng.random() < 0.1:
         run(["plot", out, data, "--out", folder / f"plots{n}"], data)
