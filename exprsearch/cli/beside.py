@@ -59,18 +59,19 @@ def print_shared(shared) -> None:
 
 
 
-def as_time(result: Result, settings: SearchSettings, gross: float, **grammar) -> str | None:
+def as_time(result: Result, settings: SearchSettings, gross: float, progress=None, **grammar) -> str | None:
     """Where a rate's law misses its measurements (by more than their noise, or by ``gross`` % where
     nothing measured the noise), the same search of its time over the same rows (``grammar``: the
-    search's grammar, mapping and intrinsic factors), said with both errors: the grammars' terms
-    were written for times, and a time that levels off is a sum of them where its rate is not."""
+    search's grammar, mapping and intrinsic factors; ``progress`` as :func:`~exprsearch.search` takes
+    it), said with both errors: the grammars' terms were written for times, and a time that levels
+    off is a sum of them where its rate is not."""
     law, data = result.law, result.dataset
     misfit, noise = law.metrics.get("lack_of_fit_p"), law.metrics.get("noise_sd_pct")
     if not law.rate or not (misfit is not None and misfit < 0.01 or noise is None and law.metrics["mape_pct"] >= gross):
         return None
     timed = replace(data, y=1.0 / data.y, target=inverse(law.target))
     try:
-        other = search(timed, settings=replace(settings, resamples=0), **grammar).law
+        other = search(timed, settings=replace(settings, resamples=0), progress=progress, **grammar).law
     except SearchError:
         return None
     mine, theirs = law.metrics["mape_pct"], other.metrics["mape_pct"]

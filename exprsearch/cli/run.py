@@ -143,9 +143,14 @@ def run(
                         raise
                     failed[name] = Failure(exc)  # one group's data say too little: the others still get their laws
                     continue
-            if not (segments or json_) and (sentence := beside.as_time(result, settings, segmented.GROSS, grammar=rules,
-                                                               mapping=mapping, intrinsic=intrinsic_factors)):
-                timed[name] = sentence
+                if not (segments or json_):  # where a rate's law misses, its time is fitted to compare
+                    bar.update(task, description=f"fitting the time of {dataset.target}, to compare", completed=0)
+                    beat.what = f"fitting the time of {name or dataset.target}, to compare"
+                    sentence = beside.as_time(result, settings, segmented.GROSS, grammar=rules, mapping=mapping,
+                                              intrinsic=intrinsic_factors, progress=lambda done, total, bar=bar,
+                                              task=task, beat=beat: (bar.update(task, completed=done, total=total),
+                                                                     beat(done, total)))
+                    timed.update({name: sentence} if sentence else {})
             if kinds[name]:  # law.json says what the target is, where the user or its name said it
                 result = replace(result, law=replace(result.law, target_kind=kinds[name]))
             export.write(result.law, result.ranking, placed[name], overwrite=force)
