@@ -59,6 +59,13 @@ def print_shared(shared) -> None:
 
 
 
+def misses_as_rate(law, gross: float) -> bool:
+    """Whether ``law`` is of a rate and misses its measurements: by more than their noise (lack of
+    fit, p < 0.01), or by ``gross`` % (MAPE) where nothing measured the noise."""
+    misfit, noise = law.metrics.get("lack_of_fit_p"), law.metrics.get("noise_sd_pct")
+    return law.rate and (misfit is not None and misfit < 0.01 or noise is None and law.metrics["mape_pct"] >= gross)
+
+
 def as_time(result: Result, settings: SearchSettings, gross: float, progress=None, **grammar) -> str | None:
     """Where a rate's law misses its measurements (by more than their noise, or by ``gross`` % where
     nothing measured the noise), the same search of its time over the same rows (``grammar``: the
@@ -66,8 +73,7 @@ def as_time(result: Result, settings: SearchSettings, gross: float, progress=Non
     it), said with both errors: the grammars' terms were written for times, and a time that levels
     off is a sum of them where its rate is not."""
     law, data = result.law, result.dataset
-    misfit, noise = law.metrics.get("lack_of_fit_p"), law.metrics.get("noise_sd_pct")
-    if not law.rate or not (misfit is not None and misfit < 0.01 or noise is None and law.metrics["mape_pct"] >= gross):
+    if not misses_as_rate(law, gross):
         return None
     timed = replace(data, y=1.0 / data.y, target=inverse(law.target))
     try:
