@@ -16,6 +16,7 @@ import sympy
 from .errors import OutputError
 from .law import Law
 from .rank import Ranking
+from .reciprocal import reciprocal_of
 from .vocabulary import to_latex, to_numpy_code, to_readable, to_text
 
 FILES = ("law.json", "law.tex", "law.py", "front.csv")
@@ -79,7 +80,8 @@ def check_writable(directory: str | Path) -> None:
 def latex(law: Law) -> str:
     """The law as a LaTeX equation, constants rounded to the digits the data support."""
     rhs = to_latex(law.template.xreplace(rounded_constants(law)))
-    target = to_latex(sympy.Symbol(law.target))
+    column = reciprocal_of(law.target)  # 1/tokens_per_s is written as a fraction
+    target = to_latex(sympy.Symbol(law.target)) if column is None else f"\\frac{{1}}{{{to_latex(sympy.Symbol(column))}}}"
     return f"\\begin{{equation}}\n  {target} = {rhs}\n\\end{{equation}}\n"
 
 

@@ -111,3 +111,9 @@ def test_optimize_says_a_time_per_unit_of_work_costs_one_unit(tmp_path):
     assert per_unit.exit_code == 0 and "1/samples_per_s is the time of one unit of the work samples_per_s counts" in said
     whole = run("optimize", tmp_path / "o", "--vary", "p=1..16", "--price", "1", "--devices", "p", "--work", "1e6")
     assert whole.exit_code == 0 and "time of one unit" not in whole.output
+
+
+def test_law_tex_writes_the_reciprocal_as_a_fraction(tmp_path):
+    throughput(tmp_path)
+    assert run("run", tmp_path / "tp.csv", "-t", "1/samples_per_s", "--bootstrap", "0", "--out", tmp_path / "o").exit_code == 0
+    assert "\\frac{1}{\\mathit{samples\\_per\\_s}} = " in (tmp_path / "o" / "law.tex").read_text()
