@@ -1,5 +1,7 @@
 """--target 1/COLUMN: a column's reciprocal fitted as the target, through every way a table is read."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -111,6 +113,7 @@ def test_optimize_says_a_time_per_unit_of_work_costs_one_unit(tmp_path):
     assert per_unit.exit_code == 0 and "1/samples_per_s is the time of one unit of the work samples_per_s counts" in said
     whole = run("optimize", tmp_path / "o", "--vary", "p=1..16", "--price", "1", "--devices", "p", "--work", "1e6")
     assert whole.exit_code == 0 and "time of one unit" not in whole.output
+    assert re.search(r", time [0-9.e+]+ s, cost", " ".join(whole.output.split()))  # seconds, as per_s says
 
 
 def test_law_tex_writes_the_reciprocal_as_a_fraction(tmp_path):

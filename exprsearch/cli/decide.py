@@ -261,7 +261,7 @@ def optimize_command(
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
 
     from ..configs import ConfigError, setting
-    from ..optimize import Pricing, measured_space, optimize, priced_unit
+    from ..optimize import Pricing, measured_space, named_unit, optimize, priced_unit
 
     notes: list[str] = []
 
@@ -327,7 +327,8 @@ def optimize_command(
     cost = "" if best.cost is None else f", cost {best.cost:.4g}"
     what = "cheapest" if o.objective == "cost" else "fastest"
     run_time = law.rate or work_ is not None  # a time apart from the target's own value
-    timed = f", time {best.time:.4g}" if run_time and best.time is not None else ""
+    unit = time_unit or named_unit(law.target, law.rate)  # of a run's time: the target's (a rate's: its per)
+    timed = f", time {best.time:.4g}{' ' + unit if unit else ''}" if run_time and best.time is not None else ""
     out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
               f"{law.target} {best.value:.4g}{timed}{cost}", highlight=False)
     if law.rate:
