@@ -51,9 +51,6 @@ def split_off(frame: pd.DataFrame | Mapping[str, np.ndarray], spread: tuple[str,
     table as it is and None without ``spread``."""
     if spread is None:
         return frame, None
-    if reciprocal_of(target) is not None:
-        raise DataError(f"--spread {','.join(spread)} gives the spread of {reciprocal_of(target)}'s runs, not of {target}'s: "
-                        f"fit {reciprocal_of(target)} with it, or give a column of {target} and its spread")
     columns = [str(c) for c in frame.columns] if hasattr(frame, "columns") else [str(c) for c in frame]
     named = [name for name in spread if not (name == spread[1] and fixed(name, columns))]
     for name, what in zip(named, ("--spread standard deviation", "--spread count")):
@@ -118,7 +115,10 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
                         f"where a row summarises two runs or more, but is missing or negative at {shown}; fix them")
     repeated = count >= 2
     each = max(1, round(1 / float(np.mean(1 / count))))  # as many runs as make a row's noise the one measured
-    squares = np.where(repeated, (count - 1) * (np.where(repeated, sd, 0.0) / dataset.y) ** 2, 0.0)
+    # the spread of 1/x is that of x relative to it (to first order): sd / x = sd · (1/x)
+    inverted = reciprocal_of(dataset.target) is not None
+    relative = np.where(repeated, sd, 0.0) * (dataset.y if inverted else 1 / dataset.y)
+    squares = np.where(repeated, (count - 1) * relative**2, 0.0)
     parts = np.column_stack([squares, count - 1, FACTOR[kind] / count])
     name = f"--spread {sd_name},{count_name}"
     pooled = pooled_noise(parts)
@@ -128,8 +128,10 @@ def attach(dataset: Dataset, values: np.ndarray | None, numbering: int | np.ndar
         return replace(dataset, notes=(*dataset.notes, note), spread=spread, row_runs=each)
     variance, dof = pooled
     of = "median" if kind == "median" else "mean"
+    of = f"reciprocal of the {of}" if inverted else of
+    spread_of = f", of {reciprocal_of(dataset.target)}, whose relative spread its reciprocal shares" if inverted else ""
     note = (f"each row is taken as the {of} of its runs ({counted}, their standard deviation in "
-            f"{sd_name}; {name}): the noise rule tests the law against such a {of}'s noise, "
+            f"{sd_name}{spread_of}; {name}): the noise rule tests the law against such a {of}'s noise, "
             f"{100 * math.sqrt(variance):.3g} %, from {dof} degrees of freedom")
     return replace(dataset, noise=(variance, dof), row_noise=parts, notes=(*dataset.notes, note), spread=spread,
                    row_runs=each)
