@@ -26,8 +26,14 @@ if TYPE_CHECKING:
 
 def group_name(pairs) -> str:
     """A --by group as messages and law.json's readers name it: ``gpu=a100_40gb,precision=bf16``
-    (``pairs``: the group's columns and values)."""
-    return ",".join(f"{k}={v}" for k, v in pairs)
+    (``pairs``: the group's columns and values); a whole number as the file writes it, ``TBS=8192``
+    (a column with an empty cell is read as floats, which wrote ``8192.0``)."""
+    return ",".join(f"{k}={_written(v)}" for k, v in pairs)
+
+
+def _written(value) -> str:
+    whole = isinstance(value, (float, np.floating)) and float(value).is_integer() and abs(value) < 1e15
+    return str(int(value)) if whole else str(value)
 
 
 def load_groups(

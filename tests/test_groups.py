@@ -288,3 +288,15 @@ def test_a_law_spans_a_text_columns_values_only_where_its_group_holds_several(tm
     for group in load_groups(path, "time", ["platform", "model"]).values():
         assert [n for n in group.notes if n.startswith(("ignored", "one law"))] == [
             "ignored non-numeric column(s) gpu"]
+
+
+def test_a_group_of_a_column_with_an_empty_cell_is_named_as_the_file_writes_it(tmp_path):
+    """pandas reads a column with an empty cell as floats; its groups are still tbs=8192, not 8192.0,
+    so that --series tbs=8192 and the folders name them as the file does."""
+    from exprsearch.grouped import group_name, load_grouped
+
+    rows = [f"{tbs},{p},{1 + 8 / p}" for tbs in (8192, 16384) for p in (1, 2, 4, 8)] + [",16,1.5"]
+    (tmp_path / "g.csv").write_text("tbs,p,time\n" + "\n".join(rows) + "\n")
+    groups, _ = load_grouped(tmp_path / "g.csv", "time", ["tbs"], drop_missing=True)
+    assert sorted(groups) == ["tbs=16384", "tbs=8192"]
+    assert group_name([("x", 0.5), ("y", "a"), ("z", 3)]) == "x=0.5,y=a,z=3"
