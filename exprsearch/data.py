@@ -139,7 +139,7 @@ def load_table(
                             name=path.stem, path=str(path), sha256=hashlib.sha256(raw).hexdigest(), header_lines=1)
         return with_spread(data, values, 1, spread, f"'{path}'")
     table = read_table(path, sheet)  # it says why it cannot be read
-    frame, kept = rowfilter.keep(table, where, f"'{path}'", [target])
+    frame, kept = rowfilter.keep(table, where, f"'{path}'", reciprocal.measured([target]))
     frame = reciprocal.derived(frame, target, f"'{path}'")
     frame, values = split_off(frame, spread, target, f"'{path}'")
     lines = file_lines(frame.index)
@@ -177,7 +177,7 @@ def as_dataset(data: object, target: str | None, factors: list[str] | None = Non
         if not conditions:
             frame, values = split_off(reciprocal.derived(data, target, "the table"), pair, target, "the table")
             return with_spread(from_frame(frame, target, factors), values, 0, pair, "the table")
-        frame, kept = rowfilter.keep(data.reset_index(drop=True), conditions, "the table", [target])
+        frame, kept = rowfilter.keep(data.reset_index(drop=True), conditions, "the table", reciprocal.measured([target]))
         frame, values = split_off(reciprocal.derived(frame, target, "the table"), pair, target, "the table")
         # messages name a row by its place in the table given, not among the rows kept
         lines = placed(np.asarray(frame.index), 0)

@@ -59,7 +59,7 @@ def load_grouped(
     each row summarises (:mod:`exprsearch.spread`). A failure keeps its error's kind
     (:class:`~exprsearch.errors.Failure`: :class:`ShortData`, too few rows, where larger groups would help)."""
     path = Path(path)
-    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", [target])
+    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", reciprocal.measured([target]))
     frame = reciprocal.derived(frame, target, f"'{path}'")
     return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept),
                     _digest(path), spread)
@@ -76,7 +76,7 @@ def load_targets(
     frame = read_table(path, sheet)
     columns = [str(c) for c in frame.columns]
     targets = rejoined(targets, columns)
-    frame, kept = rowfilter.keep(frame, where, f"'{path}'", targets)
+    frame, kept = rowfilter.keep(frame, where, f"'{path}'", reciprocal.measured(targets))
     # the column each target is read from: itself, or the one it is the reciprocal of (1/tokens_per_s)
     source = {t: t if t in columns or reciprocal_of(t) is None else reciprocal_of(t) for t in targets}
     for target in targets:

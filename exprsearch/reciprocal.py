@@ -21,6 +21,12 @@ def reciprocal_of(name: str) -> str | None:
     return match["column"] if match else None
 
 
+def measured(targets: list[str]) -> list[str]:
+    """The columns that hold the targets' measured values: each target, and the column it is the
+    reciprocal of (a --where on either picks runs by their outcome)."""
+    return [name for target in targets for name in (target, reciprocal_of(target)) if name is not None]
+
+
 def inverse(name: str) -> str:
     """The target that is the reciprocal of ``name``: ``1/name``, or the column ``name`` inverts."""
     return reciprocal_of(name) or f"1/{name}"

@@ -66,6 +66,7 @@ def test_a_table_is_fitted_on_the_reciprocal_read_every_way(tmp_path):
         assert np.allclose(np.sort(data.y), np.sort(want))
     kept = as_dataset(frame, "1/samples_per_s", where=["samples_per_s>50"])  # a condition on the column read
     assert kept.n_rows == int((frame["samples_per_s"] > 50).sum())
+    assert "samples_per_s>50 picks runs by their measured value" in kept.notes[0]  # as a condition on the target would
 
 
 def test_non_numbers_are_named_as_the_target_s(tmp_path):
