@@ -29,7 +29,7 @@ def bootstrap_spread(boot: np.ndarray) -> np.ndarray:
 
 def gain(features: np.ndarray, precision: np.ndarray, noise: float, column: int) -> float:
     """The share of the target's (last column's) variance that one run at ``column`` removes:
-    cov(x, target)² / ((var(x) + noise²) · var(target)), the covariance never formed whole."""
+    cov(x, target)² / ((var(x) + noise) · var(target)), ``noise`` a variance, the covariance never formed whole."""
     x, target = np.linalg.solve(precision, features[:, [column, -1]]).T
     total = float(features[:, -1] @ target)
     if not total > 0:
@@ -38,7 +38,7 @@ def gain(features: np.ndarray, precision: np.ndarray, noise: float, column: int)
 
 
 def plan(features: np.ndarray, precision: np.ndarray, noise: float, cost: np.ndarray, budget: float,
-          open_: np.ndarray) -> np.ndarray:
+         open_: np.ndarray) -> np.ndarray:
     """Cost to spend on each configuration (0 where not ``open_``) so that the target's (last
     column's) variance after measuring them all is least within ``budget``: the posterior variance
     is convex in the number of runs per configuration, so Frank-Wolfe steps towards the single
