@@ -169,6 +169,9 @@ def _meets(condition: Condition, column: pd.Series, where: str) -> np.ndarray:
         raise DataError(f"--where {condition}: column '{condition.column}' of {where} never holds "
                         f"{', '.join(absent)}{_hint(absent, label)}; its values are {_listed(label)}")
     any_of = np.logical_or.reduce(hits)
+    if condition.op == "!=" and any_of.all():  # every row holds a value it leaves out
+        raise DataError(f"--where {condition} keeps no row of {where}: column '{condition.column}' holds only "
+                        f"{_listed(label)}")
     return ~any_of if condition.op == "!=" else any_of
 
 

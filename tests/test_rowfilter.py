@@ -69,6 +69,8 @@ def test_keep_compares_numbers_as_numbers_names_as_written_and_keeps_the_lines()
     (["fw=b2"], "never holds b2 (did you mean 'b'?)"),  # a name column still gets the hint
     (["fw<=2"], "holds names such as 'a ', not numbers; pick rows by name with fw=VALUE"),
     (["gpus>16"], "keeps no row of 't.csv': column 'gpus' runs from 1 to 16"),
+    (["fw!=a,b"], "keeps no row of 't.csv': column 'fw' holds only a, b"),  # was: 'loosen a condition'
+    (["gpus!=1,8,16"], "keeps no row of 't.csv': column 'gpus' holds only 1, 8, 16"),
     (["gpus>8", "fw=b"], "keeps no row of 't.csv' (alone they keep 1 (gpus>8), 1 (fw=b))"),
     (["gpu=8"], "--where column 'gpu' is not in 't.csv' (did you mean 'gpus'?)"),
 ])
