@@ -11,6 +11,7 @@ import numpy as np
 
 from .cells import dated, flags, mostly_numbers, refuse_strays
 from .errors import DataError, did_you_mean
+from .reciprocal import reciprocal_of
 from .roles import RUN, STEP, column_named, reads_as_time, settings
 from .tables import lazy_pandas, rows_named
 from .vocabulary import law_name
@@ -100,10 +101,12 @@ def across_note(frame, ignored: list[str], factors: list[str]) -> str | None:
 
 
 def check_factor_columns(factors: list[str], target: str, columns: list[str], where: str) -> None:
+    if target in factors or reciprocal_of(target) in factors:
+        read = "" if target in factors else f" (--target {target} reads it)"
+        raise DataError(f"'{target if target in factors else reciprocal_of(target)}' is the target{read}; it cannot "
+                        "also be a factor")
     for f in factors:
         require_column(f, columns, where, "factor")
-    if target in factors:
-        raise DataError(f"'{target}' is the target; it cannot also be a factor")
     if not factors:
         raise DataError(f"{where} has no numeric factor column besides '{target}'; add one")
     named: dict[str, str] = {}

@@ -124,3 +124,11 @@ def test_law_tex_writes_the_reciprocal_as_a_fraction(tmp_path):
     throughput(tmp_path)
     assert run("run", tmp_path / "tp.csv", "-t", "1/samples_per_s", "--bootstrap", "0", "--out", tmp_path / "o").exit_code == 0
     assert "\\frac{1}{\\mathit{samples\\_per\\_s}} = " in (tmp_path / "o" / "law.tex").read_text()
+
+
+def test_the_column_read_cannot_also_be_a_factor(tmp_path):
+    throughput(tmp_path)
+    result = run("run", tmp_path / "tp.csv", "-t", "1/samples_per_s", "--factors", "p,samples_per_s", "--out", tmp_path / "o")
+    assert result.exit_code == 2
+    assert "'samples_per_s' is the target (--target 1/samples_per_s reads it); it cannot also be a factor" in \
+        " ".join(result.output.split())
