@@ -100,11 +100,16 @@ def across_note(frame, ignored: list[str], factors: list[str]) -> str | None:
             "framework, a model), pass --by with those columns to fit one law per series")
 
 
-def check_factor_columns(factors: list[str], target: str, columns: list[str], where: str) -> None:
+def check_not_target(factors: list[str], target: str) -> None:
+    """Refuse a factor that is the target, or the column a target ``1/COLUMN`` reads."""
     if target in factors or reciprocal_of(target) in factors:
         read = "" if target in factors else f" (--target {target} reads it)"
         raise DataError(f"'{target if target in factors else reciprocal_of(target)}' is the target{read}; it cannot "
                         "also be a factor")
+
+
+def check_factor_columns(factors: list[str], target: str, columns: list[str], where: str) -> None:
+    check_not_target(factors, target)
     for f in factors:
         require_column(f, columns, where, "factor")
     if not factors:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import reciprocal, rowfilter
-from .columns import across_note, inferred, rejoined, require_column
+from .columns import across_note, check_not_target, inferred, rejoined, require_column
 from .data import Dataset, filtered, from_frame
 from .errors import DataError, Failure
 from .reciprocal import reciprocal_of
@@ -114,6 +114,7 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
         require_column(key, columns, f"'{path}'", "--by")
         if key == target:
             raise DataError(f"--by {key}: that is the target; group by another column")
+    check_not_target(factors or [], target)
     for f in factors or ():  # the user's choice, so one answer for the file rather than one per group
         require_column(f, columns, f"'{path}'", "factor")
         if f in keys:

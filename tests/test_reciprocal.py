@@ -132,3 +132,7 @@ def test_the_column_read_cannot_also_be_a_factor(tmp_path):
     assert result.exit_code == 2
     assert "'samples_per_s' is the target (--target 1/samples_per_s reads it); it cannot also be a factor" in \
         " ".join(result.output.split())
+    pd.concat([pd.read_csv(tmp_path / "tp.csv").assign(fw=fw) for fw in "ab"]).to_csv(tmp_path / "g.csv", index=False)
+    grouped = run("run", tmp_path / "g.csv", "-t", "1/samples_per_s", "--by", "fw", "--factors", "p,samples_per_s",
+                  "--out", tmp_path / "g")
+    assert grouped.exit_code == 2 and "(--target 1/samples_per_s reads it)" in " ".join(grouped.output.split())
