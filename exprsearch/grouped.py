@@ -13,6 +13,7 @@ import numpy as np
 
 from . import reciprocal, rowfilter
 from .columns import across_note, check_not_target, inferred, rejoined, require_column
+from .configs import setting
 from .data import Dataset, filtered, from_frame
 from .errors import DataError, Failure
 from .reciprocal import reciprocal_of
@@ -32,8 +33,8 @@ def group_name(pairs) -> str:
 
 
 def _written(value) -> str:
-    whole = isinstance(value, (float, np.floating)) and float(value).is_integer() and abs(value) < 1e15
-    return str(int(value)) if whole else str(value)
+    whole = isinstance(value, (float, np.floating)) and float(value).is_integer()
+    return setting(value) if whole else str(value)  # another value as it was read, every digit kept
 
 
 def load_groups(

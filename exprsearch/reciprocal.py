@@ -52,15 +52,13 @@ def derived(table, target: str, where: str, header_lines: int = 0):
             raise DataError(f"{where} column '{column}' holds values that are no numbers, so {target} has none "
                             "there; give numbers") from None
         _refuse_zeros(values == 0, column, target, where, header_lines)
-        with np.errstate(divide="ignore"):
-            return {(target if str(k) == column else k): (1.0 / values if str(k) == column else v)
-                    for k, v in table.items()}
+        return {(target if str(k) == column else k): (1.0 / values if str(k) == column else v) for k, v in table.items()}
     pd = lazy_pandas()
     cells = table[table.columns[names.index(column)]]
     numbers = pd.to_numeric(cells, errors="coerce")
     lines = file_lines(table.index)
     _refuse_zeros((numbers == 0).to_numpy(), column, target, where, 0 if lines is None else lines)
-    inverted = cells.where(numbers.isna(), 1.0 / numbers.where(numbers != 0))
+    inverted = cells.where(numbers.isna(), 1.0 / numbers)  # no zero is left (refused above)
     out = table.set_axis(names, axis=1).drop(columns=[column])
     out.insert(names.index(column), target, inverted)
     out.attrs = dict(table.attrs)

@@ -263,10 +263,15 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             found[name] = f"{_a(statistic(name))} over the runs that {which} counts"
         elif sampled:
             found[name] = f"{_a(statistic(name))} over the samples that {sampled} counts"
-        elif stem(name) == "" and statistic(name) in _DISPERSION and stem(target) is None:
+        elif _bare_dispersion(name) and stem(target) is None:
             found[name] = f"{_a(statistic(name))} named alone beside {target}: the scatter of the runs each row summarises"
     found |= {n: why for n, why in named.items() if n not in found}
     return {n: found[n] for n in names if n in found}
+
+
+def _bare_dispersion(name: str) -> bool:
+    """Whether ``name`` is a statistic of the runs' scatter named alone (sd, sem), not of a quantity."""
+    return stem(name) == "" and statistic(name) in _DISPERSION
 
 
 def _bare_count(names: list[str], X: np.ndarray) -> str | None:
@@ -274,7 +279,7 @@ def _bare_count(names: list[str], X: np.ndarray) -> str | None:
     bare (time, sd, count): one named as a count, of whole numbers from 1, beside a bare statistic
     of the runs' scatter (sd, sem). The two names say it, where a summary's one row per setting
     repeats no factor's levels."""
-    if not any(stem(n) == "" and statistic(n) in _DISPERSION for n in names):
+    if not any(map(_bare_dispersion, names)):
         return None
     for j, name in enumerate(names):
         values = X[np.isfinite(X[:, j]), j]

@@ -72,8 +72,7 @@ def keep(frame: pd.DataFrame, conditions: Sequence[Condition], where: str,
         require_column(column, columns, where, "--where")
         measured += [str(condition)] if column in targets else []
         cells = frame[frame.columns[columns.index(column)]]
-        _one_per_option(condition, columns, cells)
-        hits.append(_meets(condition, cells, where))
+        hits.append(_meets(condition, cells, where, columns))
         if condition.op != "!=" and cells.isna().any():  # an empty cell meets no value: said, not dropped unsaid
             empty[column] = int(cells.isna().sum())
     mask = _checked(hits, conditions, where, "row")
@@ -98,7 +97,7 @@ def keep_points(points: np.ndarray, parameters: Sequence[str], conditions: Seque
         if condition.column not in parameters:
             raise DataError(f"--where {condition}: {where} has no parameter '{condition.column}'; its parameters are "
                             f"{', '.join(parameters)}")
-        hits.append(_meets(condition, frame[condition.column], where))
+        hits.append(_meets(condition, frame[condition.column], where, list(parameters)))
     mask = _checked(hits, conditions, where, "point")
     return mask, note(int(mask.sum()), len(frame), conditions, "point")
 
@@ -135,7 +134,7 @@ def _checked(hits: list[np.ndarray], conditions: Sequence[Condition], where: str
     return mask
 
 
-def _meets(condition: Condition, column: pd.Series, where: str) -> np.ndarray:
+def _meets(condition: Condition, column: pd.Series, where: str, columns: Sequence[str] = ()) -> np.ndarray:
     """Which cells of ``column`` meet ``condition``: numbers compared as numbers (8 matches 8.0),
     names as written, after trimming spaces; empty cells meet no condition but !=."""
     import pandas as pd
@@ -166,6 +165,7 @@ def _meets(condition: Condition, column: pd.Series, where: str) -> np.ndarray:
         label = sorted({str(c) for c in cells[present]})
     absent = [v for v, hit in zip(condition.values, hits) if not hit.any()]
     if absent:
+        _one_per_option(condition, absent, columns)
         raise DataError(f"--where {condition}: column '{condition.column}' of {where} never holds "
                         f"{', '.join(absent)}{_hint(absent, label)}; its values are {_listed(label)}")
     any_of = np.logical_or.reduce(hits)
@@ -175,13 +175,12 @@ def _meets(condition: Condition, column: pd.Series, where: str) -> np.ndarray:
     return ~any_of if condition.op == "!=" else any_of
 
 
-def _one_per_option(condition: Condition, columns: list[str], cells: pd.Series) -> None:
+def _one_per_option(condition: Condition, absent: list[str], columns: Sequence[str]) -> None:
     """A second condition written after a comma, as ``--at`` takes its values (``gpu=a,precision=b``):
-    a value that is another column's condition and not a value of this column."""
-    held = set(cells.astype(str).str.strip())
-    for value in condition.values if condition.op in ("=", "!=") else ():
+    a value the column never holds (``absent``) that is a condition on another of ``columns``."""
+    for value in absent:
         match = _FORM.match(value)
-        if match and match["column"] in columns and match["value"] and value not in held:
+        if match and match["column"] in columns and match["value"]:
             own = tuple(v for v in condition.values if not _FORM.match(v))
             written = [f"--where {Condition(condition.column, condition.op, own)}"] * bool(own)
             written += [f"--where {v}" for v in condition.values if _FORM.match(v)]

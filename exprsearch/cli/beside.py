@@ -66,15 +66,12 @@ def misses_as_rate(law, gross: float) -> bool:
     return law.rate and (misfit is not None and misfit < 0.01 or noise is None and law.metrics["mape_pct"] >= gross)
 
 
-def as_time(result: Result, settings: SearchSettings, gross: float, progress=None, **grammar) -> str | None:
-    """Where a rate's law misses its measurements (by more than their noise, or by ``gross`` % where
-    nothing measured the noise), the same search of its time over the same rows (``grammar``: the
-    search's grammar, mapping and intrinsic factors; ``progress`` as :func:`~exprsearch.search` takes
-    it), said with both errors: the grammars' terms were written for times, and a time that levels
-    off is a sum of them where its rate is not."""
+def as_time(result: Result, settings: SearchSettings, progress=None, **grammar) -> str | None:
+    """For a rate's law that misses its measurements (:func:`misses_as_rate`), the same search of its
+    time over the same rows (``grammar``: the search's grammar, mapping and intrinsic factors;
+    ``progress`` as :func:`~exprsearch.search` takes it), said with both errors: the grammars' terms
+    were written for times, and a time that levels off is a sum of them where its rate is not."""
     law, data = result.law, result.dataset
-    if not misses_as_rate(law, gross):
-        return None
     timed = replace(data, y=1.0 / data.y, target=inverse(law.target))
     try:
         other = search(timed, settings=replace(settings, resamples=0), progress=progress, **grammar).law

@@ -143,10 +143,11 @@ def run(
                         raise
                     failed[name] = Failure(exc)  # one group's data say too little: the others still get their laws
                     continue
-                if not (segments or json_):  # where a rate's law misses, its time is fitted to compare
+                if not (segments or json_) and beside.misses_as_rate(result.law, segmented.GROSS):
+                    # its time is fitted to compare
                     bar.update(task, description=f"fitting the time of {dataset.target}, to compare", completed=0)
                     beat.what = f"fitting the time of {name or dataset.target}, to compare"
-                    sentence = beside.as_time(result, settings, segmented.GROSS, grammar=rules, mapping=mapping,
+                    sentence = beside.as_time(result, settings, grammar=rules, mapping=mapping,
                                               intrinsic=intrinsic_factors, progress=lambda done, total, bar=bar,
                                               task=task, beat=beat: (bar.update(task, completed=done, total=total),
                                                                      beat(done, total)))
