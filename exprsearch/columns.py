@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import reciprocal
 from .cells import dated, flags, mostly_numbers, refuse_strays
 from .errors import DataError, did_you_mean
 from .reciprocal import reciprocal_of
@@ -21,12 +22,14 @@ if TYPE_CHECKING:
 
 
 def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str, numbering: int | np.ndarray,
-             across: bool = True) -> tuple[list[str], np.ndarray, list[str], list[str]]:
+             across: bool = True, whole: pd.DataFrame | None = None) -> tuple[list[str], np.ndarray, list[str], list[str]]:
     """The factors of a table whose columns were not named (its numeric columns but the target,
     less labels and measurements of the runs), their values and the target's as numbers, the
     notes saying what was left out, and the columns left out as no setting. ``across`` False
     leaves out whether one law spans their values (:func:`across_note`), which a table split
-    into groups says per group."""
+    into groups says per group. ``whole``: the file's rows where ``frame`` holds only those --where
+    kept, whose columns' roles are the file's: one series repeats no factor's levels, which is
+    what tells a count of samples from a setting."""
     pd = lazy_pandas()
     columns = list(frame.columns)
     # True/False columns are labels (xla on or off), not scales: a law gets them only by --factors;
@@ -58,7 +61,8 @@ def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str, n
     factors = [c for c in columns if c in factors and c not in apart]
     ignored = [c for c in columns if c != target and c not in factors and c not in empty and c not in apart]
     values = frame[[*factors, target]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    factors, values, note = settings(target, factors, values)
+    context = None if whole is None else file_values(whole, factors, target)
+    factors, values, note = settings(target, factors, values, context)
     spanned = across_note(frame, ignored, factors) if across else None
     notes = [f"ignored non-numeric column(s) {', '.join(ignored)}" + (f"; {spanned}" if spanned else "")] \
         if ignored else []
@@ -68,6 +72,15 @@ def inferred(frame: pd.DataFrame, target: str, drop_missing: bool, where: str, n
     check_factor_columns(factors, target, columns, where)
     check_settings(factors, where)
     return factors, values, notes + ([note] if note else []), ignored
+
+
+def file_values(whole: pd.DataFrame, factors: list[str], target: str) -> np.ndarray:
+    """The ``factors``' columns and the target's of every row of ``whole`` as numbers (NaN where
+    a cell is none), as :func:`settings` reads a table's values."""
+    pd = lazy_pandas()
+    whole = whole.set_axis([str(c) for c in whole.columns], axis=1)
+    numbers = whole[factors].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    return np.column_stack([numbers, reciprocal.values(whole, target)])
 
 
 def check_settings(factors: list[str], where: str) -> None:

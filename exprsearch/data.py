@@ -146,7 +146,7 @@ def load_table(
     with rowfilter.too_few_kept(where, len(frame), len(table)):
         data = from_frame(frame.reset_index(drop=True), target, factors, drop_missing=drop_missing,
                           drop_stray=drop_stray, name=path.stem, path=str(path),
-                          sha256=hashlib.sha256(raw).hexdigest(), lines=lines)
+                          sha256=hashlib.sha256(raw).hexdigest(), lines=lines, whole=table if where else None)
     data = with_spread(data, values, 0 if lines is None else lines, spread, f"'{path}'")
     return replace(data, sheet=sheet, **filtered(data, where, kept))
 
@@ -182,7 +182,7 @@ def as_dataset(data: object, target: str | None, factors: list[str] | None = Non
         # messages name a row by its place in the table given, not among the rows kept
         lines = placed(np.asarray(frame.index), 0)
         with rowfilter.too_few_kept(conditions, len(frame), len(data)):
-            dataset = from_frame(frame.reset_index(drop=True), target, factors, lines=lines)
+            dataset = from_frame(frame.reset_index(drop=True), target, factors, lines=lines, whole=data)
         dataset = with_spread(dataset, values, lines, pair, "the table")
         return replace(dataset, **filtered(dataset, conditions, kept))
     if isinstance(data, Mapping):
@@ -224,10 +224,12 @@ def from_frame(
     sha256: str | None = None,
     header_lines: int = 0,
     lines: np.ndarray | None = None,
+    whole: pd.DataFrame | None = None,
 ) -> Dataset:
     """Validate a DataFrame into a :class:`Dataset` (factors default to other numeric columns);
     messages name each row's line of the file: ``lines`` where given (a group of a file's rows),
-    else counted after ``header_lines``."""
+    else counted after ``header_lines``. ``whole``: every row of the file where ``frame`` holds
+    those --where kept, from which the roles of the columns are read (:func:`~exprsearch.columns.inferred`)."""
     numbering = header_lines if lines is None else np.asanyarray(lines)  # a sheet's rows stay Rows
     pd = lazy_pandas()
     where = f"'{path}'" if path else "the table"
@@ -249,7 +251,7 @@ def from_frame(
         if c in frame.columns and not pd.api.types.is_numeric_dtype(frame[c]) and mostly_numbers(frame[c]):
             refuse_strays(frame[c], c, where, numbering, target=c == target)
     if factors is None:
-        factors, numeric, notes, _ = inferred(frame, target, drop_missing, where, numbering)
+        factors, numeric, notes, _ = inferred(frame, target, drop_missing, where, numbering, whole=whole)
     else:
         notes = []
         check_factor_columns(factors, target, columns, where)

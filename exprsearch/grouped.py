@@ -22,6 +22,8 @@ from .spread import split_off
 from .tables import file_lines, lazy_pandas, read_table, rows_named
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .rowfilter import Condition
 
 
@@ -60,10 +62,11 @@ def load_grouped(
     each row summarises (:mod:`exprsearch.spread`). A failure keeps its error's kind
     (:class:`~exprsearch.errors.Failure`: :class:`ShortData`, too few rows, where larger groups would help)."""
     path = Path(path)
-    frame, kept = rowfilter.keep(read_table(path, sheet), where, f"'{path}'", reciprocal.measured([target]))
+    table = read_table(path, sheet)
+    frame, kept = rowfilter.keep(table, where, f"'{path}'", reciprocal.measured([target]))
     frame = reciprocal.derived(frame, target, f"'{path}'")
     return _grouped(frame, path, target, by, factors, drop_missing, tolerate, sheet, drop_stray, (where, kept),
-                    _digest(path), spread)
+                    _digest(path), spread, table if where else None)
 
 
 def load_targets(
@@ -74,10 +77,11 @@ def load_targets(
     ``by`` where given (``model=a:fwd_s``), each without the other targets (no factor of it, nor a
     setting that differs between its repeats); and the ones that cannot be fitted, with the reason."""
     path = Path(path)
-    frame = read_table(path, sheet)
-    columns = [str(c) for c in frame.columns]
+    table = read_table(path, sheet)
+    columns = [str(c) for c in table.columns]
     targets = rejoined(targets, columns)
-    frame, kept = rowfilter.keep(frame, where, f"'{path}'", reciprocal.measured(targets))
+    frame, kept = rowfilter.keep(table, where, f"'{path}'", reciprocal.measured(targets))
+    whole = table.set_axis(columns, axis=1) if where else None  # the file's rows, which say what its columns are
     # the column each target is read from: itself, or the one it is the reciprocal of (1/tokens_per_s)
     source = {t: t if t in columns or reciprocal_of(t) is None else reciprocal_of(t) for t in targets}
     for target in targets:
@@ -90,14 +94,14 @@ def load_targets(
         alone = reciprocal.derived(frame.drop(columns=sorted(others)), target, f"'{path}'")
         if by:
             groups, failed = _grouped(alone, path, target, by, factors, drop_missing, DataError, sheet, drop_stray,
-                                      (where, kept), sha)
+                                      (where, kept), sha, whole=whole)
             series |= {f"{name}:{target}": data for name, data in groups.items()}
             failures |= {f"{name}:{target}": why for name, why in failed.items()}
             continue
         try:
             data = from_frame(alone.reset_index(drop=True), target, factors, drop_missing=drop_missing,
                               drop_stray=drop_stray, name=f"{path.stem}-{target}", path=str(path),
-                              sha256=sha, lines=file_lines(frame.index))
+                              sha256=sha, lines=file_lines(frame.index), whole=whole)
             series[target] = replace(data, sheet=sheet, **filtered(data, where, kept))
         except DataError as exc:
             failures[target] = Failure(exc)
@@ -107,7 +111,7 @@ def load_targets(
 def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[str] | None, drop_missing: bool,
              tolerate: type[DataError] | tuple[type[DataError], ...], sheet: str | None, drop_stray: bool,
              filtering: tuple[Sequence[Condition], str | None], sha: str, spread: tuple[str, str] | None = None,
-             ) -> tuple[dict[str, Dataset], dict[str, Failure]]:
+             whole: pd.DataFrame | None = None) -> tuple[dict[str, Dataset], dict[str, Failure]]:
     columns = [str(c) for c in frame.columns]
     keys = [by] if isinstance(by, str) else rejoined(list(by), columns)
     factors = None if factors is None else rejoined(factors, columns)
@@ -129,7 +133,7 @@ def _grouped(frame, path: Path, target: str, by: str | list[str], factors: list[
     # the roles of the columns are the file's, decided once: a small group says little about them
     rest = frame.drop(columns=keys).set_axis([c for c in columns if c not in keys], axis=1)
     chosen, _, notes, ignored = (factors, None, [], []) if factors else inferred(
-        rest, target, drop_missing, f"'{path}'", file_lines(frame.index), across=False)
+        rest, target, drop_missing, f"'{path}'", file_lines(frame.index), across=False, whole=whole)
     unnamed = np.flatnonzero(frame[keys].isna().any(axis=1).to_numpy())  # groupby would drop them unsaid
     if unnamed.size:
         lines = file_lines(frame.index)

@@ -65,6 +65,20 @@ def derived(table, target: str, where: str, header_lines: int = 0):
     return out
 
 
+def values(table, target: str) -> np.ndarray:
+    """The target's values on every row of a DataFrame ``table`` as numbers, its reciprocal taken
+    where it names one: NaN where a cell is no number (or 0, which has no reciprocal). For reading
+    rows that the checks of the target never see (those --where leaves out)."""
+    pd = lazy_pandas()
+    names = [str(c) for c in table.columns]
+    column = target if target in names or reciprocal_of(target) is None else reciprocal_of(target)
+    numbers = pd.to_numeric(table[table.columns[names.index(column)]], errors="coerce").to_numpy(dtype=float)
+    if column == target:
+        return numbers
+    with np.errstate(divide="ignore"):
+        return np.where(numbers == 0, np.nan, 1.0 / numbers)
+
+
 def _refuse_zeros(zero: np.ndarray, column: str, target: str, where: str, numbering) -> None:
     if zero.any():
         raise DataError(f"{where} column '{column}' is 0 at {rows_named(np.flatnonzero(zero), numbering)}, where "

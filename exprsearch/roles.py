@@ -151,13 +151,16 @@ def _of(quantity: str) -> str:
     return quantity or "the measured value"
 
 
-def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[str], np.ndarray, str | None]:
+def settings(target: str, factors: list[str], values: np.ndarray,
+             context: np.ndarray | None = None) -> tuple[list[str], np.ndarray, str | None]:
     """The factors of a table whose columns were not named, without those that number its rows or
     look like measurements of the runs (a rate, a statistic of the time), their ``values`` (the
     factors' columns, then the target's) without those columns, and the note naming them. All
-    are kept where none would be left."""
-    numbers = row_numbers(factors, values[:, :-1])
-    measured = measured_columns(target, factors, values[:, :-1], values[:, -1])
+    are kept where none would be left. ``context``: the same columns on every row of the file,
+    where ``values`` holds only some (--where); what the columns are is read from it."""
+    read = values if context is None else context
+    numbers = row_numbers(factors, read[:, :-1])
+    measured = measured_columns(target, factors, read[:, :-1], read[:, -1])
     measured = {n: why for n, why in measured.items() if n not in numbers}
     if not (measured or numbers) or len(measured) + len(numbers) == len(factors):
         return factors, values, None
@@ -168,7 +171,7 @@ def settings(target: str, factors: list[str], values: np.ndarray) -> tuple[list[
                     + "; ".join(f"{name} ({why})" for name, why in measured.items())
                     + f". A law for {target} needs what is set before a run; name the factors with --factors "
                     "to use them")
-        averaged = statistic(target) in (None, "mean", "median")
+        averaged = statistic(reciprocal_of(target) or target) in (None, "mean", "median")
         spreads = [name for name in measured if statistic(name) == "std" and averaged]
         counts = [name for name, why in measured.items() if why.startswith("it counts the runs")]
         if spreads:
@@ -206,7 +209,8 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
     """
     found: dict[str, str] = {}
     named: dict[str, str] = {}  # by a word of their names: said only where the data say nothing more
-    summarised = _summarised([target, *names])
+    column = reciprocal_of(target) or target  # whose name says what it is a statistic of (1/steps_per_sec_mean)
+    summarised = _summarised([column, *names])
     positive = np.isfinite(y) & (y > 0)
     varying = [j for j in range(len(names)) if len(np.unique(X[np.isfinite(X[:, j]), j])) > 1]
     levelled = {j for j in varying if _distinct_share(X[:, j]) <= 0.5}
@@ -243,9 +247,9 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             within = "exactly" if spread < 1e-6 else f"within {100 * spread:.2g} %"
             found[names[j]] = f"alone it gives {target} {within}: {target} ≈ {shown}"
     named |= _schedules(names, X, varying, levelled, {*named, *found}, [j for j in varying if named.get(names[j]) == _STEPS])
-    quantities = {n.lower() if stem(n) is None else stem(n) for n in [target, *found]}
+    quantities = {n.lower() if stem(n) is None else stem(n) for n in [column, *found]}
     counted = next((n for n in names if _COUNT.match(n)), None)
-    if counted is None and stem(target) is None:  # time beside bare sd and count: the runs' mean, spread, number
+    if counted is None and stem(column) is None:  # time beside bare sd and count: the runs' mean, spread, number
         counted = _bare_count(names, X)
         if counted is not None:
             named.setdefault(counted, "it counts the runs a row summarises, the sample size of its statistics")
@@ -256,14 +260,14 @@ def measured_columns(target: str, names: list[str], X: np.ndarray, y: np.ndarray
             continue
         if stem(name) in quantities:
             found[name] = f"another statistic of {_of(stem(name))}"
-        elif statistic(name) == statistic(target):
-            found[name] = f"{_a(statistic(name))}, as {target} is: a statistic of the same runs"
+        elif statistic(name) == statistic(column):
+            found[name] = f"{_a(statistic(name))}, as {column} is: a statistic of the same runs"
         elif counted:
             which = f"'{counted}'" if counted == "runs" else counted  # not "the runs that runs counts"
             found[name] = f"{_a(statistic(name))} over the runs that {which} counts"
         elif sampled:
             found[name] = f"{_a(statistic(name))} over the samples that {sampled} counts"
-        elif _bare_dispersion(name) and stem(target) is None:
+        elif _bare_dispersion(name) and stem(column) is None:
             found[name] = f"{_a(statistic(name))} named alone beside {target}: the scatter of the runs each row summarises"
     found |= {n: why for n, why in named.items() if n not in found}
     return {n: found[n] for n in names if n in found}

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from exprsearch import rowfilter
 from exprsearch.data import load_table
 from exprsearch.roles import derived_notes, measured_columns, row_numbers, stem
 
@@ -335,3 +336,61 @@ def test_a_summary_of_one_row_per_setting_has_its_bare_sd_and_count_left_out(tmp
     data = load_table(tmp_path / "summary.csv", "samples_per_sec")
     assert data.factors == ("p",)
     assert "--spread sd,count tests the law" in next(n for n in data.notes if "measurements of the runs" in n)
+
+
+def _summaries(tmp_path):
+    """CM-DARE-like summaries: per model and GPU a series over p, each row the mean, median and sd of
+    a run's step rates over n_samples samples (a near-constant count with strays)."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for model, scale in (("a", 1.0), ("b", 2.5), ("c", 4.0)):
+        for gpu, speed in (("K80", 1.0), ("P100", 2.2)):
+            for p in range(1, 9):
+                rate = p * speed / (scale * (1 + 0.05 * p)) * (1 + 0.01 * rng.standard_normal())
+                rows.append({"model": model, "gpu": gpu, "workers": p, "n_samples": int(rng.choice([28, 29, 35, 36, 37])),
+                             "steps_per_sec_mean": rate, "steps_per_sec_median": rate * (1 + 0.01 * rng.standard_normal()),
+                             "steps_per_sec_std": 0.02 * rate * rng.uniform(0.5, 1.5)})
+    path = tmp_path / "summaries.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("target", ["steps_per_sec_mean", "1/steps_per_sec_mean"])
+def test_the_roles_of_columns_are_the_file_s_whatever_where_keeps(tmp_path, target):
+    """One series kept by --where repeats no factor's levels, which took n_samples for a setting (and
+    suggest then asked for --at n_samples=37); the file says what its columns are."""
+    path = _summaries(tmp_path)
+    whole = load_table(path, target)
+    one = load_table(path, target, where=rowfilter.parse(["model=b", "gpu=K80"]))
+    assert whole.factors == one.factors == ("workers",)
+    note = next(n for n in one.notes if "measurements of the runs" in n)
+    assert "n_samples (it counts the samples that steps_per_sec's statistics summarise" in note
+    assert "steps_per_sec_median (" in note and "steps_per_sec_std (another statistic of steps_per_sec)" in note
+
+
+def test_a_reciprocal_target_s_column_names_the_statistics_beside_it(tmp_path):
+    """Statistics too scattered to give the target alone are known by the name of the column
+    ``1/COLUMN`` reads, as by the target's own name."""
+
+    def scattered(frame):
+        rng = np.random.default_rng(6)
+        frame["steps_per_sec_mean"] = 1 / frame["time"]
+        frame["steps_per_sec_max"] = frame["steps_per_sec_mean"] * rng.uniform(1.1, 1.6, len(frame))
+        frame["steps_per_sec_std"] = 0.05 * frame["steps_per_sec_mean"] * rng.uniform(0.5, 1.5, len(frame))
+        return frame.drop(columns="time")
+
+    data = load_table(_table(tmp_path, scattered), "1/steps_per_sec_mean")
+    note = next(n for n in data.notes if "measurements of the runs" in n)
+    assert data.factors == ("p", "n")
+    assert "steps_per_sec_std (another statistic of steps_per_sec)" in note
+    assert "steps_per_sec_max (another statistic of steps_per_sec)" in note
+
+
+def test_groups_of_the_rows_where_keeps_read_the_roles_from_the_file(tmp_path):
+    from exprsearch.grouped import load_grouped, load_targets
+
+    path = _summaries(tmp_path)
+    groups, failed = load_grouped(path, "steps_per_sec_mean", ["gpu"], where=rowfilter.parse(["model=b"]))
+    assert not failed and [g.factors for g in groups.values()] == [("workers",), ("workers",)]
+    series, failed = load_targets(path, ["1/steps_per_sec_mean"], [], where=rowfilter.parse(["model=b", "gpu=K80"]))
+    assert not failed and series["1/steps_per_sec_mean"].factors == ("workers",)
