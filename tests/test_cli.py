@@ -844,3 +844,27 @@ def test_command_modules_keep_their_annotations_evaluated():
     folder = Path(__file__).resolve().parent.parent / "exprsearch" / "cli"
     deferred = [p.name for p in sorted(folder.glob("*.py")) if "\nfrom __future__ import annotations\n" in p.read_text()]
     assert not deferred
+
+
+@pytest.mark.parametrize("width", [60, 70])
+def test_a_split_table_s_title_and_caption_run_the_console_s_width(width, monkeypatch):
+    """Split, the caption went under the last part, two columns wide, and wrapped there into five
+    lines of explain's output (``* beyond the`` / ``measured workers`` / …); it reads as one line."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from exprsearch.cli import common, layout
+
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    monkeypatch.setattr(common, "out", console)
+    caption = "* beyond the measured workers (1..8): the law extrapolated"
+    table = Table("workers", "1/steps_per_sec_mean", "term 1", "term 2", "term 3", "dominant", "speedup",
+                  "efficiency", title="Where the time goes; the terms are listed below", caption=caption)
+    table.add_row("16 *", "0.03972", "0.000756", "0.00432", "0.0346", "term 3", "2.21", "13.8 %")
+    console.print(layout.snug(table))
+    lines = console.file.getvalue().splitlines()
+    assert sum(line.startswith("workers") for line in lines) > 1  # split
+    assert any(caption in line for line in lines) and lines[-1].strip() == caption
+    assert any("Where the time goes; the terms are listed below" in line for line in lines[:2])

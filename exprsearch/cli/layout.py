@@ -9,6 +9,7 @@ from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.measure import Measurement
 from rich.table import Column, Table
+from rich.text import Text
 
 from . import common
 
@@ -43,8 +44,11 @@ def snug(table: Table) -> RenderableType:
             parts.append([])
         parts[-1].append(column)
     tables = [_part(table, [first, *columns]) for columns in parts]
-    tables[0].title, tables[-1].caption = table.title, table.caption
-    return Group(*(item for k, part in enumerate(tables) for item in ([""] if k else []) + [part]))
+    # the title and caption run the console's width: under a part two columns wide, the caption
+    # wrapped into a word or two a line
+    head = [Text(str(table.title), style="table.title")] if table.title else []
+    foot = [Text(str(table.caption), style="table.caption")] if table.caption else []
+    return Group(*head, *(item for k, part in enumerate(tables) for item in ([""] if k else []) + [part]), *foot)
 
 
 def series_cell(name: str, room: int | None = None) -> str:
