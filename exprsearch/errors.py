@@ -132,9 +132,14 @@ def did_you_mean(name: str, choices: list[str], shown: Callable[[str], str] = st
     originals: dict[str, str] = {}
     for choice in choices:
         originals.setdefault(choice.casefold(), choice)
-    close = difflib.get_close_matches(name.casefold(), list(originals), n=3)
-    if not close:
+    folded = name.casefold()
+    # a name written short ('h100-sxm5-80gb' for 'NVIDIA H100-SXM5-80GB') lies inside the one meant,
+    # which difflib ranks below names of its own length that differ in a character or two
+    inside = sorted((c for c in originals if len(folded) >= 3 and folded in c and c != folded), key=len)[:3]
+    close = difflib.get_close_matches(folded, list(originals), n=3)
+    ratio = [difflib.SequenceMatcher(None, folded, c).ratio() for c in close]
+    close = [c for c, r in zip(close, ratio) if r >= ratio[0] - ALIKE]
+    named = [f"'{shown(originals[c])}'" for c in [*inside, *(c for c in close if c not in inside)][:3]]
+    if not named:
         return ""
-    ratio = [difflib.SequenceMatcher(None, name.casefold(), c).ratio() for c in close]
-    named = [f"'{shown(originals[c])}'" for c, r in zip(close, ratio) if r >= ratio[0] - ALIKE]
     return f" (did you mean {' or '.join(named) if len(named) < 3 else ', '.join(named[:-1]) + ' or ' + named[-1]}?)"

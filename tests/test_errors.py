@@ -9,10 +9,15 @@ from exprsearch.errors import did_you_mean
      " (did you mean 'samples_per_sec_std', 'samples_per_sec_mean' or 'samples_per_sec_median'?)"),
     ("time_mean", ["time_mean_s", "time_median_s", "gpus"], " (did you mean 'time_mean_s' or 'time_median_s'?)"),
     ("tbs", ["gpus", "model"], ""),
+    ("h100-sxm5-80gb", ["A100-SXM4-40GB", "A100-SXM4-80GB", "NVIDIA H100-SXM5-80GB", "TPU-v5p"],
+     " (did you mean 'NVIDIA H100-SXM5-80GB', 'A100-SXM4-80GB' or 'A100-SXM4-40GB'?)"),
+    ("resnet", ["ResNet-50", "ResNet-152", "BERT", "ResNet-101", "ResNeXt-50"],
+     " (did you mean 'ResNet-50', 'ResNet-152' or 'ResNet-101'?)"),
 ])
 def test_a_misspelt_name_is_offered_every_name_about_as_close(name, choices, said):
     """Where a rate is measured as its mean, median and spread, the one offered alone was the
-    shortest (the spread); the ones about as close are offered beside it."""
+    shortest (the spread); the ones about as close are offered beside it. A name written short
+    (MLPerf's accelerator without its vendor) is offered first the names it lies inside."""
     assert did_you_mean(name, choices) == said
 
 

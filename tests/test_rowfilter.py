@@ -298,7 +298,7 @@ def test_a_number_in_a_column_of_names_still_gets_the_names_it_is_close_to():
     """Numbers get no spelling hint in a column of numbers (18 is no misspelt 1), but 100 in a
     column of GPU names is likely V100 or A100."""
     frame = pd.DataFrame({"gpu": ["V100", "A100", "T4"], "time": [1.0, 2.0, 3.0]})
-    with pytest.raises(DataError, match=r"never holds 100 \(did you mean 'V100' or 'A100'\?\)"):
+    with pytest.raises(DataError, match=r"never holds 100 \(did you mean 'A100' or 'V100'\?\)"):
         keep(frame, parse(["gpu=100"]), "'t.csv'")
 
 
