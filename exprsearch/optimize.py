@@ -56,6 +56,9 @@ class Choice:
     time: float | None
     cost: float | None
     value: float = math.nan
+    # the upper end of a run's time at its 95 % prediction interval (a rate's lower end gives it);
+    # None where the law keeps no bootstrap or gives no time
+    slowest: float | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,10 @@ class Optimum:
     feasible: int  # of those, meeting the constraints and the budget
     left_out: tuple[tuple[str, int, str], ...] = ()  # (why, how many, the first) of configurations not considered
     ties: int = 1  # feasible configurations as cheap (or fast) as the best, to 9 digits: it is the fastest of them
+    # with a budget the best's run may overrun at the upper end of its interval: the best whose does not
+    # (None where the best's does not, or none searched does not: ``safe_searched`` says how many were)
+    safe: Choice | None = None
+    safe_searched: int = 0
 
 
 @dataclass(frozen=True)
@@ -133,14 +140,49 @@ def optimize(
     score = cost if cost is not None else time
     index = np.flatnonzero(feasible)
     rounded = _digits(score)
-    best = int(index[np.lexsort((time[index], rounded[index]))[0]])
+    order = index[np.lexsort((time[index], rounded[index]))]  # the best first
+    best = int(order[0])
     pareto = _pareto(index, time, rounded) if cost is not None else [best]
     timed = not law.rate or work is not None
+    bounded = timed and bool(getattr(law, "bootstrap", None))  # a folder of segments' laws keeps none
+    slowest = dict(zip([best, *pareto], _slowest(law, columns, np.array([best, *pareto]), work))) if bounded else {}
+    safe, searched = None, 0
+    if budget is not None and slowest.get(best, -math.inf) > budget:
+        safe, searched, end = _safe(law, columns, order, work, budget)
+        if safe is not None:
+            slowest[safe] = end
     choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()},  # noqa: E731
                               float(time[i]) if timed else None, None if cost is None else float(cost[i]),
-                              float(value[i]))
+                              float(value[i]), slowest.get(i))
     return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()),
-                   tuple(entry for entry in left_out if entry[1]), int(np.sum(rounded[index] == rounded[best])))
+                   tuple(entry for entry in left_out if entry[1]), int(np.sum(rounded[index] == rounded[best])),
+                   None if safe is None else choose(safe), searched)
+
+
+SAFE_SEARCHED = 65_536  # feasible configurations, best first, whose intervals are computed to find one within a budget
+
+
+def _slowest(law: Law, columns: dict[str, np.ndarray], rows: np.ndarray, work: float | None) -> list[float]:
+    """The upper end of a run's time at the 95 % prediction interval of each configuration of
+    ``rows`` (``law.predict_interval``: its bootstrap, its runs' spread and, beyond the measured
+    range, its form's error per doubling); a rate's lower end gives a run's longest time."""
+    low, high = law.predict_interval({k: v[rows] for k, v in columns.items()})
+    with np.errstate(all="ignore"):
+        return [float(t) for t in law.durations(low if law.rate else high, 1.0 if work is None else work)]
+
+
+def _safe(law: Law, columns: dict[str, np.ndarray], order: np.ndarray, work: float | None,
+          budget: float) -> tuple[int | None, int, float | None]:
+    """The first configuration of ``order`` whose run stays within ``budget`` at the upper end
+    of its 95 % interval (None where none of the first :data:`SAFE_SEARCHED` does), how many were
+    searched, and that end."""
+    for start in range(0, min(len(order), SAFE_SEARCHED), 4096):
+        chunk = order[start:min(start + 4096, SAFE_SEARCHED)]
+        ends = np.array(_slowest(law, columns, chunk, work))
+        within = np.flatnonzero(ends <= budget)
+        if within.size:
+            return int(chunk[within[0]]), start + int(within[0]) + 1, float(ends[within[0]])
+    return None, min(len(order), SAFE_SEARCHED), None
 
 
 def _left_out(why: str, mask: np.ndarray, columns: dict[str, np.ndarray]) -> tuple[str, int, str]:

@@ -589,3 +589,30 @@ def test_a_price_per_hour_counts_the_target_in_the_unit_its_name_gives_and_says_
     given = json.loads(run(*options, "--time-unit", "s", "--json").stdout)["best"]
     assert given["cost"] == pytest.approx(given["time"] * given["config"]["p"], rel=1e-9)
     assert "for the price per hour" not in " ".join(run(*options, "--time-unit", "s").output.split())
+
+
+def test_optimize_says_when_its_choice_may_overrun_the_budget(tmp_path):
+    """The run optimize picks within --budget is predicted just under it; the 95 % interval of its
+    time is shown, and where its upper end is beyond the budget, a warning names the cheapest
+    configuration whose upper end is not."""
+    import numpy as np
+    import pandas as pd
+
+    from exprsearch import search
+
+    rng = np.random.default_rng(4)
+    p = np.repeat(np.arange(1.0, 17.0), 2)
+    frame = pd.DataFrame({"p": p, "time": (2 + 40 / p + 0.05 * p) * (1 + 0.05 * rng.standard_normal(len(p)))})
+    found = search(frame, "time", resamples=50).law
+    path = tmp_path / "law.json"
+    path.write_text(found.to_json())
+    budget = float(found.predict({"p": np.array([6.0])})[0]) * 1.005
+    args = ("optimize", path, "--vary", "p=1..32", "--devices", "p", "--budget", f"{budget:.6g}")
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "p = 6 → time" in text and "(95 % up to " in text and "95 % up to" in result.output.split("Pareto set")[1]
+    assert f"warning: a run at p = 6 may overrun the budget of {budget:.6g}: the 95 % prediction interval of its time " \
+           "reaches" in text and "stays within it there (time" in text
+    record = json.loads(run(*args, "--json").stdout)
+    assert record["best"]["slowest"] > budget >= record["safe"]["slowest"] and record["safe"]["config"]["p"] > 6

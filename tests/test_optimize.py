@@ -146,3 +146,38 @@ def test_the_cheapest_is_cheapest_and_the_pareto_set_is_undominated(a, b, c, dev
     assert all(t1 < t2 and k1 > k2 for (t1, k1), (t2, k2) in zip(front, front[1:]))
     for t, k in front:
         assert not np.any((time < t * (1 - 1e-9)) & (cost < k))
+
+
+@pytest.fixture(scope="module")
+def noisy():
+    """A law with its bootstrap: Amdahl with a linear communication term, 5 % noise on p = 1..16."""
+    from exprsearch import search
+
+    rng = np.random.default_rng(4)
+    p = np.repeat(np.arange(1.0, 17.0), 2)
+    frame = pd.DataFrame({"p": p, "time": (2 + 40 / p + 0.05 * p) * (1 + 0.05 * rng.standard_normal(len(p)))})
+    return search(frame, "time", resamples=50).law
+
+
+def test_a_choice_that_may_overrun_its_budget_is_said_with_the_cheapest_that_does_not(noisy):
+    """The cheapest run predicted within the budget overruns it about half the time where its
+    prediction lies just under it: the upper end of its 95 % interval is given, and the cheapest
+    configuration whose upper end stays within the budget."""
+    grid = {"p": np.arange(1.0, 33.0)}
+    predicted = noisy.predict(grid)
+    budget = float(predicted[5]) * 1.005  # p = 6 just fits as predicted; cost p × time grows with p here
+    o = optimize(noisy, grid, {}, pricing=Pricing(devices="p"), budget=budget)
+    assert o.best.config["p"] == 6 and o.best.time <= budget < o.best.slowest
+    _, high = noisy.predict_interval(grid)
+    fits = [i for i in np.argsort([c * t for c, t in zip(grid["p"], predicted)], kind="stable")
+            if predicted[i] <= budget and high[i] <= budget]
+    assert o.safe is not None and o.safe.config["p"] == grid["p"][fits[0]]  # the cheapest whose upper end fits
+    assert o.safe.slowest == pytest.approx(high[fits[0]]) and o.safe.cost > o.best.cost
+    assert all(c.slowest == pytest.approx(high[int(c.config["p"]) - 1]) for c in o.pareto)
+
+
+def test_a_choice_within_its_budget_at_the_upper_end_needs_no_other(noisy):
+    grid = {"p": np.arange(1.0, 33.0)}
+    o = optimize(noisy, grid, {}, pricing=Pricing(devices="p"), budget=1e6)
+    assert o.safe is None and o.best.slowest is not None and o.best.slowest <= 1e6
+    assert optimize(replace(noisy, bootstrap=None), grid, {}).best.slowest is None  # nothing to bound it by

@@ -228,6 +228,26 @@ def _followed(law, vary: str | None, fixed: dict[str, float]):
                             f"{measured_range(law, factor)}); --vary {factor}=LOW..HIGH sets the range")
 
 
+def _overrun(o, budget: float, unit: str) -> str:
+    """The warning that the chosen configuration's run may overrun the --budget: the upper end of its
+    time's 95 % prediction interval lies beyond it; with the best configuration whose does not."""
+    from ..configs import setting
+
+    def named(choice) -> str:
+        return ", ".join(f"{k} = {setting(v)}" for k, v in choice.config.items())
+
+    said = (f"a run at {named(o.best)} may overrun the budget of {budget:g}{unit}: the 95 % prediction interval of its "
+            f"time reaches {o.best.slowest:.4g}{unit}")
+    if o.safe is None:
+        searched = (f"the {o.feasible:,}" if o.safe_searched == o.feasible else
+                    f"the {o.safe_searched:,} {'cheapest' if o.objective == 'cost' else 'fastest'} of the {o.feasible:,}")
+        return (f"{said}, and none of {searched} feasible configurations stays within it there; raise --budget, or "
+                "measure near them to narrow their intervals (exprsearch suggest plans the runs)")
+    cost = "" if o.safe.cost is None else f", cost {o.safe.cost:.4g}"
+    return (f"{said}; {named(o.safe)} stays within it there (time {o.safe.time:.4g}{unit}, 95 % up to "
+            f"{o.safe.slowest:.4g}{unit}{cost})")
+
+
 def _shown(values) -> list[int]:
     """At most ~16 rows: powers of two where the values hold them, else evenly spread."""
     import numpy as np
@@ -318,6 +338,7 @@ def optimize_command(
     if json_:
         record = {"objective": o.objective, "best": o.best.__dict__, "considered": o.considered,
                   "feasible": o.feasible, "ties": o.ties, "pareto": [c.__dict__ for c in o.pareto],
+                  "safe": None if o.safe is None else o.safe.__dict__, "safe_searched": o.safe_searched,
                   "left_out": [{"why": why, "count": count, "first": first} for why, count, first in o.left_out],
                   "warnings": warnings}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
@@ -328,9 +349,11 @@ def optimize_command(
     what = "cheapest" if o.objective == "cost" else "fastest"
     run_time = law.rate or work_ is not None  # a time apart from the target's own value
     unit = time_unit or named_unit(law.target, law.rate)  # of a run's time: the target's (a rate's: its per)
-    timed = f", time {best.time:.4g}{' ' + unit if unit else ''}" if run_time and best.time is not None else ""
+    unit = f" {unit}" if unit else ""
+    upto = "" if best.slowest is None else f" (95 % up to {best.slowest:.4g}{unit})"
+    timed = f", time {best.time:.4g}{unit}{upto}" if run_time and best.time is not None else ""
     out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
-              f"{law.target} {best.value:.4g}{timed}{cost}", highlight=False)
+              f"{law.target} {best.value:.4g}{'' if run_time else upto}{timed}{cost}", highlight=False)
     if law.rate:
         _note(
             f"{law.target} is read as a rate (higher is better), so the fastest configuration has the largest; "
@@ -344,12 +367,16 @@ def optimize_command(
     for w in warnings:
         _warn(f"in the {what} configuration, {w}; measure near it before relying on it (exprsearch suggest "
               "plans runs)")
+    if budget is not None and best.slowest is not None and best.slowest > budget:
+        _warn(_overrun(o, budget, unit))
     if o.objective == "cost" and len(o.pareto) > 1:
-        table = Table(*best.config, law.target, *(["time"] if run_time else []), "cost",
-                      title="time vs cost: Pareto set", title_justify="left")
+        bounded = best.slowest is not None
+        table = Table(*best.config, law.target, *(["time"] if run_time else []), *(["95 % up to"] if bounded else []),
+                      "cost", title="time vs cost: Pareto set", title_justify="left")
         for c in o.pareto[:30]:
             table.add_row(*[setting(v) for v in c.config.values()], f"{c.value:.4g}",
-                          *([f"{c.time:.4g}"] if run_time else []), f"{c.cost:.4g}")
+                          *([f"{c.time:.4g}"] if run_time else []), *([f"{c.slowest:.4g}"] if bounded else []),
+                          f"{c.cost:.4g}")
         out.print(snug(table))
         if len(o.pareto) > 30:
             out.print(f"… and {len(o.pareto) - 30} more on the Pareto set (all of them with --json)", highlight=False)
