@@ -74,6 +74,9 @@ class Optimum:
     # (None where the best's does not, or none searched does not: ``safe_searched`` says how many were)
     safe: Choice | None = None
     safe_searched: int = 0
+    # per law of law.json's search.plausible that finds a feasible configuration: its choice, and how
+    # much more the best costs (or takes) by that law than its choice (inf: over the budget by it)
+    rivals: tuple[tuple[dict[str, float], float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -154,9 +157,35 @@ def optimize(
     choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()},  # noqa: E731
                               float(time[i]) if timed else None, None if cost is None else float(cost[i]),
                               float(value[i]), slowest.get(i))
+    rivals = _rivals(law, columns, keep, best, pricing if priced else None, budget, work)
     return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()),
                    tuple(entry for entry in left_out if entry[1]), int(np.sum(rounded[index] == rounded[best])),
-                   None if safe is None else choose(safe), searched)
+                   None if safe is None else choose(safe), searched, rivals)
+
+
+def _rivals(law: Law, columns: dict[str, np.ndarray], keep: np.ndarray, best: int, pricing: Pricing | None,
+            budget: float | None, work: float | None) -> tuple[tuple[dict[str, float], float], ...]:
+    """What each law the data could not tell from this one (law.json's search.plausible) would
+    choose over the same configurations, by the same rule, and how much more ``best`` costs (or
+    takes) by that law than its own choice: the decision is only as settled as the law's form."""
+    plausible = getattr(law, "plausible", None)  # a folder of segments' laws keeps none
+    out = []
+    for other in plausible() if plausible else []:
+        if not all(f in columns for f in other.factors if other.uses(f)):
+            continue
+        with np.errstate(all="ignore"):
+            value = np.broadcast_to(np.asarray(other.predict(columns), dtype=float), keep.shape)
+            time = law.durations(value, 1.0 if work is None else work)
+            ok = keep & np.isfinite(value) & (value > 0)
+            score = _cost(time, columns, pricing, ok) if pricing is not None else time
+            ok &= np.isfinite(score) & (time <= budget if budget is not None else True)
+        if not ok.any():
+            continue
+        index = np.flatnonzero(ok)
+        chosen = int(index[np.lexsort((time[index], _digits(score)[index]))[0]])
+        extra = float(score[best] / score[chosen] - 1) if ok[best] else math.inf
+        out.append(({k: float(v[chosen]) for k, v in columns.items()}, max(extra, 0.0)))
+    return tuple(out)
 
 
 SAFE_SEARCHED = 65_536  # feasible configurations, best first, whose intervals are computed to find one within a budget

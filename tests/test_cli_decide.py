@@ -616,3 +616,28 @@ def test_optimize_says_when_its_choice_may_overrun_the_budget(tmp_path):
            "reaches" in text and "stays within it there (time" in text
     record = json.loads(run(*args, "--json").stdout)
     assert record["best"]["slowest"] > budget >= record["safe"]["slowest"] and record["safe"]["config"]["p"] > 6
+
+
+def test_optimize_warns_where_laws_that_fit_as_well_choose_otherwise(tmp_path):
+    """Fitted on p ≤ 16, the chosen law falls for ever and picks the largest p searched; laws the
+    data cannot tell from it turn up and pick p near 20-70, by which that choice is far slower."""
+    import numpy as np
+    import pandas as pd
+
+    from exprsearch import search
+
+    rng = np.random.default_rng(1)
+    p = np.repeat([1.0, 2, 4, 8, 16], 2)
+    frame = pd.DataFrame({"p": p, "time": (1 + 30 / p + 0.3 * np.log2(p)) * (1 + 0.02 * rng.standard_normal(len(p)))})
+    path = tmp_path / "law.json"
+    path.write_text(search(frame, "time", resamples=50).law.to_json())
+    text = " ".join(run("optimize", path, "--vary", "p=1..256").output.split())
+    assert "p = 256 → time" in text
+    import re
+
+    plausible = len(json.loads(path.read_text())["search"]["plausible"])
+    assert re.search(rf"warning: \d+ of the {plausible} laws that fit the measurements about as well as this one "
+                     r"\(law.json's search.plausible\) choose otherwise: p = \d+", text), text
+    assert "by them p = 256 takes up to" in text and "exprsearch suggest --at p=256 plans runs that would" in text
+    inside = json.loads(run("optimize", path, "--vary", "p=1..16", "--json").stdout)
+    assert len(inside["rivals"]) == plausible and all(r["extra"] is not None for r in inside["rivals"])

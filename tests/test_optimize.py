@@ -181,3 +181,29 @@ def test_a_choice_within_its_budget_at_the_upper_end_needs_no_other(noisy):
     o = optimize(noisy, grid, {}, pricing=Pricing(devices="p"), budget=1e6)
     assert o.safe is None and o.best.slowest is not None and o.best.slowest <= 1e6
     assert optimize(replace(noisy, bootstrap=None), grid, {}).best.slowest is None  # nothing to bound it by
+
+
+@pytest.fixture(scope="module")
+def unsettled():
+    """Five worker counts, two runs each, of 1 + 30/p + 0.3·log2 p: the chosen law falls for ever, while
+    laws the data cannot tell from it turn up beyond p = 16."""
+    from exprsearch import search
+
+    rng = np.random.default_rng(1)
+    p = np.repeat([1.0, 2, 4, 8, 16], 2)
+    frame = pd.DataFrame({"p": p, "time": (1 + 30 / p + 0.3 * np.log2(p)) * (1 + 0.02 * rng.standard_normal(len(p)))})
+    return search(frame, "time", resamples=50).law
+
+
+def test_each_plausible_law_s_own_choice_and_what_the_choice_loses_by_it(unsettled):
+    grid = {"p": np.arange(1.0, 257.0)}
+    o = optimize(unsettled, grid, {})
+    others = unsettled.plausible()
+    assert len(o.rivals) == len(others) >= 2
+    best = int(o.best.config["p"]) - 1
+    for other, (config, extra) in zip(others, o.rivals):
+        time = other.predict(grid)
+        time = np.where(np.isfinite(time) & (time > 0), time, np.inf)
+        assert config["p"] == grid["p"][int(np.argmin(time))]  # the fastest by that law
+        assert extra == pytest.approx(max(time[best] / time.min() - 1, 0))
+    assert max(extra for _, extra in o.rivals) > 1  # some law has p = 256 at least twice as slow as its choice

@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 
 from ..vocabulary import law_name
+from .choice import contested, overrun
 from .common import _check_prices, _guard, _note, _read_prices, _warn, app, out
 from .layout import snug
 from .ranges import far_outside, outside_measured, past_change
@@ -228,26 +229,6 @@ def _followed(law, vary: str | None, fixed: dict[str, float]):
                             f"{measured_range(law, factor)}); --vary {factor}=LOW..HIGH sets the range")
 
 
-def _overrun(o, budget: float, unit: str) -> str:
-    """The warning that the chosen configuration's run may overrun the --budget: the upper end of its
-    time's 95 % prediction interval lies beyond it; with the best configuration whose does not."""
-    from ..configs import setting
-
-    def named(choice) -> str:
-        return ", ".join(f"{k} = {setting(v)}" for k, v in choice.config.items())
-
-    said = (f"a run at {named(o.best)} may overrun the budget of {budget:g}{unit}: the 95 % prediction interval of its "
-            f"time reaches {o.best.slowest:.4g}{unit}")
-    if o.safe is None:
-        searched = (f"the {o.feasible:,}" if o.safe_searched == o.feasible else
-                    f"the {o.safe_searched:,} {'cheapest' if o.objective == 'cost' else 'fastest'} of the {o.feasible:,}")
-        return (f"{said}, and none of {searched} feasible configurations stays within it there; raise --budget, or "
-                "measure near them to narrow their intervals (exprsearch suggest plans the runs)")
-    cost = "" if o.safe.cost is None else f", cost {o.safe.cost:.4g}"
-    return (f"{said}; {named(o.safe)} stays within it there (time {o.safe.time:.4g}{unit}, 95 % up to "
-            f"{o.safe.slowest:.4g}{unit}{cost})")
-
-
 def _shown(values) -> list[int]:
     """At most ~16 rows: powers of two where the values hold them, else evenly spread."""
     import numpy as np
@@ -339,6 +320,7 @@ def optimize_command(
         record = {"objective": o.objective, "best": o.best.__dict__, "considered": o.considered,
                   "feasible": o.feasible, "ties": o.ties, "pareto": [c.__dict__ for c in o.pareto],
                   "safe": None if o.safe is None else o.safe.__dict__, "safe_searched": o.safe_searched,
+                  "rivals": [{"config": c, "extra": None if e == float("inf") else e} for c, e in o.rivals],
                   "left_out": [{"why": why, "count": count, "first": first} for why, count, first in o.left_out],
                   "warnings": warnings}
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
@@ -350,7 +332,7 @@ def optimize_command(
     run_time = law.rate or work_ is not None  # a time apart from the target's own value
     unit = time_unit or named_unit(law.target, law.rate)  # of a run's time: the target's (a rate's: its per)
     unit = f" {unit}" if unit else ""
-    upto = "" if best.slowest is None else f" (95 % up to {best.slowest:.4g}{unit})"
+    upto = "" if best.slowest is None else f" (95 % up to {best.slowest:.4g}{unit if run_time else ''})"
     timed = f", time {best.time:.4g}{unit}{upto}" if run_time and best.time is not None else ""
     out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
               f"{law.target} {best.value:.4g}{'' if run_time else upto}{timed}{cost}", highlight=False)
@@ -368,7 +350,9 @@ def optimize_command(
         _warn(f"in the {what} configuration, {w}; measure near it before relying on it (exprsearch suggest "
               "plans runs)")
     if budget is not None and best.slowest is not None and best.slowest > budget:
-        _warn(_overrun(o, budget, unit))
+        _warn(overrun(o, budget, unit))
+    if rivalled := contested(o, len(law.search.get("plausible", ())) if hasattr(law, "search") else 0):
+        _warn(rivalled)
     if o.objective == "cost" and len(o.pareto) > 1:
         bounded = best.slowest is not None
         table = Table(*best.config, law.target, *(["time"] if run_time else []), *(["95 % up to"] if bounded else []),
