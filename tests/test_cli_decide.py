@@ -638,6 +638,6 @@ def test_optimize_warns_where_laws_that_fit_as_well_choose_otherwise(tmp_path):
     plausible = len(json.loads(path.read_text())["search"]["plausible"])
     assert re.search(rf"warning: \d+ of the {plausible} laws that fit the measurements about as well as this one "
                      r"\(law.json's search.plausible\) choose otherwise: p = \d+", text), text
-    assert "by them p = 256 takes up to" in text and "exprsearch suggest --at p=256 plans runs that would" in text
+    assert "by them the choice takes up to" in text and "exprsearch suggest --at p=256 plans runs that would" in text
     inside = json.loads(run("optimize", path, "--vary", "p=1..16", "--json").stdout)
     assert len(inside["rivals"]) == plausible and all(r["extra"] is not None for r in inside["rivals"])

@@ -35,19 +35,27 @@ def contested(o: "Optimum", plausible: int) -> str | None:
     against = [(config, extra) for config, extra in o.rivals if extra > RIVAL]
     if not against:
         return None
-    counts = Counter(_named(config) for config, _ in against)
+    # each named by the factors it changes: the fixed ones, and those it shares with the choice, go without saying
+    counts = Counter(_named({k: v for k, v in config.items() if v != o.best.config[k]}) for config, _ in against)
     choices = "; ".join(f"{name}{f' ({n} laws)' if n > 1 else ''}" for name, n in counts.most_common(3))
     more = f" and {len(counts) - 3} other configuration{'s' if len(counts) > 4 else ''}" if len(counts) > 3 else ""
     finite = [extra for _, extra in against if extra != float("inf")]
     missed = len(against) - len(finite)
     worse = "costs" if o.objective == "cost" else "takes"
     how = "; ".join(part for part in (
-        f"by them {_named(o.best.config)} {worse} up to {100 * max(finite):.0f} % more" if finite else "",
+        f"by them the choice {worse} up to {_more(max(finite), o.objective)}" if finite else "",
         f"by {missed} it misses the budget" if missed else "") if part)
     at = ",".join(f"{k}={setting(v)}" for k, v in o.best.config.items())
     return (f"{len(against)} of the {plausible} laws that fit the measurements about as well as this one (law.json's "
             f"search.plausible) choose otherwise: {choices}{more}; {how}. The measurements do not settle the choice; "
             f"exprsearch suggest --at {at} plans runs that would")
+
+
+def _more(extra: float, objective: str) -> str:
+    """``extra`` (0.11: 11 % more) in words: a share up to 100 %, a multiple beyond."""
+    if extra < 1:
+        return f"{100 * extra:.0f} % more"
+    return f"{1 + extra:.3g}× {'as much' if objective == 'cost' else 'as long'}"
 
 
 def _named(config: dict[str, float]) -> str:
