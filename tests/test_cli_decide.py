@@ -613,7 +613,7 @@ def test_optimize_says_when_its_choice_may_overrun_the_budget(tmp_path):
     text = " ".join(result.output.split())
     assert "p = 6 → time" in text and "(95 % up to " in text and "95 % up to" in result.output.split("Pareto set")[1]
     assert f"warning: a run at p = 6 may overrun the budget of {budget:.6g}: the 95 % prediction interval of its time " \
-           "reaches" in text and "stays within it there (time" in text
+           "reaches" in text and "stays within it there and by every law that fits the measurements as well (time" in text
     record = json.loads(run(*args, "--json").stdout)
     assert record["best"]["slowest"] > budget >= record["safe"]["slowest"] and record["safe"]["config"]["p"] > 6
 

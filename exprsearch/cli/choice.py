@@ -21,11 +21,12 @@ def overrun(o: "Optimum", budget: float, unit: str) -> str:
     if o.safe is None:
         searched = (f"the {o.feasible:,}" if o.safe_searched == o.feasible else
                     f"the {o.safe_searched:,} {'cheapest' if o.objective == 'cost' else 'fastest'} of the {o.feasible:,}")
-        return (f"{said}, and none of {searched} feasible configurations stays within it there; raise --budget, or "
-                "measure near them to narrow their intervals (exprsearch suggest plans the runs)")
+        return (f"{said}, and none of {searched} feasible configurations stays within it there and by every law that "
+                "fits the measurements as well; raise --budget, or measure near them to narrow their intervals "
+                "(exprsearch suggest plans the runs)")
     cost = "" if o.safe.cost is None else f", cost {o.safe.cost:.4g}"
-    return (f"{said}; {_named(o.safe.config)} stays within it there (time {o.safe.time:.4g}{unit}, 95 % up to "
-            f"{o.safe.slowest:.4g}{unit}{cost})")
+    return (f"{said}; {_named(o.safe.config)} stays within it there and by every law that fits the measurements as "
+            f"well (time {o.safe.time:.4g}{unit}, 95 % up to {o.safe.slowest:.4g}{unit}{cost})")
 
 
 def contested(o: "Optimum", plausible: int) -> str | None:
