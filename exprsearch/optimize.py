@@ -169,13 +169,11 @@ def _rivals(law: Law, columns: dict[str, np.ndarray], keep: np.ndarray, best: in
     """What each law the data could not tell from this one (law.json's search.plausible) would
     choose over the same configurations, by the same rule, and how much more ``best`` costs (or
     takes) by that law than its own choice: the decision is only as settled as the law's form."""
-    plausible = getattr(law, "plausible", None)  # a folder of segments' laws keeps none
+    predicted = getattr(law, "plausible_predictions", None)  # a folder of segments' laws keeps none
     out = []
-    for other in plausible() if plausible else []:
-        if not all(f in columns for f in other.factors if other.uses(f)):
-            continue
+    for value in predicted(columns) if predicted else []:
         with np.errstate(all="ignore"):
-            value = np.broadcast_to(np.asarray(other.predict(columns), dtype=float), keep.shape)
+            value = np.broadcast_to(value, keep.shape)
             time = law.durations(value, 1.0 if work is None else work)
             ok = keep & np.isfinite(value) & (value > 0)
             score = _cost(time, columns, pricing, ok) if pricing is not None else time
