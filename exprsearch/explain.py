@@ -96,7 +96,7 @@ def explain(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], 
     if zeros:
         sentences += (f"{len(zeros)} term(s) of the law's form ({', '.join(zeros)}) were fitted at 0 and are "
                       f"left out: the data gave them no share of the {'rate' if law.rate else 'time'}.",)
-    parting = _parting(law, factor, values, fixed, total)
+    parting = _parting(law, factor, values, fixed, total) + _turns_apart(law, factor, values, fixed, limit, threshold)
     return replace(explanation, sentences=sentences + parting + tuple(_regime_sentences(regimes, factor)))
 
 
@@ -118,6 +118,49 @@ def _parting(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float],
             f"as well (law.json's search.plausible) part from this one by more than 5 % (at {factor} = "
             f"{setting(values[apart[-1]])}: {low:+d} % to {high:+d} %): the course there is "
             "the search's choice among forms, not a measurement; exprsearch suggest says which runs would settle it.",)
+
+
+TURN_LOSS = 0.05  # a law by which this one's turning point loses more than this to its own disagrees
+
+
+def _turns_apart(law: Law, factor: str, values: np.ndarray, fixed: dict[str, float], limit: Limit | None,
+                 threshold: float) -> tuple[str, ...]:
+    """Where the laws the data could not tell from this one put the lowest time (a rate's highest)
+    along ``factor``, where by them this one's turning point (or, where it has none, the far end of
+    the range) loses more than :data:`TURN_LOSS`: the turning point is what a user buys by, and
+    beyond the measurements it is the search's choice among forms."""
+    turn = "maximum" if law.rate else "minimum"
+    low, high = float(values.min()), float(values.max())
+    own = limit.value if limit is not None and limit.kind == turn else None
+    chosen = own if own is not None else high  # where this law would buy
+    # on a fine grid of the range: a turn found on its doubling values would be off by up to 2x
+    fine = np.append(np.geomspace(low, high, 1024) if low > 0 else np.linspace(low, high, 1024), chosen)
+    predicted = law.plausible_predictions({factor: fine, **{f: np.full(fine.shape, v) for f, v in fixed.items()}})
+    whole = bool(np.all(values == np.round(values)))
+    best, losses = [], []
+    for curve in predicted:
+        ok = np.isfinite(curve[:-1]) & (curve[:-1] > 0)
+        if not ok.any() or not (np.isfinite(curve[-1]) and curve[-1] > 0):
+            continue
+        i = int(np.flatnonzero(ok)[np.argmax(curve[:-1][ok]) if law.rate else np.argmin(curve[:-1][ok])])
+        loss = curve[i] / curve[-1] - 1 if law.rate else curve[-1] / curve[i] - 1
+        if loss > TURN_LOSS:
+            best.append(float(np.round(fine[i])) if whole else float(f"{fine[i]:.3g}"))
+            losses.append(float(loss))
+    if not best:
+        return ()
+    best.sort()
+    where = f"≈ {_value(best[0])}" if best[0] == best[-1] else f"≈ {_value(best[0])}–{_value(best[-1])}"
+    noun = "the highest rate" if law.rate else "the lowest time"
+    this = ("" if own is not None else "the end of the range, ") + \
+        f"where this one's {'rate is highest' if law.rate else 'time is lowest'}"
+    worst = max(losses)
+    loses = (f"gives up to {100 * worst:.0f} % less" if law.rate and worst < 1 else f"gives {1 + worst:.3g}× less"
+             if law.rate else f"takes up to {100 * worst:.0f} % longer" if worst < 1 else f"takes up to {1 + worst:.3g}× as long")
+    return (f"{len(best)} of the {len(predicted)} law(s) that fit the measurements about as well (law.json's "
+            f"search.plausible) put {noun} at {factor} {where}, and by them {factor} = {_value(chosen)}, {this}, "
+            f"{loses}. Where it lies is the search's choice among forms, not a measurement; exprsearch suggest "
+            f"--at {factor}={_value(best[len(best) // 2])} says which runs would settle it.",)
 
 
 def to_follow(law: Law, fixed: dict[str, float]) -> str:

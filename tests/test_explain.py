@@ -143,3 +143,42 @@ def test_a_turn_or_crossing_is_found_to_machine_precision(f, low, high, root):
     grid = np.geomspace(low, high, 2049)
     i = int(np.flatnonzero(np.sign(f(grid[:-1])) != np.sign(f(grid[1:])))[0])
     assert _root(f, grid[i], grid[i + 1]) == pytest.approx(root, rel=1e-12)
+
+
+def _fitted(law_of_p, p, noise: float, seed: int):
+    import pandas as pd
+
+    from exprsearch import search
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"p": p, "time": law_of_p(p) * (1 + noise * rng.standard_normal(len(p)))})
+    return search(frame, "time", resamples=20).law
+
+
+def test_where_laws_that_fit_as_well_put_the_lowest_time_elsewhere_is_said():
+    """Fitted on p <= 16, the chosen law falls for ever, while laws the data cannot tell from it
+    turn up beyond: where time is lowest, the point a user buys by, is their choice among forms,
+    said where by them this law's choice (the end of the range) takes more than 5 % longer."""
+    fitted = _fitted(lambda p: 1 + 30 / p + 0.3 * np.log2(p), np.repeat([1.0, 2, 4, 8, 16], 2), 0.02, 1)
+    e = explain(fitted, "p", np.arange(1.0, 257.0), {})
+    assert e.limit.kind != "minimum"  # the chosen law has no lowest time in the range: it buys p = 256
+    fine = np.geomspace(1, 256, 1024)
+    best, losses = [], []
+    for curve, end in zip(fitted.plausible_predictions({"p": fine}), fitted.plausible_predictions({"p": [256.0]})):
+        if end[0] / curve.min() - 1 > 0.05:
+            best.append(round(float(fine[np.argmin(curve)])))
+            losses.append(end[0] / curve.min())
+    assert best
+    (said,) = [s for s in e.sentences if "put the lowest time" in s]
+    assert said.startswith(f"{len(best)} of the {len(fitted.plausible())} law(s) that fit the measurements about as "
+                           f"well (law.json's search.plausible) put the lowest time at p ≈ {min(best)}–{max(best)}, "
+                           "and by them p = 256, the end of the range, where this one's time is lowest, takes up to "
+                           f"{max(losses):.3g}× as long."), said
+    assert "exprsearch suggest --at p=" in said
+
+
+def test_laws_that_fit_as_well_and_turn_where_this_one_does_add_nothing():
+    fitted = _fitted(lambda p: 2 + 100 / p + 0.1 * p, np.arange(1.0, 65.0), 0.01, 2)
+    e = explain(fitted, "p", np.arange(1.0, 65.0), {})
+    assert len(fitted.plausible()) >= 3 and e.limit.kind == "minimum"
+    assert not [s for s in e.sentences if "put the lowest time" in s]
