@@ -155,8 +155,10 @@ def _turns_apart(law: Law, factor: str, values: np.ndarray, fixed: dict[str, flo
     this = ("" if own is not None else "the end of the range, ") + \
         f"where this one's {'rate is highest' if law.rate else 'time is lowest'}"
     worst = max(losses)
-    loses = (f"gives up to {100 * worst:.0f} % less" if law.rate and worst < 1 else f"gives {1 + worst:.3g}× less"
-             if law.rate else f"takes up to {100 * worst:.0f} % longer" if worst < 1 else f"takes up to {1 + worst:.3g}× as long")
+    if law.rate:  # a rate short of the best by that much: a share of it, below the whole
+        loses = f"gives up to {100 * worst / (1 + worst):.0f} % less"
+    else:
+        loses = f"takes up to {100 * worst:.0f} % longer" if worst < 1 else f"takes up to {1 + worst:.3g}× as long"
     return (f"{len(best)} of the {len(predicted)} law(s) that fit the measurements about as well (law.json's "
             f"search.plausible) put {noun} at {factor} {where}, and by them {factor} = {_value(chosen)}, {this}, "
             f"{loses}. Where it lies is the search's choice among forms, not a measurement; exprsearch suggest "

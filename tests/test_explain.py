@@ -182,3 +182,16 @@ def test_laws_that_fit_as_well_and_turn_where_this_one_does_add_nothing():
     e = explain(fitted, "p", np.arange(1.0, 65.0), {})
     assert len(fitted.plausible()) >= 3 and e.limit.kind == "minimum"
     assert not [s for s in e.sentences if "put the lowest time" in s]
+
+
+def test_a_rate_s_highest_point_elsewhere_by_a_law_that_fits_as_well_is_said_as_rate_given_up():
+    """By the chosen law the rate rises all the way to p = 256; by the plausible one it peaks at
+    p = 50 (2500) and gives 941 at p = 256, 62 % less."""
+    symbols = {"p": factor_symbol("p"), "c0": sympy.Symbol("c0", real=True), "c1": sympy.Symbol("c1", real=True)}
+    rate = Law("samples_per_sec", ("p",), parse("c0*p/(1 + c1*p)", symbols), {"c0": 100.0, "c1": 0.01}, 7,
+               search={"plausible": ["100*p/(1 + 0.0004*p**2)"]})
+    assert rate.rate
+    (said,) = [s for s in explain(rate, "p", np.arange(1.0, 257.0), {}).sentences if "put the highest rate" in s]
+    assert said.startswith("1 of the 1 law(s) that fit the measurements about as well (law.json's search.plausible) "
+                           "put the highest rate at p ≈ 50, and by them p = 256, the end of the range, where this "
+                           f"one's rate is highest, gives up to {100 * (1 - 941.0 / 2500):.0f} % less."), said
