@@ -33,6 +33,7 @@ import suggest as campaigns  # noqa: E402
 
 from exprsearch import search  # noqa: E402
 from exprsearch.cli.choice import RIVAL  # noqa: E402
+from exprsearch.cli.ranges import far_outside  # noqa: E402
 from exprsearch.configs import ConfigError  # noqa: E402
 from exprsearch.optimize import Pricing, optimize  # noqa: E402
 
@@ -62,16 +63,18 @@ def decide(case: campaigns.Case, world: int) -> dict:
     chosen = fastest.best.config["p"]
     regret = float(case.law(chosen, n) / truth.min() - 1)
     warned = any(extra > RIVAL for _, extra in fastest.rivals)
+    # optimize also warns where the choice lies far beyond the measurements (cli/ranges.far_outside)
+    far = any(far_outside(law, f, [v]) for f, v in fastest.best.config.items())
     budget = float(case.law(32.0, n))
     try:
         cheapest = optimize(law, {"p": SEARCHED}, fixed, pricing=Pricing(devices="p"), budget=budget)
     except ConfigError:  # the law predicts no p within the budget: nothing chosen, nothing to overrun
-        return {"regret": regret, "warned": warned, "chosen": chosen, "overrun": None, "flagged": False,
+        return {"regret": regret, "warned": warned, "far": far, "chosen": chosen, "overrun": None, "flagged": False,
                 "safe_overrun": None, "extra_cost": None}
     p = cheapest.best.config["p"]
     flagged = cheapest.best.slowest is not None and cheapest.best.slowest > budget
     safe = cheapest.safe.config["p"] if cheapest.safe is not None else None
-    return {"regret": regret, "warned": warned, "chosen": chosen, "overrun": overrun(case, p, n, budget),
+    return {"regret": regret, "warned": warned, "far": far, "chosen": chosen, "overrun": overrun(case, p, n, budget),
             "flagged": flagged, "safe_overrun": None if safe is None else overrun(case, safe, n, budget),
             "extra_cost": None if safe is None else float(safe * case.law(safe, n) / (p * case.law(p, n)) - 1)}
 
@@ -101,7 +104,9 @@ def main() -> None:
           f"fastest p (median regret {100 * statistics.median(r['regret'] for r in rows):.1f} %); warned on "
           f"{sum(r['warned'] for r in bad)} of those {len(bad)} and on {sum(r['warned'] for r in good)} of the other "
           f"{len(good)}; of the {len(warned)} warned, {sum(r['regret'] > RIVAL for r in warned)} were more than "
-          f"{100 * RIVAL:g} % off.")
+          f"{100 * RIVAL:g} % off. With the warning that the choice lies far beyond the measurements, warned on "
+          f"{sum(r['warned'] or r['far'] for r in bad)} of the {len(bad)} and on {sum(r['warned'] or r['far'] for r in good)} "
+          f"of the {len(good)}.")
     chosen = [r for r in rows if r["overrun"] is not None]
     flagged = [r for r in chosen if r["flagged"]]
     calm = [r for r in chosen if not r["flagged"]]
