@@ -59,6 +59,8 @@ class Choice:
     # the upper end of a run's time at its 95 % prediction interval (a rate's lower end gives it);
     # None where the law keeps no bootstrap or gives no time
     slowest: float | None = None
+    # a rate given no work has no run time: the lower end of the rate's 95 % prediction interval instead
+    lowest: float | None = None
 
 
 @dataclass(frozen=True)
@@ -155,9 +157,13 @@ def optimize(
         safe, searched, end = _safe(law, columns, order, work, budget)
         if safe is not None:
             slowest[safe] = end
+    lowest = {}
+    if not timed and getattr(law, "bootstrap", None):
+        low, _ = law.predict_interval({k: v[[best]] for k, v in columns.items()})
+        lowest[best] = float(low[0])
     choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()},  # noqa: E731
                               float(time[i]) if timed else None, None if cost is None else float(cost[i]),
-                              float(value[i]), slowest.get(i))
+                              float(value[i]), slowest.get(i), lowest.get(i))
     rivals = _rivals(law, columns, keep, best, pricing if priced else None, budget, work)
     return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()),
                    tuple(entry for entry in left_out if entry[1]), int(np.sum(rounded[index] == rounded[best])),

@@ -641,3 +641,20 @@ def test_optimize_warns_where_laws_that_fit_as_well_choose_otherwise(tmp_path):
     assert "by them the choice takes up to" in text and "exprsearch suggest --at p=256 plans runs that would" in text
     inside = json.loads(run("optimize", path, "--vary", "p=1..16", "--json").stdout)
     assert len(inside["rivals"]) == plausible and all(r["extra"] is not None for r in inside["rivals"])
+
+
+def test_optimize_gives_a_rate_without_work_the_lower_end_of_its_interval(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from exprsearch import search
+
+    rng = np.random.default_rng(1)
+    p = np.repeat([1.0, 2, 4, 8, 16], 2)
+    frame = pd.DataFrame({"p": p, "samples_per_sec": 100 / (1 + 30 / p) * (1 + 0.02 * rng.standard_normal(len(p)))})
+    path = tmp_path / "law.json"
+    path.write_text(search(frame, "samples_per_sec", resamples=30).law.to_json())
+    text = " ".join(run("optimize", path, "--vary", "p=1..32").output.split())
+    assert "p = 32 → samples_per_sec " in text and "(95 % down to " in text
+    record = json.loads(run("optimize", path, "--vary", "p=1..32", "--json").stdout)
+    assert record["best"]["lowest"] < record["best"]["value"] and record["best"]["slowest"] is None

@@ -224,3 +224,17 @@ def test_no_configuration_is_safe_that_a_law_fitting_as_well_puts_over_the_budge
     assert by_interval  # the interval alone would name one
     assert (unsettled.plausible_predictions({"p": grid["p"][by_interval]}) > budget).any(axis=0).all()
     assert o.best.slowest > budget and o.safe is None and o.safe_searched == o.feasible
+
+
+def test_the_fastest_by_a_rate_given_no_work_has_the_lower_end_of_its_rate():
+    """A rate without --work gives no run time to bound; the rate's own lower end stands in."""
+    from exprsearch import search
+
+    rng = np.random.default_rng(1)
+    p = np.repeat([1.0, 2, 4, 8, 16], 2)
+    frame = pd.DataFrame({"p": p, "samples_per_sec": 100 / (1 + 30 / p) * (1 + 0.02 * rng.standard_normal(len(p)))})
+    rate = search(frame, "samples_per_sec", resamples=30).law
+    o = optimize(rate, {"p": np.arange(1.0, 33.0)}, {})
+    low, _ = rate.predict_interval({"p": [o.best.config["p"]]})
+    assert rate.rate and o.best.time is None and o.best.slowest is None
+    assert o.best.lowest == pytest.approx(float(low[0])) and o.best.lowest < o.best.value

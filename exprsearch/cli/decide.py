@@ -333,9 +333,10 @@ def optimize_command(
     unit = time_unit or named_unit(law.target, law.rate)  # of a run's time: the target's (a rate's: its per)
     unit = f" {unit}" if unit else ""
     upto = "" if best.slowest is None else f" (95 % up to {best.slowest:.4g}{unit if run_time else ''})"
+    upto = upto if best.lowest is None else f" (95 % down to {best.lowest:.4g})"  # a rate given no --work
     timed = f", time {best.time:.4g}{unit}{upto}" if run_time and best.time is not None else ""
     out.print(f"{what} of {o.feasible} feasible configurations (of {o.considered}): {config} → "
-              f"{law.target} {best.value:.4g}{'' if run_time else upto}{timed}{cost}", highlight=False)
+              f"{law.target} {best.value:.4g}{'' if timed else upto}{timed}{cost}", highlight=False)
     if law.rate:
         _note(
             f"{law.target} is read as a rate (higher is better), so the fastest configuration has the largest; "
