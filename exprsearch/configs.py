@@ -243,7 +243,12 @@ def amount(value: float, digits: int = 3) -> str:
 
 def describe(columns: Mapping[str, np.ndarray], i: int) -> str:
     """Configuration ``i`` of ``columns`` as ``p = 0, n = 1000``."""
-    return ", ".join(f"{k} = {setting(np.asarray(v)[i])}" for k, v in columns.items())
+    return described({k: np.asarray(v)[i] for k, v in columns.items()})
+
+
+def described(config: Mapping[str, float]) -> str:
+    """A configuration (factor → value) as ``p = 0, n = 1000``."""
+    return ", ".join(f"{k} = {setting(v)}" for k, v in config.items())
 
 
 def _measured(law: Law) -> str:

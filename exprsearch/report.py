@@ -14,7 +14,7 @@ from pathlib import Path
 from sympy.printing.mathml import mathml
 
 from .compile import factor_symbol
-from .configs import setting
+from .configs import described
 from .explain import Explanation
 from .export import HELD_OUT_LOST, latex, rounded_constants
 from .grouped import group_name
@@ -125,7 +125,7 @@ def profile_page(rows: list, context: dict, figures: Sequence[Path] = ()) -> str
     (``profile --plot``'s growth.png, and phases.png for a table of phases) below the ranking."""
     from .profiles import ranked, ranked_by
 
-    where = ", ".join(f"{k} = {setting(v)}" for k, v in context.get("at", {}).items()) or "the largest measured values"
+    where = described(context.get("at", {})) or "the largest measured values"
     head = ("<tr><th>#</th><th>series</th><th>growth</th><th>predicted there</th><th>dominant term there</th>"
             "<th>dominant at the largest measured</th><th>error %</th><th>law</th></tr>")
     body = "".join(

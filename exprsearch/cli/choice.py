@@ -5,7 +5,7 @@ otherwise."""
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..configs import setting
+from ..configs import described, setting
 
 if TYPE_CHECKING:
     from ..optimize import Optimum  # pandas, which commands that do not optimize need not import
@@ -16,7 +16,7 @@ RIVAL = 0.05  # a plausible law by which the choice costs (or takes) this much m
 def overrun(o: "Optimum", budget: float, unit: str) -> str:
     """The warning that the chosen configuration's run may overrun the --budget: the upper end of its
     time's 95 % prediction interval lies beyond it; with the best configuration whose does not."""
-    said = (f"a run at {_named(o.best.config)} may overrun the budget of {budget:g}{unit}: the 95 % prediction "
+    said = (f"a run at {described(o.best.config)} may overrun the budget of {budget:g}{unit}: the 95 % prediction "
             f"interval of its time reaches {o.best.slowest:.4g}{unit}")
     if o.safe is None:
         searched = (f"the {o.feasible:,}" if o.safe_searched == o.feasible else
@@ -25,7 +25,7 @@ def overrun(o: "Optimum", budget: float, unit: str) -> str:
                 "fits the measurements as well; raise --budget, or measure near them to narrow their intervals "
                 "(exprsearch suggest plans the runs)")
     cost = "" if o.safe.cost is None else f", cost {o.safe.cost:.4g}"
-    return (f"{said}; {_named(o.safe.config)} stays within it there and by every law that fits the measurements as "
+    return (f"{said}; {described(o.safe.config)} stays within it there and by every law that fits the measurements as "
             f"well (time {o.safe.time:.4g}{unit}, 95 % up to {o.safe.slowest:.4g}{unit}{cost})")
 
 
@@ -37,7 +37,7 @@ def contested(o: "Optimum", plausible: int) -> str | None:
     if not against:
         return None
     # each named by the factors it changes: the fixed ones, and those it shares with the choice, go without saying
-    counts = Counter(_named({k: v for k, v in config.items() if v != o.best.config[k]}) for config, _ in against)
+    counts = Counter(described({k: v for k, v in config.items() if v != o.best.config[k]}) for config, _ in against)
     choices = "; ".join(f"{name}{f' ({n} laws)' if n > 1 else ''}" for name, n in counts.most_common(3))
     more = f" and {len(counts) - 3} other configuration{'s' if len(counts) > 4 else ''}" if len(counts) > 3 else ""
     finite = [extra for _, extra in against if extra != float("inf")]
@@ -57,7 +57,3 @@ def _more(extra: float, objective: str) -> str:
     if extra < 1:
         return f"{100 * extra:.0f} % more"
     return f"{1 + extra:.3g}× {'as much' if objective == 'cost' else 'as long'}"
-
-
-def _named(config: dict[str, float]) -> str:
-    return ", ".join(f"{k} = {setting(v)}" for k, v in config.items())

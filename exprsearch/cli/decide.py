@@ -261,7 +261,7 @@ def optimize_command(
 ) -> None:
     """The fastest configuration, or the cheapest within --budget, and the time/cost Pareto set."""
 
-    from ..configs import ConfigError, setting
+    from ..configs import ConfigError, described, setting
     from ..optimize import Pricing, measured_space, named_unit, optimize, priced_unit
 
     notes: list[str] = []
@@ -326,7 +326,7 @@ def optimize_command(
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
         return
     best = o.best
-    config = ", ".join(f"{k} = {setting(v)}" for k, v in best.config.items())
+    config = described(best.config)
     cost = "" if best.cost is None else f", cost {best.cost:.4g}"
     what = "cheapest" if o.objective == "cost" else "fastest"
     run_time = law.rate or work_ is not None  # a time apart from the target's own value
