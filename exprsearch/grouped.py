@@ -16,7 +16,6 @@ from .columns import across_note, check_not_target, inferred, rejoined, require_
 from .configs import setting
 from .data import Dataset, filtered, from_frame
 from .errors import DataError, Failure
-from .reciprocal import reciprocal_of
 from .spread import attach as with_spread
 from .spread import split_off
 from .tables import file_lines, lazy_pandas, read_table, rows_named
@@ -83,7 +82,7 @@ def load_targets(
     frame, kept = rowfilter.keep(table, where, f"'{path}'", reciprocal.measured(targets))
     whole = table.set_axis(columns, axis=1) if where else None  # the file's rows, which say what its columns are
     # the column each target is read from: itself, or the one it is the reciprocal of (1/tokens_per_s)
-    source = {t: t if t in columns or reciprocal_of(t) is None else reciprocal_of(t) for t in targets}
+    source = {t: reciprocal.source(t, columns) for t in targets}
     for target in targets:
         require_column(source[target], columns, f"'{path}'", "target")
     if len(set(targets)) < len(targets):

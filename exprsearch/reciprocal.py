@@ -21,6 +21,12 @@ def reciprocal_of(name: str) -> str | None:
     return match["column"] if match else None
 
 
+def source(target: str, names: list[str]) -> str:
+    """The column of a table (its ``names``) a target's values are read from: the target itself
+    where the table has it or it names no reciprocal, else the column it inverts."""
+    return target if target in names or reciprocal_of(target) is None else reciprocal_of(target)
+
+
 def measured(targets: list[str]) -> list[str]:
     """The columns that hold the targets' measured values: each target, and the column it is the
     reciprocal of (a --where on either picks runs by their outcome)."""
@@ -38,9 +44,9 @@ def derived(table, target: str, where: str, header_lines: int = 0):
     ``target``; the table as it is where the target names a column of it or no reciprocal. Cells
     that are no number stay as they are, for the target's checks to name; a zero has no
     reciprocal and is refused with its line."""
-    column = reciprocal_of(target)
     names = [str(c) for c in table.columns] if hasattr(table, "columns") else [str(c) for c in table]
-    if column is None or target in names:
+    column = source(target, names)
+    if column == target:
         return table
     from .columns import require_column  # columns reads names with roles, which reads them with this module
 
@@ -71,7 +77,7 @@ def values(table, target: str) -> np.ndarray:
     rows that the checks of the target never see (those --where leaves out)."""
     pd = lazy_pandas()
     names = [str(c) for c in table.columns]
-    column = target if target in names or reciprocal_of(target) is None else reciprocal_of(target)
+    column = source(target, names)
     numbers = pd.to_numeric(table[table.columns[names.index(column)]], errors="coerce").to_numpy(dtype=float)
     if column == target:
         return numbers
