@@ -130,10 +130,12 @@ def test_a_rate_that_falls_beyond_its_law_is_pointed_to_its_time(tmp_path):
     result = run("run", data, "-t", "samples_per_s", "--bootstrap", "0", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
-    assert "its time, --target 1/samples_per_s, may have a law that fits" in said
-    # run fits the time too, to compare, and says by how much it is the closer
-    assert "fitted as its time, 1/samples_per_s (the same rows and grammar), the law misses them by " in said
+    # run fits the time too, to compare, and says by how much it is the closer, in the same note
+    assert ("as a rate does where scaling saturates; fitted as its time, 1/samples_per_s (the same rows and "
+            "grammar), the law misses them by ") in said
     assert "run again with --target 1/samples_per_s to write that law" in said
+    assert said.count("misses the measurements") == 1  # the time's law is the remedy: no regime or grammar advice
+    assert "--segments" not in said and "may have a law that fits" not in said
     assert not (tmp_path / "o" / "1_samples_per_s").exists()  # said, not written
     # and it does: 1/rate = 1/(100 p - 0.5 p²) is no sum of the grammar's terms either, but its
     # misfit is within the noise over the measured range, where the rate's is not

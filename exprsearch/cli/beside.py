@@ -3,7 +3,7 @@
 fitted to compare where the rate's own law misses."""
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.table import Column, Table
@@ -66,7 +66,16 @@ def misses_as_rate(law, gross: float) -> bool:
     return law.rate and (misfit is not None and misfit < 0.01 or noise is None and law.metrics["mape_pct"] >= gross)
 
 
-def as_time(result: Result, settings: SearchSettings, progress=None, **grammar) -> str | None:
+@dataclass(frozen=True)
+class Compared:
+    """A rate's time fitted over the same rows, said as a sentence; ``closer`` when its law misses
+    them by less than the rate's own law does."""
+
+    sentence: str
+    closer: bool
+
+
+def as_time(result: Result, settings: SearchSettings, progress=None, **grammar) -> Compared | None:
     """For a rate's law that misses its measurements (:func:`misses_as_rate`), the same search of its
     time over the same rows (``grammar``: the search's grammar, mapping and intrinsic factors;
     ``progress`` as :func:`~exprsearch.search` takes it), said with both errors: the grammars' terms
@@ -80,8 +89,9 @@ def as_time(result: Result, settings: SearchSettings, progress=None, **grammar) 
     mine, theirs = law.metrics["mape_pct"], other.metrics["mape_pct"]
     verdict = (f"run again with --target {timed.target} to write that law" if theirs < mine else
                f"this law of {law.target} stays the closer")
-    return (f"fitted as its time, {timed.target} (the same rows and grammar), the law misses them by {theirs:.3g} % "
-            f"(MAPE) against this law's {mine:.3g} %: {timed.target} = {export.rounded_text(other)}; {verdict}")
+    return Compared(f"fitted as its time, {timed.target} (the same rows and grammar), the law misses them by "
+                    f"{theirs:.3g} % (MAPE) against this law's {mine:.3g} %: {timed.target} = "
+                    f"{export.rounded_text(other)}; {verdict}", theirs < mine)
 
 
 LEVELS_FILE = "levels.json"

@@ -147,11 +147,11 @@ def run(
                     # its time is fitted to compare
                     bar.update(task, description=f"fitting the time of {dataset.target}, to compare", completed=0)
                     beat.what = f"fitting the time of {name or dataset.target}, to compare"
-                    sentence = beside.as_time(result, settings, grammar=rules, mapping=mapping,
+                    compared = beside.as_time(result, settings, grammar=rules, mapping=mapping,
                                               intrinsic=intrinsic_factors, progress=lambda done, total, bar=bar,
                                               task=task, beat=beat: (bar.update(task, completed=done, total=total),
                                                                      beat(done, total)))
-                    timed.update({name: sentence} if sentence else {})
+                    timed.update({name: compared} if compared else {})
             if kinds[name]:  # law.json says what the target is, where the user or its name said it
                 result = replace(result, law=replace(result.law, target_kind=kinds[name]))
             export.write(result.law, result.ranking, placed[name], overwrite=force)
@@ -172,7 +172,7 @@ def run(
         return results, shared
 
     checked: dict[str, list] = {}
-    timed: dict[str, str] = {}  # a rate's time fitted to compare, where the rate's law misses
+    timed: dict[str, beside.Compared] = {}  # a rate's time fitted to compare, where the rate's law misses
     failed: dict[str, str] = {}  # each a Failure where its kind of error is known
     drawn: list[Path] = []  # the figures of segments beside each other (--segments --plot)
     results, shared = _guard(work)
@@ -199,11 +199,10 @@ def run(
     for name, folder, result in results:
         if grouped:
             out.rule(name)
-        _report(result, folder, front=not compact)
-        if not segments:
+        compared = timed.get(name)
+        _report(result, folder, front=not compact, compared=compared)
+        if not (segments or compared and compared.closer):  # where its time fits, that is the remedy said
             segmented.say_regime(result, said)
-        if name in timed:
-            _note(timed[name])
         beside.print_levels(checked.get(name, []), folder)
     if grouped:
         column, laws = law_column("law", [export.rounded_text(result.law) for _, _, result in results], beside=48)
@@ -270,8 +269,8 @@ _RATE_NOTE = ("target {0} reads as a rate (higher is better): optimize takes the
 
 
 _RATE_MISFIT = ("{0} is a rate and its law misses the measurements by more than their noise (lack-of-fit p < 0.01): "
-                "sums of terms that rise cannot level off or fall as a rate does where scaling saturates; its time, "
-                "--target {1}, may have a law that fits (docs/accuracy.md compares the two on public tables)")
+                "sums of terms that rise cannot level off or fall as a rate does where scaling saturates; ")
+_RATE_TIME = "its time, --target {0}, may have a law that fits (docs/accuracy.md compares the two on public tables)"
 
 
 def _figures_and_report(result: Result, directory: Path, plot: bool, report: bool, verdicts: list[str]) -> None:
@@ -297,14 +296,15 @@ def _figures_and_report(result: Result, directory: Path, plot: bool, report: boo
 
 
 
-def _report(result: Result, directory: Path, front: bool = True) -> None:
+def _report(result: Result, directory: Path, front: bool = True, compared: "beside.Compared | None" = None) -> None:
     """A law's search and result; without ``front``, the law alone (with the notes that warn: how
-    the search space was screened is in law.json's search, as the front is in front.csv)."""
+    the search space was screened is in law.json's search, as the front is in front.csv);
+    ``compared``, a rate's time fitted beside it."""
     for note in _search_notes(result, front):  # data notes came before
         _note(note)
     if front:
         _front(result)
-    _chosen(result, directory)
+    _chosen(result, directory, compared)
 
 
 def _front(result: Result) -> None:
@@ -363,8 +363,9 @@ def _say_at_limit(law: Law) -> None:
               f"not a measurement; widen {kind}'s range in a grammar file (docs/grammar.md) to let the data set it")
 
 
-def _chosen(result: Result, directory: Path) -> None:
-    """The chosen law, its figures and intervals, and where it was written."""
+def _chosen(result: Result, directory: Path, compared: "beside.Compared | None" = None) -> None:
+    """The chosen law, its figures and intervals, and where it was written; a rate's law that misses
+    its measurements is said once, with its time's law where ``compared`` holds it."""
     law = result.law
     noise = law.metrics.get("noise_sd_pct")
     out.print(f"[bold]{law.target} = {export.rounded_text(law)}[/]", highlight=False, soft_wrap=True)  # never cut
@@ -376,7 +377,9 @@ def _chosen(result: Result, directory: Path) -> None:
     )
     misfit = law.metrics.get("lack_of_fit_p")
     if law.rate and misfit is not None and misfit < 0.01:  # a rate that levels off or falls: the time may fit
-        _note(_RATE_MISFIT.format(law.target, inverse(law.target)))
+        _note(_RATE_MISFIT.format(law.target) + (compared.sentence if compared else _RATE_TIME.format(inverse(law.target))))
+    elif compared:
+        _note(compared.sentence)
     if law.intervals:
         spans = ", ".join(f"{k} = {law.constants[k]:.4g} [{lo:.4g}, {hi:.4g}]" for k, (lo, hi) in law.intervals.items())
         out.print(f"95 % bootstrap intervals ({len(law.bootstrap)} resamples): {spans}", highlight=False)
