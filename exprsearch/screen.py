@@ -35,7 +35,7 @@ from .compile import Compiler
 from .grammar import Limits
 from .identify import ShapeRule, factor_parts, mixes
 from .lines import line_scores, lines, ranked, shows
-from .simpler import NEAR, Families, simpler_models, simpler_sums
+from .simpler import NEAR, Families, simpler_sums, simplest_models
 from .subsets import (
     ANCHORED_COLUMNS,
     PAIR_COLUMNS,
@@ -260,7 +260,7 @@ class DataScreen(TermColumns):
         families = self._families(items, parts, owner, nonlinear)
         for top in tops + simplify:
             extra += [tuple(sorted(owners[c] for c in columns))
-                      for _, columns in simpler_models(design, residual, top, owner, families, NEAR)]
+                      for _, columns in simplest_models(design, residual, top, owner, families, NEAR)]
         # survivors: the terms of the best models of the largest size first, then of smaller ones,
         # then of the exchanged models
         survivors: list[int] = []

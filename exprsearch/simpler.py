@@ -172,6 +172,21 @@ def simpler_models(design: np.ndarray, residual: np.ndarray, model: tuple[float,
     return [(cost, combo) for combo, cost in found.items()]
 
 
+def simplest_models(design: np.ndarray, residual: np.ndarray, model: tuple[float, tuple[int, ...]],
+                    owner: np.ndarray, families: Families, margin: float) -> list[tuple[float, tuple[int, ...]]]:
+    """:func:`simpler_models` of ``model``, and of each of those once more: an exchange can form a
+    group that the first did not hold (``1/n² + n³·log2 b`` exchanged to ``1/n² + n³``, which share
+    the rest ``1``), whose simpler set (``1/n + √n``) only a second exchange reaches. Each kept
+    within ``margin`` of ``model``'s own error."""
+    first = simpler_models(design, residual, model, owner, families, margin)
+    found = dict((columns, cost) for cost, columns in first)
+    for cost, columns in first:
+        for again, more in simpler_models(design, residual, (cost, columns), owner, families, margin):
+            if again <= (1 + margin) * model[0]:
+                found.setdefault(more, again)
+    return [(cost, columns) for columns, cost in found.items()]
+
+
 def simpler_sums(sums: Sequence[tuple[int, ...]], design: np.ndarray, residual: np.ndarray, owner: np.ndarray,
                  families: Families, margin: float) -> list[tuple[int, ...]]:
     """The best of ``sums`` (of items) of every length whose items each have one column, each
