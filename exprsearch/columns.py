@@ -106,11 +106,32 @@ def across_note(frame, ignored: list[str], factors: list[str]) -> str | None:
     several = [c for c, n in counts.items() if 1 < n < len(frame) and not (
         n == configurations == len(frame[[*factors, c]].drop_duplicates()))]
     when = set(dated(frame, several))  # nor does when a run was logged, a day shared by several
-    several = [f"{c} ({counts[c]})" for c in several if c not in when]
+    several = [c for c in several if c not in when]
     if not several:
         return None
-    return (f"one law is fitted across the values of {', '.join(several)}: where they name separate series (a "
-            "framework, a model), pass --by with those columns to fit one law per series")
+    # a series label holds every configuration, as often, under each of its values (MPI library ×
+    # operation over the ranks); values that come and go between configurations, or hold them unevenly,
+    # read as outcomes of the runs (which statistic was smallest), not settings
+    crossed = [c for c in several if configurations and _even(frame.groupby([*factors, c]).size(),
+                                                            configurations * counts[c])]
+    if not crossed or len(crossed) == len(several):
+        return (f"one law is fitted across the values of {_counted(several, counts)}: where they name separate series "
+                "(a framework, a model), pass --by with those columns to fit one law per series")
+    others = [c for c in several if c not in crossed]
+    return (f"one law is fitted across the values of {_counted(crossed, counts)}, each of which holds every "
+            f"configuration of {', '.join(factors)} as separate series do: pass --by {','.join(crossed)} to fit one "
+            f"law per series; the values of {_counted(others, counts)} are spread unevenly over the configurations, as "
+            "outcomes of the runs are rather than settings")
+
+
+def _even(cells, expected: int) -> bool:
+    """Whether every combination of the factors' configurations and a column's values is measured,
+    each as many times (``cells``: the rows per combination measured)."""
+    return len(cells) == expected and cells.nunique() == 1
+
+
+def _counted(columns: list[str], counts: dict[str, int]) -> str:
+    return ", ".join(f"{c} ({counts[c]})" for c in columns)
 
 
 def check_not_target(factors: list[str], target: str) -> None:

@@ -22,6 +22,18 @@ def test_text_columns_that_may_name_series_are_said_but_not_a_runs_own_labels(tm
         "ignored non-numeric column(s) model, run_id, start_time, name" + SPANNED.format("model (2)"))
 
 
+def test_columns_that_hold_every_configuration_evenly_are_told_from_the_runs_outcomes(tmp_path):
+    """Extra-P's mpi_data.csv: the MPI library holds every rank count under each of its values, as
+    a series label does; which statistic came out smallest varies from row to row, an outcome of
+    the runs. Only the first is offered for --by."""
+    rows = [f"{lib},{'IQR' if (p + r) % 3 else 'SD'},{p},{(2 + 40 / p) * (1 + 0.01 * r)}"
+            for lib in ("IntelMPI", "OpenMPI") for p in (1, 2, 4, 8) for r in range(2)]
+    assert _ignored(tmp_path, "mpi,smallest,p,time", rows) == (
+        "ignored non-numeric column(s) mpi, smallest; one law is fitted across the values of mpi (2), each of which "
+        "holds every configuration of p as separate series do: pass --by mpi to fit one law per series; the values "
+        "of smallest (2) are spread unevenly over the configurations, as outcomes of the runs are rather than settings")
+
+
 def test_a_column_of_days_shared_by_runs_is_not_offered_for_by(tmp_path):
     """W&B's Created, written by day, repeats where runs began the same day: when, not a series."""
     rows = [f"2026-11-{20 + i // 3},{p},{2 + 40 / p}" for i, p in enumerate((1, 2, 4, 8, 16, 32))]
