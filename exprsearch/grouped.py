@@ -80,7 +80,7 @@ def load_targets(
     columns = [str(c) for c in table.columns]
     targets = rejoined(targets, columns)
     frame, kept = rowfilter.keep(table, where, f"'{path}'", reciprocal.measured(targets))
-    whole = table.set_axis(columns, axis=1) if where else None  # the file's rows, which say what its columns are
+    whole = table if where else None  # the file's rows, which say what its columns are
     # the column each target is read from: itself, or the one it is the reciprocal of (1/tokens_per_s)
     source = {t: reciprocal.source(t, columns) for t in targets}
     for target in targets:

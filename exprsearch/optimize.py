@@ -116,8 +116,9 @@ def optimize(
     if not ok.any():
         raise ConfigError(f"the law gives no {'rate' if law.rate else 'time'} (positive and finite) anywhere in the "
                           f"--vary grid, e.g. at {describe(columns, 0)}: {value[0]:g}; search near the measured values")
-    with np.errstate(all="ignore"):  # a rate's time for one unit of work orders the runs as any work does
-        time = law.durations(value, 1.0 if work is None else work)
+    per_run = 1.0 if work is None else work  # a rate's time for one unit of work orders the runs as any work does
+    with np.errstate(all="ignore"):
+        time = law.durations(value, per_run)
     left_out = [_left_out("where the law gives no time (positive and finite)", ~ok, columns)]
     keep = constraint_mask(list(where), columns) & ok
     if not keep.any():
@@ -146,15 +147,15 @@ def optimize(
     score = cost if cost is not None else time
     index = np.flatnonzero(feasible)
     rounded = _digits(score)
-    order = index[np.lexsort((time[index], rounded[index]))]  # the best first
+    order = _best_first(index, time, rounded)
     best = int(order[0])
     pareto = _pareto(index, time, rounded) if cost is not None else [best]
     timed = not law.rate or work is not None
     bounded = timed and bool(getattr(law, "bootstrap", None))  # a folder of segments' laws keeps none
-    slowest = dict(zip([best, *pareto], _slowest(law, columns, np.array([best, *pareto]), work))) if bounded else {}
+    slowest = dict(zip([best, *pareto], _slowest(law, columns, np.array([best, *pareto]), per_run))) if bounded else {}
     safe, searched = None, 0
     if budget is not None and slowest.get(best, -math.inf) > budget:
-        safe, searched, end = _safe(law, columns, order, work, budget)
+        safe, searched, end = _safe(law, columns, order, per_run, budget)
         if safe is not None:
             slowest[safe] = end
     lowest = {}
@@ -164,14 +165,20 @@ def optimize(
     choose = lambda i: Choice({k: float(v[i]) for k, v in columns.items()},  # noqa: E731
                               float(time[i]) if timed else None, None if cost is None else float(cost[i]),
                               float(value[i]), slowest.get(i), lowest.get(i))
-    rivals = _rivals(law, columns, keep, best, pricing if priced else None, budget, work)
+    rivals = _rivals(law, columns, keep, best, pricing if priced else None, budget, per_run)
     return Optimum(choose(best), objective, tuple(choose(i) for i in pareto), len(time), int(feasible.sum()),
                    tuple(entry for entry in left_out if entry[1]), int(np.sum(rounded[index] == rounded[best])),
                    None if safe is None else choose(safe), searched, rivals)
 
 
+def _best_first(index: np.ndarray, time: np.ndarray, rounded: np.ndarray) -> np.ndarray:
+    """The configurations of ``index`` by their score to 9 digits (``rounded``), the fastest first
+    among equals: the order in which :func:`optimize` chooses."""
+    return index[np.lexsort((time[index], rounded[index]))]
+
+
 def _rivals(law: Law, columns: dict[str, np.ndarray], keep: np.ndarray, best: int, pricing: Pricing | None,
-            budget: float | None, work: float | None) -> tuple[tuple[dict[str, float], float], ...]:
+            budget: float | None, per_run: float) -> tuple[tuple[dict[str, float], float], ...]:
     """What each law the data could not tell from this one (law.json's search.plausible) would
     choose over the same configurations, by the same rule, and how much more ``best`` costs (or
     takes) by that law than its own choice: the decision is only as settled as the law's form."""
@@ -180,14 +187,13 @@ def _rivals(law: Law, columns: dict[str, np.ndarray], keep: np.ndarray, best: in
     for value in predicted(columns) if predicted else []:
         with np.errstate(all="ignore"):
             value = np.broadcast_to(value, keep.shape)
-            time = law.durations(value, 1.0 if work is None else work)
+            time = law.durations(value, per_run)
             ok = keep & np.isfinite(value) & (value > 0)
             score = _cost(time, columns, pricing, ok) if pricing is not None else time
             ok &= np.isfinite(score) & (time <= budget if budget is not None else True)
         if not ok.any():
             continue
-        index = np.flatnonzero(ok)
-        chosen = int(index[np.lexsort((time[index], _digits(score)[index]))[0]])
+        chosen = int(_best_first(np.flatnonzero(ok), time, _digits(score))[0])
         extra = float(score[best] / score[chosen] - 1) if ok[best] else math.inf
         out.append(({k: float(v[chosen]) for k, v in columns.items()}, max(extra, 0.0)))
     return tuple(out)
@@ -196,26 +202,25 @@ def _rivals(law: Law, columns: dict[str, np.ndarray], keep: np.ndarray, best: in
 SAFE_SEARCHED = 65_536  # feasible configurations, best first, whose intervals are computed to find one within a budget
 
 
-def _slowest(law: Law, columns: dict[str, np.ndarray], rows: np.ndarray, work: float | None) -> list[float]:
+def _slowest(law: Law, columns: dict[str, np.ndarray], rows: np.ndarray, per_run: float) -> list[float]:
     """The upper end of a run's time at the 95 % prediction interval of each configuration of
     ``rows`` (``law.predict_interval``: its bootstrap, its runs' spread and, beyond the measured
     range, its form's error per doubling); a rate's lower end gives a run's longest time."""
     low, high = law.predict_interval({k: v[rows] for k, v in columns.items()})
     with np.errstate(all="ignore"):
-        return [float(t) for t in law.durations(low if law.rate else high, 1.0 if work is None else work)]
+        return [float(t) for t in law.durations(low if law.rate else high, per_run)]
 
 
-def _safe(law: Law, columns: dict[str, np.ndarray], order: np.ndarray, work: float | None,
+def _safe(law: Law, columns: dict[str, np.ndarray], order: np.ndarray, per_run: float,
           budget: float) -> tuple[int | None, int, float | None]:
     """The first configuration of ``order`` whose run stays within ``budget`` at the upper end
     of its 95 % interval and by every law that fits the measurements as well (None where none of
     the first :data:`SAFE_SEARCHED` does), how many were searched, and that end of its interval.
     The plausible laws too: beyond the measurements the interval is narrower than the error
     (benchmarks/decisions.py: the configurations safe by it alone overran at 20 %, by both at 15 %)."""
-    per_run = 1.0 if work is None else work
     for start in range(0, min(len(order), SAFE_SEARCHED), 4096):
         chunk = order[start:min(start + 4096, SAFE_SEARCHED)]
-        ends = np.array(_slowest(law, columns, chunk, work))
+        ends = np.array(_slowest(law, columns, chunk, per_run))
         plausible = law.plausible_predictions({k: v[chunk] for k, v in columns.items()})
         longest = ends
         if len(plausible):
