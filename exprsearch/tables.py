@@ -89,9 +89,7 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
     encoding = _encoding(path) if suffix in _TEXT else None
     try:
         if suffix in _SEPARATORS:
-            lines = _unified(path.read_text(encoding=encoding)).split("\n")
-            if not any(line.strip() for line in lines):
-                raise DataError(f"'{path}' is empty; a table needs a header line and a line per run")
+            lines = _nonempty(path, _unified(path.read_text(encoding=encoding)).split("\n"))
             skip = comments(lines, _SEPARATORS[suffix])
             header = header_line(lines, skip)
             dialect = sniff(path, lines, header, _SEPARATORS[suffix])
@@ -106,7 +104,7 @@ def read_table(path: str | Path, sheet: str | None = None, option: str = "--shee
                 frame.attrs["read_as"] = dialect.note
             frame = trimmed(path, frame)
         elif suffix in _SNIFFED:
-            lines = _unified(path.read_text(encoding=encoding)).split("\n")
+            lines = _nonempty(path, _unified(path.read_text(encoding=encoding)).split("\n"))
             header = header_line(lines, 0)
             frame = _text(path, lines, encoding, pipes_only=suffix == ".md")
         else:
@@ -266,6 +264,13 @@ def _encoding(path: Path) -> str:
 def _unified(text: str) -> str:
     """``text`` with every line ending (\\r\\n, \\r) as \\n: the line breaks pandas knows."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _nonempty(path: Path, lines: list[str]) -> list[str]:
+    """``lines``, or the sentence for a file holding none but blank ones."""
+    if not any(line.strip() for line in lines):
+        raise DataError(f"'{path}' is empty; a table needs a header line and a line per run")
+    return lines
 
 
 def _text(path: Path, lines: list[str], encoding: str, pipes_only: bool = False) -> pd.DataFrame:

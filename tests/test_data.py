@@ -1,3 +1,4 @@
+import itertools
 import json
 
 import numpy as np
@@ -82,10 +83,10 @@ def test_missing_file_and_unknown_extension(tmp_path):
     packed.write_bytes(b"\x1f\x8b")
     with pytest.raises(DataError, match=r"is compressed; decompress it first \(to '.*runs\.csv'\)"):
         load_table(packed, "time")
-    for text in ("", "\n\n"):
-        (tmp_path / "empty.csv").write_text(text)
+    for text, suffix in itertools.product(("", "\n\n", "  \n"), (".csv", ".txt", ".dat")):  # .txt: sniffed
+        (tmp_path / f"empty{suffix}").write_text(text)
         with pytest.raises(DataError, match="is empty; a table needs a header line and a line per run"):
-            load_table(tmp_path / "empty.csv", "time")
+            load_table(tmp_path / f"empty{suffix}", "time")
 
 
 def test_drop_missing_keeps_line_numbers_honest():

@@ -190,6 +190,13 @@ def test_one_cube_run_points_to_its_experiment(tmp_path):
     assert detect_format(tmp_path) == "cube"
 
 
+def test_a_series_with_many_bad_points_says_how_many_it_does_not_name(tmp_path):
+    lines = [f'{{"params": {{"x": {x}}}, "metric": "time", "value": {0.0 if x < 7 else float(x)}}}' for x in range(1, 10)]
+    (tmp_path / "zeros.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"at 6 point\(s\) \(\(1\), \(2\), \(3\), \(4\) and 2 more\) are zero or negative"):
+        load_series(tmp_path / "zeros.jsonl")
+
+
 def test_the_only_series_with_a_zero_is_not_told_to_fit_another(tmp_path):
     """In a file of one series, a zero value cannot be avoided by choosing another series: the
     error says to remove the point, where in a file of many series it points to --target and profile."""

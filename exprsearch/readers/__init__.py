@@ -241,8 +241,10 @@ def _datasets(path: Path, profile: Profile, series: dict, drop_stray: bool = Fal
 
 
 def _points(points: list) -> str:
-    """The first few points as a message names them: ``(4), (8)`` or ``(1 1000), (2 1000)``."""
-    return ", ".join("(" + " ".join(setting(v) for v in p) + ")" for p in points[:4])
+    """The first few points as a message names them: ``(4), (8)`` or ``(1 1000), (2 1000)``, and
+    how many more there are."""
+    named = ", ".join("(" + " ".join(setting(v) for v in p) + ")" for p in points[:4])
+    return named + (f" and {len(points) - 4} more" if len(points) > 4 else "")
 
 
 def measured_name(metric: str, parameters: Sequence[str]) -> str:
