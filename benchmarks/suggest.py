@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from exprsearch.errors import ExprsearchError
+from exprsearch.errors import ExprsearchError, FewConfigurations
 from exprsearch.executor import executor
 from exprsearch.search import SearchSettings, search
 from exprsearch.suggest import advise
@@ -114,8 +114,12 @@ def cost_of(case: Case, config: tuple[float, ...]) -> float:
     return config[0] * case.law(config[0], config[1] if case.two else 1000.0)
 
 
-def error(case: Case, frame: pd.DataFrame, resamples: int = 0):
-    result = search(frame, "time", settings=SearchSettings(resamples=resamples, near_front=False))  # as the CLI
+def error(case: Case, frame: pd.DataFrame, resamples: int = 0, rules="default"):
+    settings = SearchSettings(resamples=resamples, near_front=False)  # as the CLI
+    try:
+        result = search(frame, "time", rules, settings=settings)
+    except FewConfigurations:  # a known form (suggest_known_form.py) with as many constants as the first runs
+        result = search(frame, "time", settings=settings)
     predicted = float(result.law.predict({k: [v] for k, v in case.at.items()})[0])
     truth = case.law(case.at["p"], case.at.get("n", 1000.0))
     return 100 * abs(predicted / truth - 1), result
@@ -152,16 +156,16 @@ def factorial(case: Case, budget: float, stride: bool) -> list[tuple[float, ...]
     return best
 
 
-def campaign(case: Case, budget: float, seed: int) -> dict:
+def campaign(case: Case, budget: float, seed: int, rules="default") -> dict:
     """Follow suggest from the minimal design until the budget is spent, noting when it first
-    said the target was settled (5 %): the cost, runs and error then."""
+    said the target was settled (5 %): the cost, runs and error then. ``rules``: the grammar."""
     world = World(case, seed)
     configs = initial(case)
     frame = world.measure(configs)
     spent = sum(cost_of(case, c) for c in configs)
     history, settled = [], None
     while True:
-        err, result = error(case, frame, resamples=50)
+        err, result = error(case, frame, resamples=50, rules=rules)
         history.append((spent, err))
         try:
             advice = advise(result, case.space, case.at, count=1, devices="p", tolerance=0.05, budget=budget - spent)

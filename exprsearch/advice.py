@@ -140,8 +140,9 @@ def untrusted(data, spare: int, constants: int, tolerance: float, least_values: 
 
 def summary(point, low, high, agree, settled, tolerance, count, at) -> tuple[str, ...]:
     target = ", ".join(f"{k}={setting(v)}" for k, v in at.items())
-    first = (f"At {target} the law predicts {point:.4g} (95 % bootstrap interval {low:.4g}..{high:.4g}); the "
-             f"{count} plausible law(s) differ there by up to {apart(np.log1p(agree))}.")
+    others = (f"the {count} plausible law(s) differ there by up to {apart(np.log1p(agree))}" if count > 1 else
+              "no other law fits the measurements about as well")
+    first = f"At {target} the law predicts {point:.4g} (95 % bootstrap interval {low:.4g}..{high:.4g}); {others}."
     if settled:
         return first, f"Settled: both are within {100 * tolerance:g} %; no further measurement is needed."
     return first, f"Not settled (tolerance {100 * tolerance:g} %): measure next, in this order:"

@@ -1,6 +1,7 @@
 """predict / explain / optimize / plot and run --plot --report, through the CLI."""
 
 import json
+import math
 
 import pytest
 from typer.testing import CliRunner
@@ -658,3 +659,22 @@ def test_optimize_gives_a_rate_without_work_the_lower_end_of_its_interval(tmp_pa
     assert "p = 32 → samples_per_sec " in text and "(95 % down to " in text
     record = json.loads(run("optimize", path, "--vary", "p=1..32", "--json").stdout)
     assert record["best"]["lowest"] < record["best"]["value"] and record["best"]["slowest"] is None
+
+
+def test_suggest_with_the_form_given_as_a_grammar_plans_for_its_constants_alone(tmp_path):
+    """A user who knows the law's form gives it as a grammar file (README, "What to measure
+    next"): no other law is plausible, so each run narrows the form's constants, and the answer
+    says there is no other law rather than that one law differs from itself by 0 %."""
+    form = tmp_path / "form.toml"
+    form.write_text('[factors]\np = "extrinsic"\nn = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n'
+                    '[rules]\nstart = "c + c*n/p + c*log2(p)"\n')
+    noise = [1.01, 0.98, 1.02, 0.99, 1.0, 1.03, 0.97, 1.01]
+    rows = [(p, n) for p in (1, 2, 4, 8) for n in (1000, 16000)]
+    data = tmp_path / "runs.csv"
+    data.write_text("p,n,time\n" + "".join(f"{p},{n},{(1 + 0.001 * n / p + 0.2 * math.log2(p)) * e:.6f}\n"
+                                           for (p, n), e in zip(rows, noise)))
+    result = run("suggest", data, "-t", "time", "--grammar", form, "--vary", "p=1..64", "--vary", "n=1000,16000",
+                 "--at", "p=512,n=16000", "--devices", "p", "--bootstrap", "20")
+    text = " ".join(result.output.split())
+    assert result.exit_code == 0 and "no other law fits the measurements about as well" in text, text
+    assert "plausible law(s)" not in text and "narrows the spread of the law's constants" in text
