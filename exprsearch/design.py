@@ -71,6 +71,22 @@ def plan(features: np.ndarray, precision: np.ndarray, noise: float, cost: np.nda
     return spend
 
 
+def next_run(spend: np.ndarray, cost: np.ndarray, measured: np.ndarray, features: np.ndarray,
+             precision: np.ndarray, noise: float) -> int:
+    """Of the configurations a plan (``spend``, from :func:`plan`) gives a whole run or more, the
+    one whose run removes most of the target's variance now per unit of cost (:func:`gain`); of
+    equal rates, one not ``measured`` yet, which also tests the law's form where a repeat cannot.
+    Any order of a plan's runs spends its budget alike, but the plan is made again after each run:
+    the one that tells most per cost first. Where the plan gives no configuration a whole run, the
+    one it spends most on."""
+    runs = np.divide(spend, cost, out=np.zeros(len(spend)), where=np.nan_to_num(cost) > 0)
+    whole = np.flatnonzero(runs >= 1 - 1e-9)
+    if not len(whole):
+        return int(np.lexsort((measured, -np.round(spend / max(spend.max(), 1e-300), 6)))[0])
+    rate = np.array([gain(features, precision, noise, int(i)) / cost[i] for i in whole])
+    return int(whole[np.lexsort((measured[whole], -np.round(rate / max(rate.max(), 1e-300), 6)))[0]])
+
+
 def repeated(features: np.ndarray, runs: np.ndarray, noise: float) -> np.ndarray:
     """The ensemble's precision conditioned on the repeats the bootstrap cannot see: it draws a
     configuration with all its runs, so its spread at one measured ten times is as wide as at one

@@ -8,8 +8,9 @@ repeated runs that a bootstrap of whole configurations cannot see). Both are exp
 ensemble of log-predictions over the candidate configurations and the target, planned on by
 :mod:`exprsearch.design`. Runs are not chosen one greedy step at a time (which favours cheap runs
 that barely inform the target): the remaining budget is spread over the configurations so that
-the target's variance after all of them is least, and the next run is the configuration the plan
-spends most on. Further suggestions condition the ensemble as if the previous ones were measured
+the target's variance after all of them is least, and the next run is the one of the configurations
+the plan gives a whole run that removes most of the variance now per unit of cost (the plan decides
+where the budget goes; the rate only orders its runs). Further suggestions condition the ensemble as if the previous ones were measured
 and plan the rest of the budget again.
 """
 
@@ -207,9 +208,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
             if filling.any():  # then no stretch of a factor where a wrong form could hide
                 open_ = filling
         spend = design.plan(features, precision, noise, cost, max(budget, cost[open_].min()), open_)
-        # the configuration the plan spends most on; of equal shares, one not measured yet (it also
-        # tests the law's form, which a repeat cannot)
-        best = int(np.lexsort((measured, -np.round(spend / max(spend.max(), 1e-300), 6)))[0])
+        best = design.next_run(spend, cost, measured, features, precision, noise)
         gain = left * design.gain(features, precision, noise, best)  # of the variance now, not of what is left
         if gain < MINIMUM_GAIN and chosen:
             short = f"a further run would remove under {100 * MINIMUM_GAIN:g} % of the uncertainty at the target"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exprsearch.design import gain, plan, repeated
+from exprsearch.design import gain, next_run, plan, repeated
 
 
 def test_a_run_at_the_target_itself_removes_its_variance_but_the_noise():
@@ -44,6 +44,19 @@ def test_the_plan_splits_the_budget_between_runs_that_inform_different_parts():
     closed = plan(features, np.eye(2), 0.01, np.array([1.0, 1.0]), 10.0, np.array([True, False]))
     assert closed[1] == 0 and closed[0] == pytest.approx(10.0)
 
+
+
+def test_the_next_run_tells_most_per_cost_among_those_the_plan_gives_a_whole_run():
+    """Columns: a dear run that tells all of the target, a cheap one that tells half, one the
+    plan gives a fraction of a run, an unpriced one; the target. The plan funds the first two:
+    the cheap one comes first, though the dear one takes more of the budget; without any whole
+    run, the configuration the plan spends most on."""
+    features = np.array([[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 1.0, 1.0, 1.0]])  # two members
+    cost, unmeasured = np.array([60.0, 10.0, 1.0, np.nan]), np.zeros(4, bool)
+    assert gain(features, np.eye(2), 0.01, 1) == pytest.approx(0.5, rel=0.02)
+    assert next_run(np.array([60.0, 40.0, 0.5, 0.0]), cost, unmeasured, features, np.eye(2), 0.01) == 1
+    assert next_run(np.array([60.0, 5.0, 0.5, 0.0]), cost, unmeasured, features, np.eye(2), 0.01) == 0  # half a run
+    assert next_run(np.array([30.0, 5.0, 0.5, 0.0]), cost, unmeasured, features, np.eye(2), 0.01) == 0  # no whole run
 
 
 def _variance_after(features, spend, cost, noise):

@@ -262,10 +262,12 @@ def test_a_run_fits_the_budget_only_at_the_upper_end_of_its_cost():
     assert advise(result, only, {"p": 512}, count=1, devices="p", budget=3 * cost).suggestions
 
 
-def test_one_plausible_linear_law_on_three_runs_asks_for_the_largest_run_not_a_repeat():
+def test_one_plausible_linear_law_on_three_runs_asks_for_large_runs_not_a_repeat():
     """Measured at p = 1, 2, 4 (one run each), only c0 + c1/p fits; at p = 512 its prediction is
     about the intercept, which the largest p pins down best. A bootstrap on three rows tied the
-    target to the measured values and asked for p = 1, 2 or 8 first on three of these ten draws."""
+    target to the measured values and asked for p = 1, 2 or 8 first on three of these ten draws.
+    Where p = 16 tells the intercept nearly as well for half the cost, it may come first (seed 3:
+    92 % of the variance for 66 device-seconds, then p = 64)."""
     law = lambda p: 1 + 50 / p + 0.05 * p  # noqa: E731
     budget = sum(p * law(p) for p in SPACE["p"]) - sum(p * law(p) for p in (1, 2, 4))
     for seed in range(10):
@@ -273,14 +275,14 @@ def test_one_plausible_linear_law_on_three_runs_asks_for_the_largest_run_not_a_r
                         settings=SearchSettings(resamples=50, near_front=False))
         advice = advise(result, SPACE, {"p": 512}, count=3, devices="p", budget=budget)
         picked = [s.config["p"] for s in advice.suggestions]
-        assert picked[0] == 64 and min(picked) > 4, (seed, result.law.expression, picked)
+        assert picked[0] >= 16 and 64 in picked and min(picked) > 4, (seed, result.law.expression, picked)
 
 
 def test_a_law_with_a_fitted_exponent_does_not_ask_again_for_a_run_measured_six_times():
     """Its spread comes from a bootstrap of whole configurations, which draws p = 32 with all six
     runs or none, so it stayed as wide there as after one run: on seeds 0 and 4 the first
     suggestion was a seventh run at p = 32, with p = 64 never measured, and on five of the eight a
-    later one was."""
+    later one was. (p = 16, half the price, may come before p = 64.)"""
     law = lambda p: 0.5 + 20 / p**0.8  # noqa: E731
     for seed in range(8):
         rng = np.random.default_rng(seed)
@@ -289,7 +291,7 @@ def test_a_law_with_a_fitted_exponent_does_not_ask_again_for_a_run_measured_six_
         result = search(frame, "time", settings=SearchSettings(resamples=50, near_front=False))
         advice = advise(result, SPACE, {"p": 512}, count=3, devices="p")
         picked = [s.config["p"] for s in advice.suggestions]
-        assert picked[0] == 64 and 32 not in picked, (seed, result.law.expression, picked)
+        assert 64 in picked and 32 not in picked, (seed, result.law.expression, picked)
 
 
 def test_runs_the_plan_repeats_are_marked_as_measured():

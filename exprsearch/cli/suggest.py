@@ -62,7 +62,7 @@ def suggest(
     by: Annotated[str | None, typer.Option(help="Tables: the columns that name separate series, as run --by takes them; suggest plans for one, named by --series.", rich_help_panel="Data")] = None,
     series: Annotated[str | None, typer.Option(help="Tables: the series to plan for, as run --by names it: model=ResNet-50,platform=DGX-1 (its columns are --by's when --by is not given).", rich_help_panel="Data")] = None,
 ) -> None:
-    """Suggest the next runs: those a plan for the budget spends most on to narrow the prediction at --at.
+    """Suggest the next runs: those a plan for the budget makes to narrow the prediction at --at, the most telling per cost first.
 
     The law is searched as run searches it with the same options (--grammar, --map, --intrinsic, --loss, …)."""
     from .. import export
