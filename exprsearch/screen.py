@@ -152,7 +152,9 @@ class DataScreen(TermColumns):
             return self.shapes is None or self.shapes.reason((*fixed, *(t for i in model for t in items[i]))) is None
 
         def order(models) -> list:
-            return sorted(models, key=lambda m: (m[0] * (1 + 1e-9 * m[1]), m[3]))
+            # errors alike to 9 digits (the same sum by other columns) tie: the fewer fitted
+            # exponents first, then the items, never the last bits of the data
+            return sorted(models, key=lambda m: (float(f"{m[0]:.9g}"), m[1], m[3]))
 
         best_column: dict[int, tuple] = {}  # item → (sse of the best model using it, its column, the model)
         models: list[tuple[float, tuple[int, ...]]] = [(float(residual @ residual), ())]
