@@ -37,18 +37,21 @@ def per_step(target: str, rate: bool, steps: str | None, clock: bool) -> list[st
 
 
 def basis(devices: str | None, price: float | None, rate: str | None = None, work: float | None = None,
-          runs: int = 1, hourly: bool = False, unit: str | None = None) -> str:
+          runs: int = 1, hourly: bool = False, unit: str | None = None, overhead: float = 0.0) -> str:
     """What a run's cost is made of, in words: ``(2 × p × predicted time)``; for a law of the
     ``rate``, the time is the work over it (``p × 1e+06 / predicted images_per_sec``); for a time
     per step, ``work`` times it (``p × 1000 × predicted time``); ``runs`` of them where each
     configuration is measured several times (``(3 runs × predicted time)``). ``hourly``: the price
     is per hour, so the time is counted in hours (``(p × predicted time in hours × 2.5 per hour)``;
     a ``price`` of None: each configuration's own, from a price table). ``unit``: that of the time
-    where known and not priced per hour (``(p × predicted time in s)``)."""
+    where known and not priced per hour (``(p × predicted time in s)``). ``overhead``: the time a run
+    takes beyond the law's (``(p × (predicted time in s + 30 of overhead))``)."""
     time = ("predicted time" if work is None else f"{work:g} × predicted time") if rate is None else \
         f"{1 if work is None else work:g} / predicted {rate}"
     if unit and rate is None and not hourly:
         time += f" in {unit}"
+    if overhead:
+        time = f"({time} + {overhead:g} of overhead)"
     if hourly:
         parts = ([f"{runs} runs"] if runs > 1 else []) + ([devices] if devices else []) + [time]
         each = "its price" if price is None else f"{price:g}"

@@ -96,7 +96,8 @@ def candidates(space: Mapping[str | tuple[str, ...], np.ndarray], factors: tuple
 def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
            devices: str | None = None, price: float = 1.0, tolerance: float = 0.05,
            budget: float | None = None, work: float | None = None, runs: int = 1,
-           time_unit: str | None = None, prices: pd.DataFrame | None = None, unit: str | None = None) -> Advice:
+           time_unit: str | None = None, prices: pd.DataFrame | None = None, unit: str | None = None,
+           overhead: float = 0.0) -> Advice:
     """Suggestions from a search ``result`` (with bootstrap samples) over the ``space``, planned for
     ``budget`` more cost and within it (default: planned for as much as the measurements so far
     cost, without a limit). Search with ``near_front=False``, as ``exprsearch suggest`` does, so
@@ -109,9 +110,13 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     device-hour, as ``optimize`` takes it; ``prices`` (a table of factor columns and a ``price``
     per hour, per device with ``devices``) prices each configuration instead, those it prices at
     0 or not at all left out and said. ``unit``: the target's unit of time where known, in which
-    costs not priced per hour are written (device-seconds, not bare numbers)."""
+    costs not priced per hour are written (device-seconds, not bare numbers). ``overhead``: the time
+    each run takes beyond what the law predicts (queueing, start-up), in the unit of a run's time,
+    added to every run's cost: the law leaves it out, and it makes many cheap runs dearer."""
     if runs < 1:
         raise ConfigError(f"runs per configuration must be at least 1, got {runs}")
+    if not 0 <= overhead < math.inf:
+        raise ConfigError(f"the overhead of a run must be a finite time of at least 0, got {overhead:g}")
     hourly = time_unit is not None or prices is not None
     per_hour = hours_per(time_unit or "s") if hourly else 1.0  # a price per hour, paid for the time in hours
     law = result.law
@@ -163,17 +168,17 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     scale = (grid[devices] if devices else 1.0) * offered * per_hour * runs
     per_run = 1.0 if work is None else work
     with np.errstate(all="ignore"):
-        cost = law.durations(predictions[0, :-1], per_run) * scale
+        cost = (law.durations(predictions[0, :-1], per_run) + overhead) * scale
         # a run fits a budget only if it fits at the upper end of its bootstrap interval: a run
         # predicted just under the budget overruns it about half the time (a rate: the lower end)
         slowest = np.percentile(samples[:, :-1], 2.5 if law.rate else 97.5, axis=0)
-        dearest = np.nan_to_num(law.durations(slowest, per_run) * scale, nan=np.inf)
+        dearest = np.nan_to_num((law.durations(slowest, per_run) + overhead) * scale, nan=np.inf)
     dearest = np.maximum(dearest, cost)
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
         data = result.dataset
         paid = price if prices is None else _measured_prices(prices, data, law.factors)
-        budget = float(np.sum(law.durations(data.y, per_run) * (data.column(devices) if devices else 1.0) * paid
+        budget = float(np.sum((law.durations(data.y, per_run) + overhead) * (data.column(devices) if devices else 1.0) * paid
                               * per_hour)) * runs
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
@@ -224,7 +229,7 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     plausible = tuple((advice.written(t, v, 4), to_readable(t), float(w), float(p))
                       for (t, v), w, p in zip(laws, weights, predictions[:, -1]))
     suggestions, basis = [], advice.basis(devices, None if prices is not None else price,
-                                          law.target if law.rate else None, work, runs, hourly, unit)
+                                          law.target if law.rate else None, work, runs, hourly, unit, overhead)
     for k, (i, g) in enumerate(zip(chosen, gains)):
         first = chosen.index(i)  # below k where this answer suggested it before
         sentence = (advice.again(i, g, cost[i], law.factors, grid, basis, first + 1) if first < k else

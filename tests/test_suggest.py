@@ -89,6 +89,8 @@ def test_suggest_command_prints_json(tmp_path):
     (["--vary", "p=1..64", "--at", "p=512", "--count", "0"], "--count 0: give at least 1"),
     (["--vary", "p=1..64", "--at", "p=512", "--tolerance", "5"], "--tolerance 5: give a fraction between 0 and 1"),
     (["--vary", "p=1..64", "--at", "p=512", "--price", "0"], "--price 0: give a positive price"),
+    (["--vary", "p=1..64", "--at", "p=512", "--run-overhead", "-1"],
+     "--run-overhead -1: give the time a run takes beyond the law's, 0 or more"),
     (["--vary", "p=1..64", "--at", "p=512", "--price", "2", "--time-unit", "sec"],
      "--time-unit must be one of ms, s, min, h, got 'sec'"),
     (["--vary", "p=1..64", "--at", "p=512", "--time-unit", "min"],
@@ -249,6 +251,20 @@ def test_suggestions_fit_in_the_budget_given():
     assert not none.suggestions and "no configuration in the --vary space costs at most" in none.sentences[-1]
     with pytest.raises(ConfigError, match="budget must be a finite cost"):
         advise(result, SPACE, {"p": 512}, budget=-1.0)
+
+
+def test_a_runs_overhead_is_paid_on_every_device_it_holds():
+    """A run at p = 64 that waits 30 s before it starts holds its 64 devices for those 30 s too, and
+    the sentences say what a cost is made of."""
+    frame = measured(lambda p: 1 + 50 / p + 0.05 * p, [1, 2, 4, 8])
+    result = search(frame, "time", settings=SearchSettings(resamples=50))
+    only = {"p": np.array([64.0])}
+    plain = advise(result, only, {"p": 512}, count=1, devices="p", budget=1e6).suggestions[0].cost
+    waiting = advise(result, only, {"p": 512}, count=1, devices="p", budget=1e6, overhead=30.0)
+    assert waiting.suggestions[0].cost == pytest.approx(plain + 30 * 64, rel=1e-9)
+    assert waiting.cost_basis == "p × (predicted time + 30 of overhead)"
+    with pytest.raises(ConfigError, match="the overhead of a run must be a finite time of at least 0, got -1"):
+        advise(result, only, {"p": 512}, count=1, devices="p", overhead=-1.0)
 
 
 def test_a_run_fits_the_budget_only_at_the_upper_end_of_its_cost():

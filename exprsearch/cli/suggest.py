@@ -38,6 +38,7 @@ def suggest(
     time_unit: Annotated[str | None, typer.Option(help="Unit of the target (of its time, for a rate with --work): ms, s, min or h, for --price or --price-table; default: the unit its name ends in (ttt_min_mean, epoch_s), else s, said in a note.", rich_help_panel="Plan")] = None,
     tolerance: Annotated[float, typer.Option(help="Settled when the plausible laws agree and the 95 % interval at --at is within this (relative).", rich_help_panel="Plan")] = 0.05,
     budget: Annotated[float | None, typer.Option("--cost-budget", help="Cost you can still spend (devices × time, or money with --price or --price-table); suggestions are planned for it and fit in it. Default: planned for as much again as the measurements so far cost, without a limit.", rich_help_panel="Plan")] = None,
+    overhead: Annotated[float, typer.Option("--run-overhead", help="Time each run takes beyond what the law predicts (queueing, start-up, loading), in the unit of the target's time (of --time-unit where given): added to every run's cost, so that a plan does not favour many short runs it cannot pay for. Default 0.", rich_help_panel="Plan")] = 0.0,
     grammar: Annotated[str, typer.Option("--grammar", "-g", help="Built-in grammar name or grammar file.", rich_help_panel="Search")] = "default",
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the law (20 to 10000).", rich_help_panel="Search")] = 100,
     seed: Annotated[int, typer.Option(help="Seed for differential evolution, folds and the bootstrap.", rich_help_panel="Search")] = 0,
@@ -101,7 +102,9 @@ def suggest(
                               (budget is not None and not 0 < budget < float("inf"),
                                f"--cost-budget {budget}: give a positive cost"),
                               (work_ is not None and not 0 < work_ < float("inf"),
-                               f"--work {work_}: give the positive amount one run processes")):
+                               f"--work {work_}: give the positive amount one run processes"),
+                              (not 0 <= overhead < float("inf"),
+                               f"--run-overhead {overhead:g}: give the time a run takes beyond the law's, 0 or more")):
             if bad:
                 raise SettingsError(sentence)
         cli._check_prices(price, price_table, price_sheet, time_unit)
@@ -187,7 +190,7 @@ def suggest(
         shown = None if priced else time_unit or named_unit(result.law.target, result.law.rate)  # of unpriced costs
         return result, runs, advise(result, space, point, count, devices and law_name(devices),
                                     1.0 if price is None else price, tolerance, budget, work_, runs,
-                                    unit if priced else None, prices, shown)
+                                    unit if priced else None, prices, shown, overhead)
 
     result, runs, advice = cli._guard(work)
     if where and not _series_columns(by, series) and not advice.settled:
