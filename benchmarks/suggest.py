@@ -11,9 +11,11 @@ left (``--cost-budget``), and measures it, until nothing more fits in the budget
 random designs may measure any p in ``--space``: every integer 1…64 (as ``--vary p=1..64``), or
 only the grid's doubling levels. Judged: the error of the final law at the target (p = 512, 8x
 the largest p in the space), against the noise-free law. Partial budgets (``--shares``) run their
-own campaigns, since suggest plans for the budget it is given.
+own campaigns, since suggest plans for the budget it is given. With ``--overhead S`` every run takes
+S seconds more than its law's time on each of its devices, in every design and the budget alike,
+and ``suggest`` is told so (``--run-overhead``).
 
-    python benchmarks/suggest.py [--only NAME] [--random 3] [--space integers|doubling]
+    python benchmarks/suggest.py [--only NAME] [--random 3] [--space integers|doubling] [--overhead 0]
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ PS = [1, 2, 4, 8, 16, 32, 64]
 NS = [1000, 4000, 16000, 64000]
 SPACES = {"integers": list(range(1, 65)), "doubling": PS}  # the p that suggest and random designs may measure
 CHOICES = SPACES["integers"]
+OVERHEAD = 0.0  # seconds each run takes beyond the law's time, on each of its devices (--overhead)
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ def lower(ours: float, theirs: float) -> bool:
 
 
 def cost_of(case: Case, config: tuple[float, ...]) -> float:
-    return config[0] * case.law(config[0], config[1] if case.two else 1000.0)
+    return config[0] * (case.law(config[0], config[1] if case.two else 1000.0) + OVERHEAD)
 
 
 def error(case: Case, frame: pd.DataFrame, resamples: int = 0, rules="default"):
@@ -168,7 +171,8 @@ def campaign(case: Case, budget: float, seed: int, rules="default") -> dict:
         err, result = error(case, frame, resamples=50, rules=rules)
         history.append((spent, err))
         try:
-            advice = advise(result, case.space, case.at, count=1, devices="p", tolerance=0.05, budget=budget - spent)
+            advice = advise(result, case.space, case.at, count=1, devices="p", tolerance=0.05, budget=budget - spent,
+                            overhead=OVERHEAD)
         except ExprsearchError:
             break
         if advice.settled and settled is None:
@@ -277,9 +281,9 @@ def timing(repeats: int = 3) -> None:
 def law_row(item: tuple) -> dict:
     """Every design's campaign on one law (the suite's ``number``-th), in ``space``; a pure function
     of its item, so the laws can run in separate processes with the same figures."""
-    number, space, random, shares, worlds = item
-    global CHOICES
-    CHOICES = SPACES[space]
+    number, space, random, shares, worlds, overhead = item
+    global CHOICES, OVERHEAD
+    CHOICES, OVERHEAD = SPACES[space], overhead
     case = CASES[number]  # seeds follow the case, whichever cases run
     full = grid(case)
     budget = sum(cost_of(case, c) for c in full)
@@ -321,9 +325,14 @@ def main() -> None:
                         help="budgets below the full grid's cost, as shares of it, to compare at (same-cost grids)")
     parser.add_argument("--space", choices=sorted(SPACES), default="integers",
                         help="the p that suggest may measure: every integer 1..64, or only the grid's doubling levels")
+    parser.add_argument("--overhead", type=float, default=0.0,
+                        help="seconds each run takes beyond the law's time (queueing, start-up), paid on each of its "
+                             "devices by every design and given to suggest as --run-overhead")
     args = parser.parse_args()
     if args.jobs < 0:
         parser.error("--jobs takes 0 (one process per core) or more")
+    if not 0 <= args.overhead < float("inf"):
+        parser.error("--overhead takes a time of 0 or more")
     if args.random < 1 or args.worlds < 1:
         parser.error("--random and --worlds take 1 or more (the tables compare with their median and first draw)")
     global CHOICES
@@ -331,7 +340,7 @@ def main() -> None:
     if args.timing:
         return timing()
     numbers = [n for n, case in enumerate(CASES) if not args.only or args.only in case.name]
-    items = [(n, args.space, args.random, tuple(args.shares), args.worlds) for n in numbers]
+    items = [(n, args.space, args.random, tuple(args.shares), args.worlds, args.overhead) for n in numbers]
     rows = [None] * len(items)
     pool = executor(args.jobs, size=len(items))
     try:
