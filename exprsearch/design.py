@@ -82,9 +82,15 @@ def next_run(spend: np.ndarray, cost: np.ndarray, measured: np.ndarray, features
     runs = np.divide(spend, cost, out=np.zeros(len(spend)), where=np.nan_to_num(cost) > 0)
     whole = np.flatnonzero(runs >= 1 - 1e-9)
     if not len(whole):
-        return int(np.lexsort((measured, -np.round(spend / max(spend.max(), 1e-300), 6)))[0])
+        return _most(spend, measured)
     rate = np.array([gain(features, precision, noise, int(i)) / cost[i] for i in whole])
-    return int(whole[np.lexsort((measured[whole], -np.round(rate / max(rate.max(), 1e-300), 6)))[0]])
+    return int(whole[_most(rate, measured[whole])])
+
+
+def _most(score: np.ndarray, measured: np.ndarray) -> int:
+    """The index of the highest ``score``, scores alike to 6 digits of the highest tying; of those,
+    one not ``measured`` yet."""
+    return int(np.lexsort((measured, -np.round(score / max(score.max(), 1e-300), 6)))[0])
 
 
 def repeated(features: np.ndarray, runs: np.ndarray, noise: float) -> np.ndarray:

@@ -10,8 +10,8 @@ ensemble of log-predictions over the candidate configurations and the target, pl
 that barely inform the target): the remaining budget is spread over the configurations so that
 the target's variance after all of them is least, and the next run is the one of the configurations
 the plan gives a whole run that removes most of the variance now per unit of cost (the plan decides
-where the budget goes; the rate only orders its runs). Further suggestions condition the ensemble as if the previous ones were measured
-and plan the rest of the budget again.
+where the budget goes; the rate only orders its runs). Further suggestions condition the ensemble
+as if the previous ones were measured and plan the rest of the budget again.
 """
 
 from __future__ import annotations
@@ -167,19 +167,23 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         offered = np.where(listed > 0, listed, np.nan)
     scale = (grid[devices] if devices else 1.0) * offered * per_hour * runs
     per_run = 1.0 if work is None else work
+
+    def occupied(values: np.ndarray) -> np.ndarray:
+        """How long a run holds its devices where the law gives ``values``: its time and the overhead."""
+        return law.durations(values, per_run) + overhead
+
     with np.errstate(all="ignore"):
-        cost = (law.durations(predictions[0, :-1], per_run) + overhead) * scale
+        cost = occupied(predictions[0, :-1]) * scale
         # a run fits a budget only if it fits at the upper end of its bootstrap interval: a run
         # predicted just under the budget overruns it about half the time (a rate: the lower end)
         slowest = np.percentile(samples[:, :-1], 2.5 if law.rate else 97.5, axis=0)
-        dearest = np.nan_to_num((law.durations(slowest, per_run) + overhead) * scale, nan=np.inf)
+        dearest = np.nan_to_num(occupied(slowest) * scale, nan=np.inf)
     dearest = np.maximum(dearest, cost)
     capped = budget is not None  # a budget given is a limit; the default is only a planning horizon
     if budget is None:
         data = result.dataset
         paid = price if prices is None else _measured_prices(prices, data, law.factors)
-        budget = float(np.sum((law.durations(data.y, per_run) + overhead) * (data.column(devices) if devices else 1.0) * paid
-                              * per_hour)) * runs
+        budget = float(np.sum(occupied(data.y) * (data.column(devices) if devices else 1.0) * paid * per_hour)) * runs
     point = float(predictions[0, -1])
     low, high = np.percentile(samples[:, -1], [2.5, 97.5])
     agree = max(abs(p / point - 1) for p in predictions[:, -1])
