@@ -42,13 +42,17 @@ def predictions(compiled: CompiledCandidate, fitted: Fit) -> np.ndarray:
 def holdouts(
     compiled: Sequence[CompiledCandidate], y: np.ndarray, fits: Sequence[Fit], tops: Sequence[np.ndarray],
     settings: FitSettings = FitSettings(), compiler: Compiler | None = None,
+    configurations: np.ndarray | None = None,
 ) -> list[float | None]:
     """Each law's mean absolute relative error on the rows of each mask in ``tops`` (held out in
     turn), refitted on the others: its exponents polished from their full-data values (all laws
     together, :func:`exprsearch.lockstep.polish`), then its coefficients. Kept at their full-data
     values the exponents would be fitted to the held-out rows too. Infinite where a refit drops a
     term that varies (its coefficient at zero) which the full fit has: the term then rests on the
-    held-out rows alone, so they cannot check what it predicts beyond them. None without ``tops``.
+    held-out rows alone, so they cannot check what it predicts beyond them. Infinite too, with
+    ``configurations`` (each row's), where a law with exponents has more constants than the
+    configurations kept: its refit then fits them all exactly along a range of exponents, so they
+    stay where the full fit, held-out rows included, put them. None without ``tops``.
     With the ``compiler`` of ``compiled``, repeats of a configuration among the rows kept are
     pooled for the polish (:mod:`exprsearch.pooled`; the squared loss)."""
     if not tops:
@@ -66,8 +70,18 @@ def holdouts(
             polished = lockstep.polish([part.compile(fits[i].candidate) for i in laws], pooled.y, settings,
                                        [fits[i] for i in laws], pooled=pooled)
         refits.update(((i, t), f) for i, f in zip(laws, polished))
-    return [float(np.mean([_holdout(compiled[i], y, f, top, settings, refits.get((i, t)))
+    kept = [None if configurations is None else len(np.unique(configurations[~top])) for top in tops]
+    return [float(np.mean([math.inf if _unchecked(f, kept[t]) else _holdout(compiled[i], y, f, top, settings,
+                                                                           refits.get((i, t)))
                            for t, top in enumerate(tops)])) for i, f in enumerate(fits)]
+
+
+def _unchecked(fitted: Fit, configurations: int | None) -> bool:
+    """Whether a refit on ``configurations`` configurations leaves the law's exponents free: with
+    more constants than configurations it fits every one of them exactly along a range of
+    exponents, so what it predicts beyond them is what the full fit chose."""
+    candidate = fitted.candidate
+    return configurations is not None and bool(candidate.nonlinear) and candidate.n_constants > configurations
 
 
 def _holdout(compiled: CompiledCandidate, y: np.ndarray, fitted: Fit, test: np.ndarray, settings: FitSettings,

@@ -111,8 +111,9 @@ def python_module(law: Law) -> str:
 
 
 # what a front's infinite held-out error (shown as a dash) means: docs/method.md, selection step 0
-HELD_OUT_LOST = ("held-out % —: refitted without the held-out values, the law loses a term that varies, which "
-                 "rests on them alone, so they cannot check it")
+HELD_OUT_LOST = ("held-out % —: the held-out values cannot check the law: refitted without them, it loses a term "
+                 "that varies, which rests on them alone, or it has more constants than the configurations left, "
+                 "so its exponents stay where they put them")
 
 
 def front_csv(ranking: Ranking) -> str:

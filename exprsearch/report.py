@@ -104,7 +104,7 @@ def _front(rows: list[dict], law: Law) -> str:
 
 def _optional(text: str | None) -> str:
     """A held-out error as the front table shows it: blank where none was measured, a dash where
-    the refit lost a term that rests on the held-out values alone (an infinite error)."""
+    the held-out values cannot check the law (an infinite error; :data:`HELD_OUT_LOST`)."""
     if not text:
         return ""
     return f"{float(text):.3g}" if math.isfinite(float(text)) else "—"

@@ -282,7 +282,7 @@ def _rank_front(
     tops = _largest_values(dataset)
     front = _front.pareto_front(fits, order, dataset.n_rows)
     compiled = [compiler.compile(f.candidate) for f in front]
-    held = holdouts(compiled, dataset.y, front, tops, settings, compiler)
+    held = holdouts(compiled, dataset.y, front, tops, settings, compiler, configurations)
     scored = []
     for f, c, h in zip(front, compiled, held):
         cv = cross_validate(c, dataset.y, f, folds, settings)
