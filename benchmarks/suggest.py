@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import extrap_advisor
 import numpy as np
 import pandas as pd
 
@@ -189,54 +189,19 @@ def campaign(case: Case, budget: float, seed: int, rules="default") -> dict:
             "history": history}
 
 
-EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
-ADVISOR = r"""
-import json, sys, warnings
-warnings.simplefilter("ignore")
-from extrap.fileio.file_reader.text_file_reader import TextFileReader
-from extrap.modelers.model_generator import ModelGenerator
-from extrap.mpa.measurement_point_advisor import MeasurementPointAdvisor
-path, series, budget = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
-reader = TextFileReader()
-reader.keep_values = True
-experiment = reader.read_experiment(path)
-generator = ModelGenerator(experiment)
-generator.model_all()
-advisor = MeasurementPointAdvisor(budget, 0, experiment, True, series, False, 1, generator)
-points, reps = advisor.suggest_points([], experiment.metrics[0])
-print(json.dumps({"points": [list(map(float, c)) for c in points], "reps": reps}))
-"""
-
-
 def extrap_campaign(case: Case, budget: float, seed: int, folder: Path) -> float | None:
-    """Follow Extra-P 4.2.5's measurement point advisor (driven from its Python API) from the same
+    """Follow Extra-P 4.2.5's measurement point advisor (:mod:`extrap_advisor`) from the same
     minimal design, measured twice as the advisor needs repetitions, taking the repetitions it
     asks for, until the budget is spent; the final data are fitted by exprsearch, so only the
     design differs. None without Extra-P."""
-    if not EXTRAP.exists():
+    if not extrap_advisor.available():
         return None
     world = World(case, seed)
     configs = [c for c in initial(case) for _ in range(2)]
     frame = world.measure(configs)
     spent = sum(cost_of(case, c) for c in configs)
-    series = [",".join(f"{v:g}" for v in case.space[k]) for k in case.space]
-    while True:
-        path = folder / "advisor.txt"
-        names = list(case.space)
-        grouped = frame.groupby(names).time.apply(list)
-        lines = ["PARAMETER " + " ".join(names),
-                 "POINTS " + " ".join("( " + " ".join(f"{v:g}" for v in np.atleast_1d(k)) + " )" for k in grouped.index),
-                 "REGION r", "METRIC time"] + ["DATA " + " ".join(f"{v:.10g}" for v in values) for values in grouped]
-        path.write_text("\n".join(lines) + "\n")
-        run = subprocess.run([str(EXTRAP), "-c", ADVISOR, str(path), json.dumps(series), str(budget - spent)],
-                             capture_output=True, text=True)
-        if run.returncode != 0:
-            break
-        answer = json.loads(run.stdout.strip().splitlines()[-1])
-        if not answer["points"]:
-            break
-        config = tuple(answer["points"][0])
-        reps = max(1, int(answer["reps"][0])) if answer["reps"] else 1
+    while (asked := extrap_advisor.next_point(frame, case.space, budget - spent, folder)) is not None:
+        config, reps = asked
         if spent + reps * cost_of(case, config) > budget:
             break
         frame = pd.concat([frame, world.measure([config] * reps)], ignore_index=True)
@@ -258,10 +223,6 @@ def random_design(case: Case, budget: float, seed: int, world_seed: int) -> floa
 
 def timing(repeats: int = 3) -> None:
     """Wall time of ``exprsearch suggest`` from process start on a 30-point two-factor dataset."""
-    import subprocess
-    import tempfile
-    from pathlib import Path
-
     case = CASES[8]
     configs = [(p, n) for p in PS[:5] for n in NS[:3]] * 2  # 15 configurations, 2 runs each
     with tempfile.TemporaryDirectory() as folder:
