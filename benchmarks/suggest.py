@@ -15,7 +15,7 @@ own campaigns, since suggest plans for the budget it is given. With ``--overhead
 S seconds more than its law's time on each of its devices, in every design and the budget alike,
 and ``suggest`` is told so (``--run-overhead``).
 
-    python benchmarks/suggest.py [--only NAME] [--random 3] [--space integers|doubling] [--overhead 0]
+    python benchmarks/suggest.py [--only NAME[,NAME]] [--factors 1|2] [--random 3] [--space integers|doubling] [--overhead 0]
 """
 
 from __future__ import annotations
@@ -275,7 +275,9 @@ def law_row(item: tuple) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="run the cases whose name contains this")
+    parser.add_argument("--only", help="run the cases whose name contains this (several, separated by commas)")
+    parser.add_argument("--factors", type=int, choices=(1, 2),
+                        help="run only the laws of one factor (p) or of two (p and n); five draws of all 16 take hours")
     parser.add_argument("--random", type=int, default=3, help="random designs per law")
     parser.add_argument("--worlds", type=int, default=1,
                         help="noise draws per law for the comparison with the full grid (the tables show the first)")
@@ -300,7 +302,11 @@ def main() -> None:
     CHOICES = SPACES[args.space]
     if args.timing:
         return timing()
-    numbers = [n for n, case in enumerate(CASES) if not args.only or args.only in case.name]
+    wanted = [w.strip() for w in (args.only or "").split(",") if w.strip()]
+    numbers = [n for n, case in enumerate(CASES)
+               if (not wanted or any(w in case.name for w in wanted)) and (args.factors or 1 + case.two) == 1 + case.two]
+    if not numbers:
+        parser.error("no law matches --only and --factors; the laws are: " + "; ".join(c.name for c in CASES))
     items = [(n, args.space, args.random, tuple(args.shares), args.worlds, args.overhead) for n in numbers]
     rows = [None] * len(items)
     pool = executor(args.jobs, size=len(items))
