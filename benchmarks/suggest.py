@@ -304,7 +304,7 @@ def main() -> None:
         return timing()
     wanted = [w.strip() for w in (args.only or "").split(",") if w.strip()]
     numbers = [n for n, case in enumerate(CASES)
-               if (not wanted or any(w in case.name for w in wanted)) and (args.factors or 1 + case.two) == 1 + case.two]
+               if (not wanted or any(w in case.name for w in wanted)) and args.factors in (None, 1 + case.two)]
     if not numbers:
         parser.error("no law matches --only and --factors; the laws are: " + "; ".join(c.name for c in CASES))
     items = [(n, args.space, args.random, tuple(args.shares), args.worlds, args.overhead) for n in numbers]
