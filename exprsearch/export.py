@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -72,7 +73,8 @@ def check_writable(directory: str | Path) -> None:
     try:
         if not folder.is_dir():
             raise NotADirectoryError(f"'{folder}' is a file")
-        tempfile.TemporaryDirectory(dir=folder, prefix=".exprsearch-").cleanup()
+        with _signals_held():  # a Ctrl-C or SIGTERM between making and removing it would leave it behind
+            os.rmdir(tempfile.mkdtemp(dir=folder, prefix=".exprsearch-"))
     except OSError as exc:
         raise OutputError(f"cannot write results to '{directory}' ({exc.strerror or exc}); pass another --out") from None
 
@@ -167,6 +169,20 @@ def _mode(path: Path) -> int:
         return 0o666 & ~mask
 
 
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held off inside (delivered on leaving), where the platform can block them."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    blocked = hasattr(signal, "pthread_sigmask")
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
 def write_all(files: dict[Path, str | bytes]) -> None:
     """Write every file to a temporary file beside it, then rename them all into place with
     SIGINT and SIGTERM held off: an interrupted run leaves either the old files or the new ones,
@@ -183,17 +199,10 @@ def write_all(files: dict[Path, str | bytes]) -> None:
                 os.chmod(temporary, _mode(path))  # mkstemp's 0600 would keep the results from others
             except OSError as exc:  # a full disk, a folder that cannot be made: said, nothing replaced
                 raise OutputError(f"could not write '{path}' ({exc.strerror or exc}); nothing was replaced") from None
-        held = {signal.SIGINT, signal.SIGTERM}
-        blocked = hasattr(signal, "pthread_sigmask")
-        if blocked:
-            signal.pthread_sigmask(signal.SIG_BLOCK, held)
-        try:
+        with _signals_held():
             for temporary, path in staged:
                 os.replace(temporary, path)
             staged = []
-        finally:
-            if blocked:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
     finally:
         for temporary, _ in staged:  # not renamed: interrupted before, or a write failed
             temporary.unlink(missing_ok=True)

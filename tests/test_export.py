@@ -1,7 +1,9 @@
 import csv
 import importlib.util
 import io
+import signal
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -45,6 +47,24 @@ def test_files_are_written_whole_or_not_at_all(tmp_path):
         write_all({tmp_path / "first.txt": "staged", old: object()})  # the second cannot be written
     assert old.read_text() == "old" and not (tmp_path / "first.txt").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["law.json", "sub"]  # no temporary left
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="signals cannot be blocked here")
+def test_an_interrupt_while_the_output_folder_is_tried_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    """`run --force` tries the folder with a temporary folder before the search; a Ctrl-C or SIGTERM
+    that landed between making and removing it left `.exprsearch-…` beside the results (seen once
+    in CI, under load). Now the signal waits until it is removed."""
+    made = export.tempfile.mkdtemp
+
+    def interrupted(*args, **kwargs):
+        folder = made(*args, **kwargs)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        return folder
+
+    monkeypatch.setattr(export.tempfile, "mkdtemp", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        export.check_writable(tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_files_are_written_with_the_permissions_a_new_file_gets(tmp_path):
