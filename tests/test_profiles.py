@@ -307,6 +307,7 @@ def test_a_series_whose_law_leaves_out_a_factor_for_want_of_configurations_ranks
     assert "model=b</td><td>—</td>" in page and "<p>—: the law leaves out a factor the data vary" in page
 
 
+@pytest.mark.slow  # 2-4.5 s in a slow hour: an integration test, run in CI's second step
 def test_a_table_of_phases_is_a_series_per_target_column(tmp_path):
     """Where time goes: --target fwd_s,bwd_s,comm_s models each phase as a series (per --by group
     too), none taking another phase's time as a factor; the phase that grows ranks first."""

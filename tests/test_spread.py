@@ -240,6 +240,7 @@ def test_profile_reads_each_series_noise_from_its_own_rows(tmp_path):
     assert several.exit_code == 2 and "with several --target columns (time, comm) profile each alone" in said(several)
 
 
+@pytest.mark.slow  # 2-4.5 s in a slow hour: an integration test, run in CI's second step
 def test_suggest_plans_rows_of_as_many_runs_as_a_row_summarises(tmp_path):
     frame = summaries()
     frame["runs"] = np.resize([2, 3, 10], len(frame))

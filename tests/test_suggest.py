@@ -159,6 +159,7 @@ def test_settings_are_written_in_full_as_a_user_copies_them():
     assert all(f"n={s.config['n']:.0f}" in s.sentence and "e+0" not in s.sentence for s in advice.suggestions)
 
 
+@pytest.mark.slow  # 2-4.5 s in a slow hour: an integration test, run in CI's second step
 def test_factors_measured_together_are_offered_as_measured(tmp_path):
     """CM-DARE's models: each model's params come with one FLOPs count and one depth. Offered as
     every combination of their measured values, suggest asked for the params of one model at the
@@ -294,6 +295,7 @@ def test_one_plausible_linear_law_on_three_runs_asks_for_large_runs_not_a_repeat
         assert picked[0] >= 16 and 64 in picked and min(picked) > 4, (seed, result.law.expression, picked)
 
 
+@pytest.mark.slow  # 2-4.5 s in a slow hour: an integration test, run in CI's second step
 def test_a_law_with_a_fitted_exponent_does_not_ask_again_for_a_run_measured_six_times():
     """Its spread comes from a bootstrap of whole configurations, which draws p = 32 with all six
     runs or none, so it stayed as wide there as after one run: on seeds 0 and 4 the first
