@@ -30,7 +30,8 @@ import numpy as np
 import pandas as pd
 from accuracy import SPECS
 from accuracy import series as single_series
-from multifactor import CASES, SHARED, TABLES, evaluate, measure, public_series, test_points
+from multifactor_suite import CASES, evaluate, measure, test_points
+from public_tables import SHARED, TABLES, public_series
 from typer.testing import CliRunner
 
 from exprsearch.cli import app

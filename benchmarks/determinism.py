@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import multifactor  # noqa: E402
+import multifactor_suite  # noqa: E402
 import sparse_designs  # noqa: E402
 import suggest  # noqa: E402
 
@@ -37,8 +37,8 @@ from exprsearch.suggest import advise  # noqa: E402
 
 def datasets() -> list[tuple[str, pd.DataFrame]]:
     """The two suites' data, as their benchmarks measure them."""
-    out = [(f"multi-factor: {case.name}", multifactor.measure(case, seed=100 + number))
-           for number, case in enumerate(multifactor.CASES)]
+    out = [(f"multi-factor: {case.name}", multifactor_suite.measure(case, seed=100 + number))
+           for number, case in enumerate(multifactor_suite.CASES)]
     for number, case in enumerate(suggest.CASES):
         world = suggest.World(case, 100 + number)
         out.append((f"suggest grid: {case.name}", world.measure(suggest.grid(case))))

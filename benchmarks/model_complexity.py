@@ -30,12 +30,11 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from speed import extrap_model, extrap_predict  # noqa: E402
+from speed import EXTRAP, extrap_model, extrap_predict  # noqa: E402
 
 from exprsearch import search  # noqa: E402
 
 DATA = HERE.parents[1] / "shared" / "datasets" / "cmdare_model_complexity.csv"
-EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
 
 
 def error(predicted: np.ndarray, actual: np.ndarray) -> float:

@@ -21,6 +21,9 @@ Three parts, each printed as a Markdown table (docs/accuracy.md holds a run):
 4. **Agreement**: the screened search against the exhaustive one, on the suite's two-factor laws
    and a grammar whose whole space can be enumerated.
 
+The suite's laws and how they are measured and judged are in ``multifactor_suite.py``, the public
+tables in ``public_tables.py``; this script runs the four parts.
+
 Wall times are of the command lines from process start (``exprsearch run`` with its defaults,
 ``extrap --text``), medians of --repeats.
 
@@ -36,7 +39,6 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,187 +47,11 @@ import sympy
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from speed import compile_ours, extrap_model, extrap_predict, timed  # noqa: E402
+from multifactor_suite import CASES, error_at, evaluate, form_grammar, measure, same_form, test_points  # noqa: E402
+from public_tables import SHARED, public, report_public  # noqa: E402
+from speed import EXTRAP, compile_ours, extrap_model, extrap_predict, timed  # noqa: E402
 
 from exprsearch import grammar, search  # noqa: E402
-from exprsearch.levels import check_levels  # noqa: E402
-
-SHARED = HERE.parents[1] / "shared"
-EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
-
-
-@dataclass(frozen=True)
-class Case:
-    """A law with known truth, the grid it is measured on and the factors it is scaled along."""
-
-    name: str
-    truth: str
-    grid: dict[str, list[float]]
-    scale: tuple[str, ...]
-    form: str  # the true form in grammar syntax (c: coefficients, k: fitted exponents)
-
-
-P = [1, 2, 4, 8, 16]
-CASES = [
-    Case("Amdahl + linear communication", "2 + 0.01*n/p + 0.15*p", {"p": P, "n": [1e3, 4e3, 16e3]}, ("p", "n"),
-         "c + c*n/p + c*p"),
-    Case("Amdahl + log communication", "1 + 0.01*n/p + 0.5*log2(p)", {"p": P, "n": [1e3, 4e3, 16e3]}, ("p", "n"),
-         "c + c*n/p + c*log2(p)"),
-    Case("fitted communication power", "1 + 0.01*n/p + 0.05*p**1.4", {"p": P + [32], "n": [1e3, 4e3, 16e3]},
-         ("p", "n"),
-         "c + c*n/p + c*p**k"),
-    Case("per-layer compute and communication", "0.5 + 2e-4*L*n/p + 0.05*L*log2(p)",
-         {"L": [2, 4, 8, 16], "n": [1e3, 4e3, 16e3], "p": [1, 2, 4, 8]}, ("p", "n"),
-         "c + c*L*n/p + c*L*log2(p)"),
-    Case("per-layer compute only", "0.3 + 1e-4*L*n/p", {"L": [2, 4, 8, 16], "n": [1e3, 4e3, 16e3], "p": [1, 2, 4, 8]},
-         ("p", "n", "L"), "c + c*L*n/p"),
-    Case("parameters x samples / workers", "1 + 1e-6*w*s/p", {"w": [1e5, 1e6, 1e7], "s": [100, 400, 1600],
-                                                              "p": [1, 2, 4, 8]}, ("p", "s"), "c + c*w*s/p"),
-    Case("per-step overhead over batch and workers", "0.2 + 0.05*n/(p*b) + 2e-3*n/p",
-         {"n": [1e3, 4e3, 16e3], "p": [1, 2, 4, 8], "b": [16, 32, 64, 128]}, ("p", "n"), "c + c*n/(p*b) + c*n/p"),
-    Case("generic model term n^a/p^b", "2 + 0.003*n**1.3/p**0.8", {"n": [1e3, 2e3, 4e3, 8e3], "p": P}, ("p", "n"),
-         "c + c*n**k*p**k"),
-    Case("generic model term L^a n / p^b", "0.5 + 2e-4*L**1.2*n/p**0.9",
-         {"L": [2, 4, 8, 16], "n": [1e3, 4e3, 16e3], "p": [1, 2, 4, 8]}, ("p", "n"), "c + c*L**k*n*p**k"),
-    Case("parameter server (traffic ~ params x workers)", "0.5 + 0.002*n/p + 2e-8*w*p",
-         {"n": [1e3, 4e3, 16e3], "p": P, "w": [1e6, 4e6, 16e6]}, ("p", "n"), "c + c*n/p + c*w*p"),
-    Case("tree all-reduce (params x log2 p)", "0.5 + 0.002*n/p + 1e-7*w*log2(p)",
-         {"n": [1e3, 4e3, 16e3], "p": P, "w": [1e6, 4e6, 16e6]}, ("p", "n"), "c + c*n/p + c*w*log2(p)"),
-    Case("all-reduce with latency", "0.3 + 0.002*n/p + 0.02*log2(p) + 3e-8*w",
-         {"n": [1e3, 4e3, 16e3], "p": P, "w": [1e6, 4e6, 16e6]}, ("p", "n"), "c + c*n/p + c*log2(p) + c*w"),
-    Case("quadratic work over workers", "1 + 1e-6*n**2/p", {"n": [1e3, 2e3, 4e3, 8e3], "p": P}, ("p", "n"),
-         "c + c*n**2/p"),
-    Case("n log n work over workers + log comm", "0.5 + 2e-5*n*log2(n)/p + 0.1*log2(p)",
-         {"n": [1e3, 4e3, 16e3, 64e3], "p": P}, ("p", "n"), "c + c*n*log2(n)/p + c*log2(p)"),
-    Case("weak scaling with sqrt communication", "1 + 0.001*n + 0.2*sqrt(p)", {"n": [1e3, 2e3, 4e3], "p": P},
-         ("p",), "c + c*n + c*sqrt(p)"),
-    Case("bottleneck growing as p^2", "1 + 0.01*n/p + 0.004*p**2", {"n": [1e3, 4e3, 16e3], "p": P}, ("p", "n"),
-         "c + c*n/p + c*p**2"),
-    Case("layers over pipeline devices", "0.2 + 0.5*L/p + 0.05*p", {"L": [8, 16, 32, 64], "p": [1, 2, 4, 8]},
-         ("L", "p"), "c + c*L/p + c*p"),
-    Case("per-layer params over workers + per-layer log comm", "0.3 + 1e-7*L*w/p + 0.02*L*log2(p)",
-         {"L": [2, 4, 8, 16], "w": [1e5, 1e6, 1e7], "p": [1, 2, 4, 8]}, ("p", "L"), "c + c*L*w/p + c*L*log2(p)"),
-    Case("Extra-P text example s^1.5 p", "1 + 0.05*s**1.5*p", {"s": [2, 4, 6, 8, 10], "p": [1, 2, 3, 4, 5]},
-         ("s", "p"), "c + c*s**(3/2)*p"),
-    Case("Extra-P x^2 log y + x y^2 z", "1 + 0.2*x**2*log2(y) + 0.1*x*y**2*z",
-         {"x": [2, 4, 6, 8, 10], "y": [2, 4, 6, 8, 10], "z": [2, 4, 6, 8, 10]}, ("x", "y", "z"),
-         "c + c*x**2*log2(y) + c*x*y**2*z"),
-    Case("Extra-P product x^2 y^(1/2)", "200 + 10*x**2*sqrt(y)", {"x": [2, 4, 8, 16, 32], "y": [2, 4, 8, 16, 32]},
-         ("x", "y"), "c + c*x**2*sqrt(y)"),
-    Case("Extra-P sum x log x + y^(3/2)", "200 + 10*x*log2(x) + 20*y**1.5",
-         {"x": [2, 4, 8, 16, 32], "y": [2, 4, 8, 16, 32]}, ("x", "y"), "c + c*x*log2(x) + c*y**(3/2)"),
-    Case("Extra-P product of three", "200 + 10*x*y*log2(z)", {"x": [2, 4, 8, 16], "y": [2, 4, 8, 16],
-                                                               "z": [2, 4, 8, 16]}, ("x", "y", "z"),
-         "c + c*x*y*log2(z)"),
-    Case("strong + weak scaling mix", "1 + 40/p + 0.002*n", {"n": [1e3, 2e3, 4e3], "p": P}, ("p", "n"),
-         "c + c/p + c*n"),
-    Case("work n^1.5 over workers", "0.5 + 1e-5*n**1.5/p", {"n": [1e3, 2e3, 4e3, 8e3], "p": P}, ("p", "n"),
-         "c + c*n**(3/2)/p"),
-    Case("model parallel: params / devices + activations x log", "0.2 + 1e-6*w/p + 1e-3*b*log2(p)",
-         {"w": [1e5, 1e6, 1e7], "b": [16, 64, 256], "p": [1, 2, 4, 8]}, ("p", "w"),
-         "c + c*w/p + c*b*log2(p)"),
-    Case("data x model with fitted power on params", "0.4 + 3e-5*n*w**0.8/p", {"n": [1e3, 4e3, 16e3],
-                                                                           "w": [1e4, 1e5, 1e6], "p": [1, 2, 4, 8]},
-         ("p", "n"), "c + c*n*w**k/p"),
-    Case("CNTK-style: init overhead + compute + p log p", "5 + 0.02*n/p + 0.01*p*log2(p)",
-         {"n": [1e3, 4e3, 16e3], "p": P}, ("p", "n"), "c + c*n/p + c*p*log2(p)"),
-    # three single-factor terms beside each other (added 2026-11-25: the screening's greedy beam
-    # preferred products such as log2(p)/b and missed them)
-    Case("samples / workers + log comm + per-batch overhead", "2 + 0.01*s/p + 0.3*log2(p) + 50/b",
-         {"s": [1e3, 4e3, 16e3], "p": P, "b": [16, 32, 64]}, ("p", "s"), "c + c*s/p + c*log2(p) + c/b"),
-    Case("samples / workers + linear comm + per-batch overhead", "1 + 2e-3*s/p + 0.05*p + 20/b",
-         {"s": [1e3, 4e3, 16e3], "p": P, "b": [16, 32, 64]}, ("p", "s"), "c + c*s/p + c*p + c/b"),
-]
-
-
-def factor_symbols(names) -> dict[str, sympy.Symbol]:
-    return {name: sympy.Symbol(name, positive=True) for name in names}
-
-
-def measure(case: Case, seed: int, repetitions: int = 3, noise: float = 0.02) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    names = list(case.grid)
-    rows = np.array(list(itertools.product(*case.grid.values())), dtype=float)
-    rows = np.repeat(rows, repetitions, axis=0)
-    truth = evaluate(case.truth, names, rows)
-    frame = pd.DataFrame(rows, columns=names)
-    frame["time"] = truth * (1 + noise * rng.standard_normal(len(rows)))
-    return frame
-
-
-def evaluate(expression: str, names: list[str], rows: np.ndarray) -> np.ndarray:
-    symbols = factor_symbols(names)
-    expr = sympy.sympify(expression, locals={"log2": lambda v: sympy.log(v, 2), **symbols})
-    function = sympy.lambdify([list(symbols.values())], expr, "numpy")
-    return np.broadcast_to(function([rows[:, i] for i in range(rows.shape[1])]), len(rows)).astype(float)
-
-
-def test_points(case: Case, factors: tuple[str, ...] | None = None, multiples=(4.0, 8.0)) -> np.ndarray:
-    """Each scaling factor at 4× and 8× its largest measured value, the others at their smallest
-    and largest: every combination."""
-    axes = []
-    for name, values in case.grid.items():
-        if name in (factors or case.scale):
-            axes.append([max(values) * m for m in multiples])
-        else:
-            axes.append(sorted({min(values), max(values)}))
-    return np.array(list(itertools.product(*axes)), dtype=float)
-
-
-def signature(expr: sympy.Expr, names: list[str]) -> frozenset:
-    """The law's terms as sets of (factor or log2 factor, exponent), coefficients dropped."""
-    symbols = factor_symbols(names)
-    out = set()
-    for term in sympy.Add.make_args(sympy.expand(expr.rewrite(sympy.log))):
-        parts = []
-        for base, power in term.as_powers_dict().items():
-            if base in symbols.values():
-                parts.append((str(base), round(float(power), 6)))
-            elif isinstance(base, sympy.log) and base.args[0] in symbols.values():
-                parts.append((f"log2({base.args[0]})", round(float(power), 6)))
-        out.add(tuple(sorted(parts)))
-    return frozenset(out)
-
-
-def same_form(found: sympy.Expr, truth: str, names: list[str], tolerance: float = 0.1) -> bool:
-    symbols = factor_symbols(names)
-    expected = signature(sympy.sympify(truth, locals={"log2": lambda v: sympy.log(v, 2), **symbols}), names)
-    got = signature(found, names)
-    if len(got) != len(expected):
-        return False
-    unmatched = list(expected)
-    for term in got:
-        match = next((e for e in unmatched if [b for b, _ in e] == [b for b, _ in term] and
-                      all(abs(x - y) <= tolerance for (_, x), (_, y) in zip(e, term))), None)
-        if match is None:
-            return False
-        unmatched.remove(match)
-    return True
-
-
-def form_grammar(form: str, factors, exponent: str = "k = { min = -3, max = 3 }",
-                 max_nonlinear: int = 3) -> grammar.Grammar:
-    """A grammar holding only ``form`` over ``factors`` (with ``exponent``'s constant): the true
-    form, refitted on the same data as a yardstick for the search."""
-    text = f"""name = "true-form"
-[factors]
-{chr(10).join(f'{n} = "extrinsic"' for n in factors)}
-[constants]
-c = {{ min = 0, max = inf }}
-{exponent}
-[rules]
-start = "{form}"
-[limits]
-max_nonlinear = {max_nonlinear}
-"""
-    return grammar.parse_text(text, "true-form.toml")
-
-
-def error_at(law_predict, case: Case, points: np.ndarray) -> float:
-    names = list(case.grid)
-    truth = evaluate(case.truth, names, points)
-    predicted = law_predict({n: points[:, i] for i, n in enumerate(names)})
-    return float(100 * np.max(np.abs(predicted / truth - 1)))
 
 
 def run_cli(frame: pd.DataFrame, folder: Path, name: str, repeats: int, options=()) -> tuple[float, Path]:
@@ -413,127 +239,6 @@ def report_extrap(rows: list[dict], grammars: list[str]) -> None:
     if extrap:
         print(f" Extra-P: {sum(r['extrap'] < 2 for r in rows)}/{len(rows)} within 2 %.", end="")
     print()
-
-
-@dataclass(frozen=True)
-class Table:
-    """A public table: series (one per group), a worker factor, one more factor, a time."""
-
-    name: str
-    file: str
-    groups: tuple[str, ...]
-    workers: str
-    other: str
-    throughput: str
-    amount: float | None  # time = amount / throughput; None where the column is the time itself
-    intrinsic: bool  # the other factor describes the model (FLOPs, parameters): exprsearch run --intrinsic x
-
-
-TABLES = [
-    Table("CM-DARE workers x model FLOPs", "datasets/cmdare_cluster_scaling.csv", ("gpu", "num_ps"), "workers",
-          "model_flops", "images_per_sec_mean", 1e5, True),
-    Table("DLPerf gpus x batch per device", "datasets/dlperf_throughput.csv", ("framework", "model", "precision", "xla"),
-          "gpus", "batch_size_per_device", "throughput_samples_per_s", 1e5, False),
-    Table("LLM Foundry gpus x parameters", "datasets/mpt_llmfoundry_throughput.csv", ("gpu", "seq_len", "precision",
-          "table"), "gpus", "num_params", "throughput_tokens_per_s", 1e9, True),
-    # time to train 64K steps on one or two parameter servers; the other experiments of the file
-    # vary one factor only, so public_series passes them over
-    Table("Transient workers x parameter servers", "datasets/transient_dl_training_time.csv", ("experiment", "gpu"),
-          "workers", "num_ps", "duration_s", None, False),
-]
-
-
-def public_series(table: Table):
-    """(name, training rows, held-out rows): the largest third of the worker counts held out, on
-    the levels of the other factor that training has; series with fewer than three training
-    worker counts or two levels are passed over."""
-    frame = pd.read_csv(SHARED / table.file)
-    frame = frame[frame[table.throughput] > 0]
-    for key, group in frame.groupby(list(table.groups), sort=True):
-        measured = group[table.throughput].astype(float)
-        data = pd.DataFrame({"p": group[table.workers].astype(float), "x": group[table.other].astype(float),
-                             "time": measured if table.amount is None else table.amount / measured})
-        counts = np.sort(data["p"].unique())
-        held = counts[len(counts) - max(1, len(counts) // 3):]
-        train, test = data[~data["p"].isin(held)], data[data["p"].isin(held)]
-        test = test[test["x"].isin(train["x"].unique())]
-        if train["p"].nunique() < 3 or train["x"].nunique() < 2 or test.empty or len(train) < 6:
-            continue
-        yield " / ".join(map(str, np.atleast_1d(key))), train, test
-
-
-def amdahl_per_level(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
-    """a + b/p fitted on each level of the other factor (relative least squares)."""
-    predicted = np.empty(len(test))
-    for level, rows in test.groupby("x"):
-        fit_rows = train[train["x"] == level]
-        design = np.column_stack([np.ones(len(fit_rows)), 1 / fit_rows["p"]]) / fit_rows["time"].to_numpy()[:, None]
-        coef = np.linalg.lstsq(design, np.ones(len(fit_rows)), rcond=None)[0]
-        predicted[test.index.get_indexer(rows.index)] = coef[0] + coef[1] / rows["p"].to_numpy()
-    return predicted
-
-
-def public_errors(table: Table, train: pd.DataFrame, test: pd.DataFrame) -> dict:
-    """exprsearch's mean error % on the held-out rows: of the law alone (``law``), and as
-    ``exprsearch run --intrinsic x`` advises (``ours``): where the law's coefficients fitted per
-    value of x explain the training rows better (``levels``), each held-out row by its value's law."""
-    actual = test["time"].to_numpy()
-    found = search(train, "time", "default", resamples=0, intrinsic=("x",) if table.intrinsic else ())
-    levels = check_levels(found, "x") if table.intrinsic else None
-    preferred = bool(levels is not None and levels.preferred)
-    predicted = levels.predict(test) if preferred else found.law.predict(test)
-    return {"law": float(100 * np.mean(np.abs(found.law.predict(test) / actual - 1))), "levels": preferred,
-            "ours": float(100 * np.mean(np.abs(predicted / actual - 1))), "expression": found.law.expression}
-
-
-def public(args, folder: Path) -> list[dict]:
-    rows = []
-    for table in TABLES:
-        if not (SHARED / table.file).exists():
-            continue
-        for number, (name, train, test) in enumerate(public_series(table)):
-            test = test.reset_index(drop=True)
-            actual = test["time"].to_numpy()
-            row = {"table": table.name, "series": name, **public_errors(table, train, test)}
-            row["amdahl"] = float(100 * np.mean(np.abs(amdahl_per_level(train, test) / actual - 1)))
-            if args.extrap:
-                try:
-                    model, _ = extrap_model(EXTRAP, train, ["p", "x"], folder / f"public{number}.txt", 1)
-                    row["extrap"] = float(100 * np.mean(np.abs(extrap_predict(model, {"p": test["p"], "x": test["x"]})
-                                                               / actual - 1)))
-                except Exception as exc:  # Extra-P refuses some series (too few points per parameter)
-                    row["extrap"] = float("nan")
-                    print(f"  Extra-P gave no model for {name}: {str(exc).splitlines()[0][:80]}", file=sys.stderr)
-            rows.append(row)
-            print(f"  {table.name} {name}: ours {row['ours']:.1f} %, Amdahl {row['amdahl']:.1f} %", file=sys.stderr)
-    return rows
-
-
-def report_public(rows: list[dict]) -> None:
-    print("\n### Public multi-factor series (fitted on the smaller worker counts, judged on the largest third)\n")
-    extrap = rows and "extrap" in rows[0]
-    header = ["table", "series", "median error exprsearch %", "law alone %", "x as levels", "median Amdahl per level %"]
-    header += ["median Extra-P %", "Extra-P gave no model"] if extrap else []
-    header += ["exprsearch better than Amdahl"] + (["than Extra-P"] if extrap else [])
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for table in TABLES:
-        mine = [r for r in rows if r["table"] == table.name]
-        if not mine:
-            continue
-        cells = [table.name, str(len(mine)), f"{statistics.median(r['ours'] for r in mine):.1f}",
-                 f"{statistics.median(r['law'] for r in mine):.1f}",
-                 f"{sum(r['levels'] for r in mine)}/{len(mine)}" if table.intrinsic else "not intrinsic",
-                 f"{statistics.median(r['amdahl'] for r in mine):.1f}"]
-        if extrap:
-            modelled = [r for r in mine if np.isfinite(r["extrap"])]
-            cells += [f"{statistics.median(r['extrap'] for r in modelled):.1f}" if modelled else "—",
-                      str(len(mine) - len(modelled))]
-        cells.append(f"{sum(r['ours'] < r['amdahl'] for r in mine)}/{len(mine)}")
-        if extrap:
-            cells.append(f"{sum(r['ours'] < r['extrap'] for r in mine if np.isfinite(r['extrap']))}/"
-                         f"{sum(np.isfinite(r['extrap']) for r in mine)}")
-        print("| " + " | ".join(cells) + " |")
 
 
 AGREEMENT_GRAMMAR = """name = "enumerable"

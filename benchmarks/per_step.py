@@ -36,9 +36,9 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import multifactor as mf  # noqa: E402
+import multifactor_suite as mf  # noqa: E402
 from random_laws import GRID, random_law  # noqa: E402
-from speed import extrap_model, extrap_predict  # noqa: E402
+from speed import EXTRAP, extrap_model, extrap_predict  # noqa: E402
 
 from exprsearch import search  # noqa: E402
 
@@ -83,7 +83,7 @@ def main() -> None:
     unknown = [s for s in scenarios if s not in SCENARIOS]
     if unknown or args.laws < 1:
         parser.error(f"--scenarios takes {', '.join(SCENARIOS)}; --laws at least 1")
-    extrap = args.extrap and mf.EXTRAP.exists()
+    extrap = args.extrap and EXTRAP.exists()
     names = list(GRID)
     folder = Path(tempfile.mkdtemp())
     summary = []
@@ -103,7 +103,7 @@ def main() -> None:
                 error = mf.error_at(found.law.predict, case, points)
                 judged[label].append((mf.same_form(found.law.expression, truth, names) and error < 3, error))
             if extrap:
-                model, _ = extrap_model(mf.EXTRAP, frame, names, folder / f"{scenario}{number}.txt", 1)
+                model, _ = extrap_model(EXTRAP, frame, names, folder / f"{scenario}{number}.txt", 1)
                 predicted = extrap_predict(model, {n: points[:, i] for i, n in enumerate(names)})
                 truth_at = mf.evaluate(truth, names, points)
                 judged["Extra-P"].append((None, float(100 * np.max(np.abs(predicted / truth_at - 1)))))

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from multifactor import EXTRAP, extrap_models  # noqa: E402
-from speed import extrap_predict  # noqa: E402
+from multifactor import extrap_models  # noqa: E402
+from speed import EXTRAP, extrap_predict  # noqa: E402
 
 from exprsearch import search  # noqa: E402
 from exprsearch.readers import load_series  # noqa: E402

@@ -18,7 +18,7 @@ import argparse
 import statistics
 
 import numpy as np
-from multifactor import SHARED, TABLES, amdahl_per_level, public_series
+from public_tables import SHARED, TABLES, amdahl_per_level, public_series
 
 from exprsearch.law import Law, inlined
 from exprsearch.search import search

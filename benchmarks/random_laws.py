@@ -23,7 +23,7 @@ import numpy as np
 import sympy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import multifactor as mf  # noqa: E402
+import multifactor_suite as mf  # noqa: E402
 
 from exprsearch import search  # noqa: E402
 from exprsearch.errors import ExprsearchError  # noqa: E402

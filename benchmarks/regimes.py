@@ -14,7 +14,7 @@ import statistics
 import numpy as np
 import pandas as pd
 import sympy
-from multifactor import form_grammar
+from multifactor_suite import form_grammar
 from scipy.optimize import brentq
 
 from exprsearch import search

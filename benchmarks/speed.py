@@ -45,6 +45,8 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared" / "datasets"
+# the Python of a venv holding Extra-P 4.2.5, which the benchmarks compare with (each says how to make it)
+EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
 WORKERS = np.array([1, 2, 4, 8, 16, 32], dtype=float)
 
 LAWS = {

@@ -19,7 +19,7 @@ import statistics
 import sys
 
 import suggest as suite
-from multifactor import form_grammar
+from multifactor_suite import form_grammar
 
 from exprsearch.executor import executor
 

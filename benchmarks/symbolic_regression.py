@@ -41,7 +41,8 @@ import pandas as pd
 import sympy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import multifactor as mf  # noqa: E402
+import multifactor_suite as mf  # noqa: E402
+import public_tables  # noqa: E402
 import random_laws  # noqa: E402
 
 from exprsearch import search  # noqa: E402
@@ -128,10 +129,10 @@ def public_jobs() -> list[Job]:
     """multifactor.py's public multi-factor series, fitted on the smaller worker counts and judged
     by the mean error on the largest third, exprsearch's answer as multifactor.py takes it."""
     jobs = []
-    for table in mf.TABLES:
-        if not (mf.SHARED / table.file).exists():
+    for table in public_tables.TABLES:
+        if not (public_tables.SHARED / table.file).exists():
             continue
-        for name, train, test in mf.public_series(table):
+        for name, train, test in public_tables.public_series(table):
             test = test.reset_index(drop=True)
             actual = test["time"].to_numpy()
 
@@ -141,7 +142,7 @@ def public_jobs() -> list[Job]:
 
             def ours(table=table, train=train, test=test):
                 started = time.perf_counter()
-                errors = mf.public_errors(table, train, test)
+                errors = public_tables.public_errors(table, train, test)
                 return errors["ours"], size(errors["expression"]), time.perf_counter() - started, ""
 
             jobs.append(Job(table.name, name, train[["p", "x", "time"]], test[["p", "x"]], judge, ours))
