@@ -5,8 +5,8 @@
 Each law is a constant plus two or three terms, each term a product of one or two factor shapes
 (x, 1/x, log2 x, sqrt x, x², x·log2 x) over workers p (1–16), samples n (1e3–16e3) and batch b
 (16–64), with coefficients that give every term a share of 1–3 at the grid's centre. Measured
-with 2 % noise and 3 repetitions (benchmarks/multifactor.py's `measure`), searched with the
-default grammar, and judged at 4× and 8× the largest p and n (multifactor.py's `test_points`).
+with 2 % noise and 3 repetitions (benchmarks/multifactor_suite.py's `measure`), searched with the
+default grammar, and judged at 4× and 8× the largest p and n (its `test_points`).
 Beside it the true form refitted to the same data. A law whose true form the data cannot
 identify (more shapes of a factor than its values) is passed over, and said so.
 """
