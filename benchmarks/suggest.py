@@ -363,7 +363,9 @@ def main() -> None:
               f"draws on {majority}/{len(rows)} laws; median error {statistics.median(o for _, o in pairs):.2f} % "
               f"against the grid's {statistics.median(g for g, _ in pairs):.2f} %.")
         for r in rows:
-            print(f"- {r['law']}: " + ", ".join(f"{o:.2f} vs {g:.2f}" for g, o in r["worlds"]))
+            below = sum(lower(ours, grid) for grid, ours in r["worlds"])
+            print(f"- {r['law']} ({below}/{len(r['worlds'])} below): "
+                  + ", ".join(f"{o:.2f} vs {g:.2f}" for g, o in r["worlds"]))
     advised = [r for r in rows if r["advisor"] is not None]
     if advised:
         print(f"Against Extra-P's advisor (its designs fitted by exprsearch): lower error on "
