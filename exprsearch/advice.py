@@ -23,10 +23,13 @@ def written(template: sympy.Expr, values: Mapping[str, float], digits: int = 3) 
 
 def per_step(target: str, rate: bool, steps: str | None, clock: bool) -> list[str]:
     """The note that costs are per step, where the data were a per-step log (``steps`` numbering
-    its steps) and the target the time of one step, not a clock or a rate; or per unit of work,
-    where the target is the reciprocal of a throughput (``1/tokens_per_s``)."""
+    its steps) and the target the time of one step, not a clock; or per unit of work, where the
+    target is a rate (``tokens_per_s``: a run takes work / rate) or a throughput's reciprocal
+    (``1/tokens_per_s``). Where a budget, a price or an overhead needs whole runs, a rate without
+    --work is refused instead (:func:`exprsearch.optimize.rate_needs_work`)."""
     if rate:
-        return []
+        return [f"{target} is a rate: a run's time is taken as one unit of work over it, so costs here are those of one "
+                "unit; pass --work with the units a run processes (samples, tokens) to cost whole runs"]
     if (of := reciprocal_of(target)) is not None:  # a time per unit of a throughput's work (1/tokens_per_s)
         return [f"{target} is the time of one unit of the work {of} counts: costs and budgets here are those of "
                 "one unit; pass --work with the units a run processes (tokens, samples) to cost whole runs"]

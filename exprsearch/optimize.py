@@ -94,6 +94,13 @@ class Pricing:
     source: str = "the price table"  # how messages name the table (the CLI names its file)
 
 
+def rate_needs_work(target: str, uses: str = "meet a budget or be priced") -> str:
+    """Why a rate's runs need ``--work``: its law gives the time of one unit of work, not of a run,
+    and a budget, a price or a run's overhead is of whole runs."""
+    return (f"{target} is a rate: give --work, the amount one run processes (samples, tokens), so that its time, "
+            f"work / {target}, can {uses}")
+
+
 def optimize(
     law: Law, vary: dict[str, np.ndarray], fixed: dict[str, float], where: list[str] = (),
     pricing: Pricing | None = None, budget: float | None = None, work: float | None = None,
@@ -107,8 +114,7 @@ def optimize(
         raise ConfigError(f"--work {work:g}: give the positive amount one run processes (for a time per step, the "
                           "steps of a run)")
     if law.rate and work is None and (budget is not None or pricing is not None):
-        raise ConfigError(f"{law.target} is a rate: give --work, the amount one run processes (samples, tokens), "
-                          f"so that its time, work / {law.target}, can meet a budget or be priced")
+        raise ConfigError(rate_needs_work(law.target))
     # a factor of the data the law leaves out needs no value (it changes nothing)
     factors = tuple(f for f in law.factors if law.uses(f) or f in vary or f in fixed)
     columns = grid(factors, vary, fixed, law.domain, held=law.held)

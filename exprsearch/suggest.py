@@ -29,7 +29,7 @@ import sympy
 from . import advice, design
 from .configs import ConfigError, amount, check_factors, setting, values_wanted
 from .law import Law
-from .optimize import hours_per, table_price
+from .optimize import hours_per, rate_needs_work, table_price
 from .plausible import NOISE_FLOOR, plausible
 from .search import Result
 from .uncertainty import linear_spread
@@ -43,6 +43,7 @@ MINIMUM_SPARE = 2  # settled only with at least this many more configurations th
 MINIMUM_VALUES = 3  # and with every factor measured at this many values at least
 MAXIMUM_GAP = 4.0  # no two neighbouring measured values of a factor further apart than this ratio
 MINIMUM_GAIN = 0.01  # after the first suggestion, ones that would remove under 1 % are left out
+WORK_USES = "meet a budget, carry a run's overhead or be priced"  # what a rate's runs need --work for
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,10 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     if not 0 <= overhead < math.inf:
         raise ConfigError(f"the overhead of a run must be a finite time of at least 0, got {overhead:g}")
     hourly = time_unit is not None or prices is not None
-    per_hour = hours_per(time_unit or "s") if hourly else 1.0  # a price per hour, paid for the time in hours
     law = result.law
+    if law.rate and work is None and (budget is not None or overhead > 0 or hourly or price != 1.0):
+        raise ConfigError(rate_needs_work(law.target, WORK_USES))
+    per_hour = hours_per(time_unit or "s") if hourly else 1.0  # a price per hour, paid for the time in hours
     check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]
     if missing:

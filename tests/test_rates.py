@@ -97,6 +97,41 @@ def test_suggest_costs_a_run_as_work_over_its_rate():
     assert "p × 10000 / predicted samples_per_s" in first.sentence
 
 
+
+@pytest.mark.parametrize("given", [{"budget": 1e6}, {"overhead": 30.0}, {"price": 2.5}, {"time_unit": "s"}])
+def test_suggest_refuses_a_budget_overhead_or_price_of_a_rate_without_work(given):
+    """A rate's law gives the time of one unit of work, while a budget, a price or a run's overhead
+    is of whole runs: without --work they were mixed silently (a budget of 100 met costs of 0.0008
+    a run, a 30 s overhead outweighed a run's time 40,000 times). optimize refused it already."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame([{"p": p, "samples_per_s": 100 * p / (1 + 0.02 * p) * (1 + 0.02 * rng.standard_normal())}
+                          for p in (1, 2, 3, 4) for _ in range(2)])
+    result = search(frame, "samples_per_s", settings=SearchSettings(resamples=50))
+    space = {"p": np.array([1, 2, 4, 8, 16, 32, 64], float)}
+    with pytest.raises(ConfigError, match="samples_per_s is a rate: give --work, .* can meet a budget, carry a "
+                                          "run's overhead or be priced"):
+        advise(result, space, {"p": 512}, count=1, devices="p", **given)
+    assert advise(result, space, {"p": 512}, count=1, devices="p", work=1e4, **given).suggestions
+
+
+def test_suggest_says_a_rate_s_costs_are_of_one_unit_and_refuses_a_budget_before_the_search(tmp_path):
+    data = tmp_path / "rates.csv"
+    pd.DataFrame({"gpus": [1, 2, 3, 4, 6, 8] * 2, "images_per_sec": [100, 190, 270, 350, 490, 600,
+                                                                     102, 188, 272, 352, 488, 598]}).to_csv(data, index=False)
+    ask = ("suggest", data, "-t", "images_per_sec", "--vary", "gpus=1..16", "--at", "gpus=64", "--devices", "gpus",
+           "--bootstrap", "20", "--count", "1")
+    per_unit = run(*ask)
+    said = " ".join(per_unit.output.split())
+    assert per_unit.exit_code == 0 and "costs here are those of one unit; pass --work" in said
+    whole = run(*ask, "--work", "1e5")
+    assert whole.exit_code == 0 and "those of one unit" not in whole.output
+    for option in (("--cost-budget", "100"), ("--run-overhead", "30"), ("--price", "2.5")):
+        refused = run(*ask, *option)
+        said = " ".join(refused.output.split())
+        assert refused.exit_code == 2 and "images_per_sec is a rate: give --work" in said
+        assert "law:" not in said  # said before the search, which would take seconds
+
+
 def test_run_says_a_rate_is_read_as_one_and_law_json_records_it(tmp_path):
     data = tmp_path / "rates.csv"
     pd.DataFrame({"gpus": [1, 2, 4, 8, 1, 2, 4, 8], "images_per_sec": [100, 190, 350, 600, 102, 188, 352, 598]}

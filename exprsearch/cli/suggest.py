@@ -82,12 +82,12 @@ def suggest(
     from ..fit import FitSettings
     from ..grammar import load as load_grammar
     from ..identify import unpinned_notes
-    from ..optimize import named_unit, priced_unit
+    from ..optimize import named_unit, priced_unit, rate_needs_work
     from ..repeats import check_measure, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
     from ..spread import fixed
-    from ..suggest import advise
+    from ..suggest import WORK_USES, advise
     from ..vocabulary import law_name
     from . import common as cli
     from .common import _check_kind, _datasets
@@ -156,6 +156,9 @@ def suggest(
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   near_front=False)
         kind = kind_of(dataset.target, target_kind)
+        if kind == "rate" and work_ is None and (budget is not None or overhead > 0 or price is not None
+                                                 or price_table is not None):
+            raise SettingsError(rate_needs_work(dataset.target, WORK_USES))  # before the search, not after it
         if work_ is None:
             for note in per_step(dataset.target, kind == "rate", dataset.steps, dataset.clock):
                 cli._note(note)
