@@ -25,18 +25,28 @@ def per_step(target: str, rate: bool, steps: str | None, clock: bool) -> list[st
     """The note that costs are per step, where the data were a per-step log (``steps`` numbering
     its steps) and the target the time of one step, not a clock; or per unit of work, where the
     target is a rate (``tokens_per_s``: a run takes work / rate) or a throughput's reciprocal
-    (``1/tokens_per_s``). Where a budget, a price or an overhead needs whole runs, a rate without
-    --work is refused instead (:func:`exprsearch.optimize.rate_needs_work`)."""
+    (``1/tokens_per_s``). Without --work, suggest refuses what needs whole runs instead of noting:
+    a rate's budget, price or overhead (:func:`exprsearch.optimize.rate_needs_work`), and any
+    overhead where a cost is of a step or a unit (:func:`costed_per`)."""
     if rate:
         return [f"{target} is a rate: a run's time is taken as one unit of work over it, so costs here are those of one "
                 "unit; pass --work with the units a run processes (samples, tokens) to cost whole runs"]
-    if (of := reciprocal_of(target)) is not None:  # a time per unit of a throughput's work (1/tokens_per_s)
-        return [f"{target} is the time of one unit of the work {of} counts: costs and budgets here are those of "
-                "one unit; pass --work with the units a run processes (tokens, samples) to cost whole runs"]
-    if steps is None or clock:
+    per = costed_per(target, steps, clock)
+    if per == "unit of work":
+        return [f"{target} is the time of one unit of the work {reciprocal_of(target)} counts: costs and budgets here "
+                "are those of one unit; pass --work with the units a run processes (tokens, samples) to cost whole runs"]
+    if per is None:
         return []
     return [f"{target} is the time of one step (the data's rows were the steps of runs, numbered by {steps}): costs "
             "and budgets here are those of one step; pass --work with the steps of a run to cost whole runs"]
+
+
+def costed_per(target: str, steps: str | None, clock: bool) -> str | None:
+    """What a cost is of without --work where the target is a time: one unit of work (a throughput's
+    reciprocal, ``1/tokens_per_s``), one step (a per-step log's rows, not a clock), or a whole run (None)."""
+    if reciprocal_of(target) is not None:
+        return "unit of work"
+    return "step" if steps is not None and not clock else None
 
 
 def basis(devices: str | None, price: float | None, rate: str | None = None, work: float | None = None,

@@ -136,3 +136,20 @@ def test_the_column_read_cannot_also_be_a_factor(tmp_path):
     grouped = run("run", tmp_path / "g.csv", "-t", "1/samples_per_s", "--by", "fw", "--factors", "p,samples_per_s",
                   "--out", tmp_path / "g")
     assert grouped.exit_code == 2 and "(--target 1/samples_per_s reads it)" in " ".join(grouped.output.split())
+
+
+def test_suggest_refuses_a_run_s_overhead_where_a_cost_is_of_one_unit_or_step(tmp_path):
+    """--run-overhead is per run; without --work a cost here is that of one sample (or one step of a
+    per-step log), and 30 s added to each made the overhead all the plan weighed."""
+    from exprsearch.advice import costed_per
+
+    throughput(tmp_path)
+    ask = ("suggest", tmp_path / "tp.csv", "-t", "1/samples_per_s", "--vary", "p=1..16", "--at", "p=64",
+           "--devices", "p", "--bootstrap", "20", "--count", "1", "--run-overhead", "30")
+    refused = run(*ask)
+    said = " ".join(refused.output.split())
+    assert refused.exit_code == 2 and "--run-overhead 30 is a time per run, but a cost here is that of one unit of " \
+        "work: give --work, the units one run processes" in said
+    assert run(*ask, "--work", "1e6").exit_code == 0
+    assert costed_per("step_s", "step", False) == "step" and costed_per("step_s", "step", True) is None
+    assert costed_per("epoch_s", None, False) is None

@@ -67,7 +67,7 @@ def suggest(
 
     The law is searched as run searches it with the same options (--grammar, --map, --intrinsic, --loss, …)."""
     from .. import export
-    from ..advice import per_step, share
+    from ..advice import costed_per, per_step, share
     from ..configs import (
         ConfigError,
         amount,
@@ -159,6 +159,10 @@ def suggest(
         if kind == "rate" and work_ is None and (budget is not None or overhead > 0 or price is not None
                                                  or price_table is not None):
             raise SettingsError(rate_needs_work(dataset.target, WORK_USES))  # before the search, not after it
+        if work_ is None and overhead > 0 and (per := costed_per(dataset.target, dataset.steps, dataset.clock)):
+            raise SettingsError(f"--run-overhead {overhead:g} is a time per run, but a cost here is that of one {per}: "
+                                f"give --work, the {'steps' if per == 'step' else 'units'} one run processes, so that "
+                                "a run's time and its overhead add up")
         if work_ is None:
             for note in per_step(dataset.target, kind == "rate", dataset.steps, dataset.clock):
                 cli._note(note)
