@@ -103,8 +103,9 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
     ``budget`` more cost and within it (default: planned for as much as the measurements so far
     cost, without a limit). Search with ``near_front=False``, as ``exprsearch suggest`` does, so
     that the laws off the front that fit nearly as well are among the plausible ones. A run of a
-    law of a rate (:attr:`Law.rate`) takes ``work`` / rate (one unit of work where not given), a law of
-    a time per step ``work`` × time. ``runs``: each configuration is measured that many times and
+    law of a rate (:attr:`Law.rate`) takes ``work`` / rate (one unit of work where not given, which a
+    budget, a price or an overhead of whole runs cannot be set against: refused), a law of a time
+    per step ``work`` × time. ``runs``: each configuration is measured that many times and
     fitted as one statistic of them (``--measure``), so a suggestion costs ``runs`` runs, and the
     measurements so far cost about ``runs`` runs a configuration. ``price`` is per device and unit
     of the target's time; with ``time_unit`` (ms, s, min or h, the unit of that time) it is per
