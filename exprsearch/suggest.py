@@ -94,6 +94,22 @@ def candidates(space: Mapping[str | tuple[str, ...], np.ndarray], factors: tuple
     return {f: combos[:, order.index(f)] for f in factors}
 
 
+def check_work(target: str, rate: bool, steps: str | None, clock: bool, work: float | None,
+               budget: float | None, overhead: float, priced: bool) -> None:
+    """Without ``work`` a cost is of one unit of work (a rate, a throughput's reciprocal) or one
+    step (a per-step log), against which a budget, a price or an overhead of whole runs cannot be
+    set: a rate's are refused (as optimize refuses them), and any run's overhead there. Called by
+    the CLI before its search, so that it says so at once."""
+    if work is not None:
+        return
+    if rate and (budget is not None or overhead > 0 or priced):
+        raise ConfigError(rate_needs_work(target, WORK_USES))
+    if overhead > 0 and (per := advice.costed_per(target, steps, clock)):
+        raise ConfigError(f"--run-overhead {overhead:g} is a time per run, but a cost here is that of one {per}: "
+                          f"give --work, the {'steps' if per == 'step' else 'units'} one run processes, so that a "
+                          "run's time and its overhead add up")
+
+
 def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, float], count: int = 3,
            devices: str | None = None, price: float = 1.0, tolerance: float = 0.05,
            budget: float | None = None, work: float | None = None, runs: int = 1,
@@ -121,8 +137,8 @@ def advise(result: Result, space: Mapping[str, np.ndarray], at: Mapping[str, flo
         raise ConfigError(f"the overhead of a run must be a finite time of at least 0, got {overhead:g}")
     hourly = time_unit is not None or prices is not None
     law = result.law
-    if law.rate and work is None and (budget is not None or overhead > 0 or hourly or price != 1.0):
-        raise ConfigError(rate_needs_work(law.target, WORK_USES))
+    check_work(law.target, law.rate, result.dataset.steps, result.dataset.clock, work, budget, overhead,
+               hourly or price != 1.0)
     per_hour = hours_per(time_unit or "s") if hourly else 1.0  # a price per hour, paid for the time in hours
     check_factors(list(at), law.factors, "--at", law.held, at)
     missing = [f for f in law.factors if f not in at]

@@ -10,7 +10,7 @@ import pytest
 
 from exprsearch.configs import ConfigError
 from exprsearch.search import SearchSettings, search
-from exprsearch.suggest import _no_time_at, _plausible, advise
+from exprsearch.suggest import _no_time_at, _plausible, advise, check_work
 from tests.test_cli_decide import run
 
 SPACE = {"p": np.array([1, 2, 4, 8, 16, 32, 64], float)}
@@ -727,3 +727,18 @@ def test_unpriced_costs_name_the_unit_the_target_s_name_gives(tmp_path):
                      "--json")
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["cost_basis"] == said[1:-1]
+
+
+def test_what_needs_whole_runs_is_refused_where_a_cost_is_of_one_step_or_unit():
+    """A budget, a price or an overhead is of whole runs; a per-step log's cost without --work is a
+    step's, a rate's or a throughput's reciprocal's a unit of work's."""
+    with pytest.raises(ConfigError, match="--run-overhead 30 is a time per run, but a cost here is that of one step"):
+        check_work("step_s", False, "step", False, None, None, 30.0, False)
+    with pytest.raises(ConfigError, match="that of one unit of work: give --work, the units"):
+        check_work("1/tokens_per_s", False, None, False, None, None, 30.0, False)
+    with pytest.raises(ConfigError, match="tokens_per_s is a rate: give --work"):
+        check_work("tokens_per_s", True, None, False, None, 100.0, 0.0, False)
+    check_work("step_s", False, "step", False, None, 100.0, 0.0, True)  # a step's budget and price: a note says so
+    check_work("step_s", False, "step", False, 1000.0, None, 30.0, False)  # --work makes a run
+    check_work("epoch_s", False, None, False, None, 100.0, 30.0, True)  # a whole run's time
+    check_work("step_s", False, "step", True, None, None, 30.0, False)  # a clock: a whole run's time too

@@ -67,7 +67,7 @@ def suggest(
 
     The law is searched as run searches it with the same options (--grammar, --map, --intrinsic, --loss, …)."""
     from .. import export
-    from ..advice import costed_per, per_step, share
+    from ..advice import per_step, share
     from ..configs import (
         ConfigError,
         amount,
@@ -82,12 +82,12 @@ def suggest(
     from ..fit import FitSettings
     from ..grammar import load as load_grammar
     from ..identify import unpinned_notes
-    from ..optimize import named_unit, priced_unit, rate_needs_work
+    from ..optimize import named_unit, priced_unit
     from ..repeats import check_measure, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
     from ..spread import fixed
-    from ..suggest import WORK_USES, advise
+    from ..suggest import advise, check_work
     from ..vocabulary import law_name
     from . import common as cli
     from .common import _check_kind, _datasets
@@ -156,13 +156,8 @@ def suggest(
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   near_front=False)
         kind = kind_of(dataset.target, target_kind)
-        if kind == "rate" and work_ is None and (budget is not None or overhead > 0 or price is not None
-                                                 or price_table is not None):
-            raise SettingsError(rate_needs_work(dataset.target, WORK_USES))  # before the search, not after it
-        if work_ is None and overhead > 0 and (per := costed_per(dataset.target, dataset.steps, dataset.clock)):
-            raise SettingsError(f"--run-overhead {overhead:g} is a time per run, but a cost here is that of one {per}: "
-                                f"give --work, the {'steps' if per == 'step' else 'units'} one run processes, so that "
-                                "a run's time and its overhead add up")
+        check_work(dataset.target, kind == "rate", dataset.steps, dataset.clock, work_, budget, overhead,
+                   price is not None or price_table is not None)  # before the search, not after it
         if work_ is None:
             for note in per_step(dataset.target, kind == "rate", dataset.steps, dataset.clock):
                 cli._note(note)
