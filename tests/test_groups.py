@@ -149,6 +149,7 @@ def test_a_group_too_small_for_a_law_is_named_and_the_others_get_theirs(tmp_path
         in " ".join(few.output.split()) and "--by with fewer columns makes larger groups" in " ".join(few.output.split())
 
 
+@pytest.mark.slow  # an integration test of several commands: CI's slow step
 def test_a_group_of_one_row_is_named_and_the_others_get_theirs(tmp_path):
     data = pd.concat([pd.read_csv(frameworks(tmp_path)),
                       pd.DataFrame({"p": [4], "n": [1000], "time": [3.1], "framework": ["jax"]})])
@@ -174,6 +175,7 @@ def test_groups_take_the_file_s_column_roles(tmp_path):
                for g in groups.values())
 
 
+@pytest.mark.slow  # an integration test of several commands: CI's slow step
 def test_predict_with_a_group_s_law_takes_that_group_s_rows_of_a_table(tmp_path):
     out = tmp_path / "out"
     data = frameworks(tmp_path)
@@ -195,6 +197,7 @@ def test_predict_with_a_group_s_law_takes_that_group_s_rows_of_a_table(tmp_path)
                                               "--json"]).stdout)["predictions"]) == 5
 
 
+@pytest.mark.slow  # an integration test of several commands: CI's slow step
 def test_rows_with_no_group_stop_the_run_unless_dropped(tmp_path):
     frame = pd.read_csv(frameworks(tmp_path))
     frame.loc[frame.index[:3], "framework"] = None  # rows whose framework was not logged

@@ -109,6 +109,7 @@ def test_only_a_factor_with_few_values_and_enough_configurations_per_value_is_ch
     assert "13 values" in untestable(search(many, "time", resamples=0), "flops")
 
 
+@pytest.mark.slow  # an integration test of several commands: CI's slow step
 def test_cli_writes_levels_json_for_intrinsic_factors_and_refuses_to_overwrite_it(written, tmp_path):
     folder, output = written
     assert "do not order the times" in output and "Constants per value of flops" in output

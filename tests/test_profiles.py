@@ -340,6 +340,7 @@ def test_a_table_of_phases_is_a_series_per_target_column(tmp_path):
     assert alone.exit_code == 2 and "or several --target columns (a time per phase)" in " ".join(alone.output.split())
 
 
+@pytest.mark.slow  # an integration test of several commands: CI's slow step
 def test_a_workbook_of_a_sheet_per_series_is_a_profile(tmp_path):
     """A workbook with a sheet per GPU is a series per sheet (with --by, per group of each sheet),
     where run asks for --sheet; a target no sheet has stops with one sentence."""

@@ -221,6 +221,7 @@ def test_a_spread_narrower_than_the_runs_differ_is_pointed_at(tmp_path):
                      r"that is a standard deviation over the steps of a run", text), text
 
 
+@pytest.mark.slow  # an integration test of several commands: CI's slow step
 def test_profile_reads_each_series_noise_from_its_own_rows(tmp_path):
     quiet, loud = summaries(noise=0.01), summaries(seed=2, noise=0.08)
     path = tmp_path / "kernels.csv"
@@ -264,6 +265,7 @@ def test_suggest_plans_rows_of_as_many_runs_as_a_row_summarises(tmp_path):
     assert "(3 runs × p × predicted time)" in text
 
 
+@pytest.mark.slow  # an integration test of several commands: CI's slow step
 def test_a_count_the_same_for_every_row_may_be_given_as_a_number(tmp_path):
     """A report that says 'mean ± sd over 5 runs' has no column of counts: --spread time_std,5."""
     frame = summaries()
@@ -286,6 +288,7 @@ def test_a_count_the_same_for_every_row_may_be_given_as_a_number(tmp_path):
     assert "each suggestion is 5 runs, as many as a row summarises, to be written as one row" in said(plan)
 
 
+@pytest.mark.slow  # an integration test of several commands: CI's slow step
 def test_a_group_holding_a_summarised_configuration_twice_is_named_and_the_others_fitted(tmp_path):
     """MLPerf HPC's summary by benchmark, accelerator and submitter: one submitter's 512-GPU result
     in two rounds stopped the whole run, the other groups' laws with it."""

@@ -106,6 +106,7 @@ def test_bad_suggest_options_exit_2(tmp_path, args, fragment):
     assert result.exit_code == 2 and fragment in " ".join(result.output.split()), result.output
 
 
+@pytest.mark.slow  # an integration test of several commands: CI's slow step
 def test_without_vary_the_measured_values_are_suggested_and_said(tmp_path):
     path = tmp_path / "m.csv"
     rng = np.random.default_rng(2)
