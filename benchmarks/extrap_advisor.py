@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from speed import EXTRAP
 
-EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
 ADVISOR = r"""
 import json, sys, warnings
 warnings.simplefilter("ignore")

@@ -13,14 +13,15 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from speed import EXTRAP  # noqa: E402
+
 DATA = HERE.parents[1] / "shared" / "extrap-format" / "extrap-tests-data"
-EXTRAP = Path(tempfile.gettempdir()) / "extrap-venv" / "bin" / "python"
 FOLDERS = {"text": "extrap-text", "json": "extrap-json", "jsonlines": "extrap-jsonl", "talpas": "talpas",
            "input": None, "experiments": "extrap-experiment"}
 

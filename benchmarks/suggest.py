@@ -356,15 +356,15 @@ def main() -> None:
               + " (counted where both designs fit the budget).")
     if args.worlds > 1:
         pairs = [pair for r in rows for pair in r["worlds"]]
-        majority = sum(2 * sum(lower(ours, grid) for grid, ours in r["worlds"]) > len(r["worlds"]) for r in rows)
+        below = [sum(lower(ours, grid) for grid, ours in r["worlds"]) for r in rows]  # each law's draws below the grid
+        majority = sum(2 * b > len(r["worlds"]) for b, r in zip(below, rows))
         print(f"\nOver {args.worlds} noise draws per law: following suggest gave a lower error at the target than "
               f"the full grid in {sum(lower(ours, grid) for grid, ours in pairs)}/{len(pairs)} campaigns (tied in "
               f"{sum(not lower(o, g) and not lower(g, o) for g, o in pairs)}: the same runs), and in most "
               f"draws on {majority}/{len(rows)} laws; median error {statistics.median(o for _, o in pairs):.2f} % "
               f"against the grid's {statistics.median(g for g, _ in pairs):.2f} %.")
-        for r in rows:
-            below = sum(lower(ours, grid) for grid, ours in r["worlds"])
-            print(f"- {r['law']} ({below}/{len(r['worlds'])} below): "
+        for r, b in zip(rows, below):
+            print(f"- {r['law']} ({b}/{len(r['worlds'])} below): "
                   + ", ".join(f"{o:.2f} vs {g:.2f}" for g, o in r["worlds"]))
     advised = [r for r in rows if r["advisor"] is not None]
     if advised:
