@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import mpmath
 import numpy as np
+from mpmath.libmp import NoConvergence
 
 from .fit import Fit
 
@@ -165,13 +166,15 @@ def lack_of_fit_p(mse: float, n_rows: int, n_constants: int, pure: Noise) -> flo
 def f_survival(d1: float, d2: float, f: float) -> float:
     """P(F > f) for an F distribution with (d1, d2) degrees of freedom, as the regularised
     incomplete beta function: mpmath comes with sympy, while importing scipy.special costs 0.12 s
-    of a one-second run (about 0.1 ms a call here). With a thousand or more configurations
-    mpmath's series slows (24 ms a call at 5,000) or does not converge at all ("hypsum() failed
-    to converge", 10,000 configurations); scipy.special answers there, in a run of seconds."""
-    if d1 < 1000:
+    of a one-second run (about 0.1 ms a call here). With thousands of degrees of freedom mpmath's
+    series slows (24 ms a call at 5,000 configurations; 0.05-4 s a call against 5,000-96,000
+    repeats) or does not converge at all ("hypsum() failed to converge" at 10,000 configurations,
+    "converges too slowly" for a far misfit in a per-step log); scipy.special answers there, in a
+    run of seconds."""
+    if d1 < 1000 and d2 < 2000:
         try:
             return float(mpmath.betainc(d2 / 2, d1 / 2, 0, d2 / (d2 + d1 * f), regularized=True))
-        except ValueError:
+        except (ValueError, NoConvergence):
             pass
     from scipy.special import fdtrc
 

@@ -51,8 +51,7 @@ def bootstrap(
     if _linear(compiled) and settings.loss == "squared":
         samples = _linear_refits(compiled, y, group, order, rows, draws, settings)
     else:
-        groups = np.split(order, np.cumsum(rows)[:-1])
-        resampled = [np.concatenate([groups[g] for g in drawn]) for drawn in draws]
+        resampled = [_rows_of(drawn, order, rows) for drawn in draws]
         # warm start: exponents polished locally from the full-data fit, not searched afresh
         refits = polish([compiled] * len(resampled), y, settings, [fitted] * len(resampled), resampled)
         samples = [[refit.values[n] for n in names] for refit in refits if refit.ok]
@@ -72,6 +71,16 @@ def _draws(rng: np.random.Generator, count: int, resamples: int, distinct: int) 
         if len(np.unique(drawn)) >= distinct:
             draws.append(drawn)
     return draws
+
+
+def _rows_of(drawn: np.ndarray, order: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The rows of the configurations ``drawn``, in the order drawn, each configuration's rows
+    in ``order``'s order; built at once, as a loop over configurations took most of a bootstrap
+    of tens of thousands of configurations."""
+    counts = rows[drawn]
+    ends = np.cumsum(counts)
+    shift = (np.cumsum(rows) - rows)[drawn] - (ends - counts)  # from a row's place in the resample to its place in order
+    return order[np.arange(ends[-1] if len(ends) else 0) + np.repeat(shift, counts)]
 
 
 def _linear(compiled: CompiledCandidate) -> bool:

@@ -93,6 +93,28 @@ def test_f_survival_is_scipys(d1, d2):
         assert f_survival(d1, d2, f) == pytest.approx(fdtrc(d1, d2, f), rel=1e-10, abs=1e-300)
 
 
+def test_f_survival_of_a_far_misfit_against_many_repeats_is_scipys():
+    """A per-step log (24 configurations measured 4,000 times each): a screened sum 455 times its
+    noise made mpmath's series give up ("converges too slowly"), and the run stopped with a traceback."""
+    from scipy.special import fdtrc
+
+    for f in [1.0, 30.0, 455.0, 1e4]:
+        assert f_survival(21, 95976, f) == pytest.approx(fdtrc(21, 95976, f), rel=1e-8, abs=1e-300)
+
+
+def test_f_survival_answers_where_mpmath_gives_up(monkeypatch):
+    from mpmath.libmp import NoConvergence
+    from scipy.special import fdtrc
+
+    from exprsearch import rank
+
+    def gives_up(*args, **kwargs):
+        raise NoConvergence("Hypergeometric series converges too slowly. Try increasing maxterms.")
+
+    monkeypatch.setattr(rank.mpmath, "betainc", gives_up)
+    assert f_survival(3, 48, 2.5) == pytest.approx(fdtrc(3, 48, 2.5), rel=1e-12)
+
+
 @pytest.mark.parametrize("d1, d2", [(5000, 9000), (1000, 99000), (9997, 20000)])
 def test_f_survival_with_thousands_of_degrees_of_freedom_is_scipys(d1, d2):
     """A table of 10,000 distinct configurations with repetitions: mpmath's series stopped the run

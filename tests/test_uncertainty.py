@@ -86,6 +86,21 @@ def test_resamples_too_small_to_determine_the_law_are_drawn_again():
     assert law.intervals["c0"][1] < 5 and law.intervals["c1"][0] > 30
 
 
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=30), st.integers(0, 2**32 - 1))
+def test_a_resample_holds_the_rows_of_the_configurations_drawn_in_the_order_drawn(configuration, seed):
+    """The resample's rows as the loop over its configurations gives them: each drawn
+    configuration's rows, in the order drawn, repeats included."""
+    from exprsearch.uncertainty import _rows_of
+
+    _, group = np.unique(configuration, return_inverse=True)
+    rows = np.bincount(group)
+    order = np.argsort(group, kind="stable")
+    drawn = np.random.default_rng(seed).integers(0, len(rows), len(rows))
+    groups = np.split(order, np.cumsum(rows)[:-1])
+    np.testing.assert_array_equal(_rows_of(drawn, order, rows), np.concatenate([groups[g] for g in drawn]))
+
+
 def amdahl_law(template: str = "c0 + c1/p") -> Law:
     symbols = {"p": factor_symbol("p"), **{c: sympy.Symbol(c, real=True) for c in ("c0", "c1", "c2")}}
     expr = parse(template, symbols)
