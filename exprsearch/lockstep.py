@@ -41,16 +41,30 @@ def polish(compiled: list[CompiledCandidate], y: np.ndarray, settings: FitSettin
     only, where given; on rows ``pooled`` where given): those :func:`stacked` says together
     (:func:`polish_together`), the rest one by one by :func:`exprsearch.fit.fit`, in the order given."""
     rows = rows or [None] * len(compiled)
-    together = [k for k, c in enumerate(compiled)
-                if stacked(settings, c.candidate, len(y if rows[k] is None else rows[k]))]
-    out: list[Fit | None] = [None] * len(compiled)
-    polished = polish_together([compiled[k] for k in together], y, settings, [starts[k] for k in together],
-                               [rows[k] for k in together], pooled)
-    for k, f in zip(together, polished):
+    return _polish([(c, y, r, pooled) for c, r in zip(compiled, rows)], settings, starts)
+
+
+def polish_pooled(compiled: list[CompiledCandidate], pooled: list[Pooled], settings: FitSettings,
+                  starts: list[Fit]) -> list[Fit]:
+    """Polish each candidate on its own pooled rows, as :func:`polish` does: ``compiled[i]`` is
+    compiled on the configurations of ``pooled[i]`` (a bootstrap resample's, each weighted by
+    how often it was drawn), one row each however many times they were measured."""
+    return _polish([(c, p.y, None, p) for c, p in zip(compiled, pooled)], settings, starts)
+
+
+def _polish(jobs: list[tuple[CompiledCandidate, np.ndarray, np.ndarray | None, Pooled | None]],
+            settings: FitSettings, starts: list[Fit]) -> list[Fit]:
+    """Each job (candidate, targets, rows, pooled) polished from its start: stacked where
+    :func:`stacked` says, else one by one, in the order given."""
+    together = [k for k, (c, y, r, _) in enumerate(jobs) if stacked(settings, c.candidate, len(y if r is None else r))]
+    out: list[Fit | None] = [None] * len(jobs)
+    problems = [_Problem(c, y, settings.regularization, r, p) for c, y, r, p in (jobs[k] for k in together)]
+    for k, f in zip(together, _polish_problems(problems, settings, [starts[k] for k in together])):
         out[k] = f
     for k, f in enumerate(out):
         if f is None:
-            out[k] = fit(compiled[k], y, settings, rows[k], start=starts[k], local=True, pooled=pooled)
+            c, y, r, p = jobs[k]
+            out[k] = fit(c, y, settings, r, start=starts[k], local=True, pooled=p)
     return out  # type: ignore[return-value]
 
 
@@ -65,6 +79,10 @@ def polish_together(compiled: list[CompiledCandidate], y: np.ndarray, settings: 
     :func:`exprsearch.fit.fit`)."""
     problems = [_Problem(c, y, settings.regularization, None if rows is None else r, pooled)
                 for c, r in zip(compiled, rows or [None] * len(compiled))]
+    return _polish_problems(problems, settings, starts)
+
+
+def _polish_problems(problems: list[_Problem], settings: FitSettings, starts: list[Fit]) -> list[Fit]:
     searches = []
     for problem, start in zip(problems, starts):
         names = [s.name for s in problem.candidate.nonlinear]

@@ -317,7 +317,7 @@ def _bootstrap(chosen: Fit, compiler: Compiler, dataset: _data.Dataset, resample
     if resamples <= 0:
         return None
     return bootstrap(compiler.compile(chosen.candidate), dataset.y, dataset.configurations(), chosen,
-                     resamples, settings)
+                     resamples, settings, compiler)
 
 
 def _searched(found: CandidateSet, fitted: Fitted, skipped: list[str], chosen: Fit) -> dict:

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from .compile import CompiledCandidate, to_function
+from .candidates import Candidate
+from .compile import CompiledCandidate, Compiler, to_function
 from .data import Dataset
 from .fit import Fit, FitSettings
 from .law import Law
 from .linear import ridge
-from .lockstep import polish
+from .lockstep import polish, polish_pooled
+from .pooled import Pooled
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,11 @@ class Bootstrap:
 
 def bootstrap(
     compiled: CompiledCandidate, y: np.ndarray, configurations: np.ndarray, fitted: Fit,
-    resamples: int = 200, settings: FitSettings = FitSettings(),
+    resamples: int = 200, settings: FitSettings = FitSettings(), compiler: Compiler | None = None,
 ) -> Bootstrap:
-    """Refit ``fitted``'s candidate on ``resamples`` resamples of the configurations."""
+    """Refit ``fitted``'s candidate on ``resamples`` resamples of the configurations; with the
+    ``compiler`` of ``compiled`` and the squared loss, a law with exponents is refitted on one
+    row per configuration drawn where configurations repeat (:func:`_pooled_refits`)."""
     names = tuple(s.name for s in compiled.candidate.constants)
     rng = np.random.default_rng(settings.seed)
     _, group = np.unique(configurations, return_inverse=True)
@@ -51,9 +55,12 @@ def bootstrap(
     if _linear(compiled) and settings.loss == "squared":
         samples = _linear_refits(compiled, y, group, order, rows, draws, settings)
     else:
-        resampled = [_rows_of(drawn, order, rows) for drawn in draws]
-        # warm start: exponents polished locally from the full-data fit, not searched afresh
-        refits = polish([compiled] * len(resampled), y, settings, [fitted] * len(resampled), resampled)
+        if compiler is not None and settings.loss == "squared" and rows.max(initial=0) > 1:
+            refits = _pooled_refits(compiler, compiled.candidate, y, group, order, rows, draws, fitted, settings)
+        else:
+            resampled = [_rows_of(drawn, order, rows) for drawn in draws]
+            # warm start: exponents polished locally from the full-data fit, not searched afresh
+            refits = polish([compiled] * len(resampled), y, settings, [fitted] * len(resampled), resampled)
         samples = [[refit.values[n] for n in names] for refit in refits if refit.ok]
     residual = np.sqrt(fitted.mse) if np.isfinite(fitted.mse) else 0.0
     return Bootstrap(names, np.array(samples, dtype=float).reshape(-1, len(names)), float(residual))
@@ -81,6 +88,29 @@ def _rows_of(drawn: np.ndarray, order: np.ndarray, rows: np.ndarray) -> np.ndarr
     ends = np.cumsum(counts)
     shift = (np.cumsum(rows) - rows)[drawn] - (ends - counts)  # from a row's place in the resample to its place in order
     return order[np.arange(ends[-1] if len(ends) else 0) + np.repeat(shift, counts)]
+
+
+def _pooled_refits(compiler: Compiler, candidate: Candidate, y: np.ndarray, group: np.ndarray, order: np.ndarray,
+                   rows: np.ndarray, draws: list[np.ndarray], fitted: Fit, settings: FitSettings) -> list[Fit]:
+    """The refits of a law with exponents, each on its resample's configurations, one row each
+    weighted by how often it was drawn (:mod:`exprsearch.pooled`): the same constants, to
+    rounding, as the refits on every row, and a per-step log of 24 configurations measured
+    4,000 times each is refitted on 24 rows instead of 96,000."""
+    inverse_sum = np.bincount(group, weights=1.0 / y)
+    inverse_square = np.bincount(group, weights=1.0 / y**2)
+    weight = inverse_sum**2 / inverse_square
+    first = order[np.cumsum(rows) - rows]  # each configuration's first row
+    compiled, pooled = [], []
+    for drawn in draws:
+        times = np.bincount(drawn, minlength=len(rows)).astype(float)
+        kept = np.flatnonzero(times)
+        size = float(times @ rows)
+        pooled.append(Pooled(first[kept], inverse_sum[kept] / inverse_square[kept],
+                             times[kept] * weight[kept] * len(kept) / size,
+                             float(times[kept] @ (rows[kept] - weight[kept]) / size)))
+        compiled.append(compiler.subset(first[kept]).compile(candidate))
+    # warm start: exponents polished locally from the full-data fit, not searched afresh
+    return polish_pooled(compiled, pooled, settings, [fitted] * len(draws))
 
 
 def _linear(compiled: CompiledCandidate) -> bool:

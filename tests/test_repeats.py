@@ -193,3 +193,22 @@ def test_the_mean_of_each_configuration_is_chosen_by_the_noise_rule_as_all_runs_
     assert terms[0] == terms[1] == {"1", "n/p", "p**2"}
     assert "within the measured noise" in mean.ranking.rule
     assert mean.law.metrics["noise_sd_pct"] == pytest.approx(every.law.metrics["noise_sd_pct"] / np.sqrt(3), rel=0.1)
+
+
+@pytest.mark.slow
+def test_a_per_step_log_of_a_law_with_a_fitted_power_is_fitted_end_to_end(tmp_path):
+    """24 configurations logged 4,000 steps each (1 + 0.01·n/p + 0.05·p^1.4, 2 % noise): the F-test
+    of a screened sum against 95,976 repeat degrees of freedom stopped the run with mpmath's
+    NoConvergence, and its bootstrap refitted every one of the 96,000 rows 200 times."""
+    rng = np.random.default_rng(7)
+    grid = np.repeat(np.array([(p, n) for p in (1, 2, 4, 8, 16, 32) for n in (1e3, 4e3, 16e3, 64e3)]), 4000, axis=0)
+    p, n = grid.T
+    time = (1 + 0.01 * n / p + 0.05 * p**1.4) * (1 + 0.02 * rng.standard_normal(len(p)))
+    path = tmp_path / "steps.csv"
+    pd.DataFrame({"p": p, "n": n, "step_s": time}).to_csv(path, index=False)
+    result = CliRunner().invoke(app, ["run", str(path), "-t", "step_s", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    law = load(tmp_path / "out" / "law.json")
+    assert str(law.template) == "c0 + c1*p**k0 + c2*n/p"
+    assert law.constants["k0"] == pytest.approx(1.4, abs=0.01)
+    assert law.intervals["k0"][0] < law.constants["k0"] < law.intervals["k0"][1] < law.intervals["k0"][0] + 0.02

@@ -73,6 +73,25 @@ def test_batched_refits_of_a_linear_law_equal_one_by_one_refits(monkeypatch):
     np.testing.assert_allclose(batched.samples, single.samples, rtol=1e-9)
 
 
+def test_refits_on_pooled_configurations_equal_refits_on_every_row():
+    """Where configurations repeat, a law with exponents is refitted on one row per
+    configuration drawn, weighted by how often: the same refits, to rounding, as on every row."""
+    g = grammar.parse_text('[factors]\np = "extrinsic"\nn = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n'
+                           'k = { min = -3, max = 3 }\n[rules]\nstart = "c + c*p**k + c*n/p"\n', "t.toml")
+    (candidate,) = candidates.generate(grammar.bind(g, ("p", "n"))).candidates
+    frame = measurements(lambda p, n: 1 + 0.05 * p**1.4 + 0.01 * n / p, {"p": WORKERS, "n": (1000, 4000, 16000)},
+                         repeats=5, seed=2)
+    frame = frame[~((frame.p == 4) & (frame.index % 5 == 0))]  # configurations measured 4 or 5 times
+    data = from_frame(frame, "time")
+    compiler = Compiler(data.factors, data.X)
+    compiled = compiler.compile(candidate)
+    fitted = fit(compiled, data.y)
+    pooled = bootstrap(compiled, data.y, data.configurations(), fitted, 60, FitSettings(seed=4), compiler)
+    every_row = bootstrap(compiled, data.y, data.configurations(), fitted, 60, FitSettings(seed=4))
+    assert pooled.samples.shape == every_row.samples.shape == (60, 4)
+    np.testing.assert_allclose(pooled.samples, every_row.samples, rtol=1e-6)
+
+
 def test_resamples_too_small_to_determine_the_law_are_drawn_again():
     """Three configurations: a resample that drew one of them three times cannot determine
     c0 + c1/p, and its arbitrary refit (c0 = c1 = 21) used to set the interval's edge."""
