@@ -13,7 +13,8 @@ its modules' bytecode written beforehand, as an installed package does:
   fitted without the largest value of the scaling factor, mean relative error there;
 - 1k, 10k and 100k rows of the first synthetic law (many distinct sizes): the error at p = 128;
 - per-step logs: its 24 configurations each measured 1,000 and 4,000 times (24k and 96k rows, a
-  log of every training step), the error at p = 128;
+  log of every training step), the error at p = 128; and the same of the third law (a fitted
+  power, whose bootstrap refits its exponent; `steps-N-power`);
 - and, in-process, batched fits per second of the default grammar's candidates that have only
   linear coefficients, and the seconds of each stage (generation, compiling the distinct
   terms, batched fits, differential evolution).
@@ -293,9 +294,9 @@ def main() -> None:
             law_name = "linear-communication"
             records.append(synthetic_case(f"rows-{size}", LAWS[law_name], size, max(1, args.repeats // 2), folder, None))
         for steps in [int(r) for r in args.steps.split(",") if r]:
-            law_name = "linear-communication"
-            records.append(synthetic_case(f"steps-{steps}", LAWS[law_name], step_log(LAWS[law_name], steps),
-                                          max(1, args.repeats // 2), folder, None))
+            for law_name, label in (("linear-communication", ""), ("power-communication", "-power")):
+                records.append(synthetic_case(f"steps-{steps}{label}", LAWS[law_name], step_log(LAWS[law_name], steps),
+                                              max(1, args.repeats // 2), folder, None))
         records.append(linear_fit_rate(args.repeats))
         records.append(stages(args.repeats))
         for record in records:

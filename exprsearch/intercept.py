@@ -34,7 +34,7 @@ def free_where_growing(fits: list[Fit], compiler: Compiler, y: np.ndarray, setti
     fitted) fitted again with that constant free, where it comes out negative."""
     if not kinds:
         return fits
-    columns = np.column_stack(compiler.columns)
+    columns = np.unique(np.column_stack(compiler.columns), axis=0)  # each configuration once: a step log repeats them
     known: dict[tuple[Term, tuple[float, ...]], bool] = {}  # a term is shared by many fits
 
     def grows(term: Term, exponents: list[float]) -> bool:
@@ -86,7 +86,7 @@ def _freed(fitted: Fit, factors: Sequence[str], kinds: Collection[str],
 
 def _grows(term: Term, exponents: list[float], compiler: Compiler, columns: np.ndarray) -> bool:
     """Whether ``term`` (its exponents at ``exponents``) never falls as any one factor doubles,
-    up to 1024 times, from any measured configuration (the rows of ``columns``); its key is
+    up to 1024 times, from any measured configuration (the rows of ``columns``, each once); its key is
     compiled by ``compiler``, a product as its factors."""
     if not term.varies:
         return True
