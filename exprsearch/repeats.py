@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 MIXED = 0.2  # repeats of one setup rarely differ by a fifth; DLPerf's mixed series by 23-39 % (median)
 UNNAMED = 0.5  # said even where no column tells the repeats apart: CM-DARE's 13 repeats differ by 5 %
+ROBUST_ROWS = 2000  # a robust loss on this many rows takes minutes (24 configurations x 250 steps: 40 s and more)
 
 
 def stray_runs(X: np.ndarray, y: np.ndarray, positions: np.ndarray, numbering: int | np.ndarray,
@@ -127,6 +128,19 @@ def check_measure(measure: str) -> None:
         raise SettingsError(f"--measure {measure}: give one of {', '.join(MEASURES)}")
 
 
+def robust_note(dataset: Dataset, loss: str) -> str | None:
+    """A note where a robust ``loss`` meets a table whose configurations repeat many times (a
+    per-step log): its weights are refitted row by row for every law, minutes to hours there,
+    while each configuration's median resists stray runs as well and is fitted on one row each."""
+    rows, configurations = len(dataset.y), int(row_groups(dataset.X)[1].max(initial=-1)) + 1
+    if loss == "squared" or rows < ROBUST_ROWS or rows < 10 * configurations:
+        return None
+    return (f"--loss {loss} weighs each of the {rows:,} rows again for every law it fits, which takes long where "
+            f"{configurations:,} configurations are measured {rows / configurations:,.0f} times each on average; "
+            "--measure median fits each configuration's median instead, which resists stray runs as well, on one "
+            "row each")
+
+
 def runs_each(dataset: Dataset) -> int:
     """How many runs a configuration of ``dataset`` has had: the median count, at least 1 (what one
     more configuration measured alike costs, where each is fitted as a statistic of its runs)."""
@@ -170,6 +184,7 @@ def summarised(dataset: Dataset, measure: str) -> Dataset:
 
 
 DRAWS = 20_000  # resampled sets of runs per count of runs: the variance factors to about 1 %
+DRAW_VALUES = 4_000_000  # draws held at once (32 MB)
 
 
 def pooled_noise(parts: np.ndarray) -> tuple[float, int] | None:
@@ -203,6 +218,14 @@ def noise_parts(config: np.ndarray, y: np.ndarray, measure: str) -> np.ndarray:
         rng = np.random.default_rng(0)
         take = {"median": np.median, "min": np.min, "max": np.max}[measure]
         one_run = float(np.mean(pool**2))
-        factors = np.array([1.0 if m == 1 else float(np.var(take(rng.choice(pool, (DRAWS, m)), axis=1))) / one_run
-                            for m in sizes])
+        factors = np.array([1.0 if m == 1 else float(np.var(_drawn(rng, pool, m, take))) / one_run for m in sizes])
     return np.column_stack([squares, counts - 1, factors[size_of.reshape(-1)]])
+
+
+def _drawn(rng: np.random.Generator, pool: np.ndarray, m: int, take) -> np.ndarray:
+    """``take`` (a median, minimum…) of each of :data:`DRAWS` sets of ``m`` runs drawn from ``pool``,
+    drawn a block at a time: the same draws as all at once, without holding DRAWS × m of them (a
+    per-step log of 4,000 steps a configuration held 640 MB, 1.35 GB at the peak)."""
+    block = max(1, DRAW_VALUES // m)
+    return np.concatenate([take(rng.choice(pool, (min(block, DRAWS - start), m)), axis=1)
+                           for start in range(0, DRAWS, block)])

@@ -212,3 +212,43 @@ def test_a_per_step_log_of_a_law_with_a_fitted_power_is_fitted_end_to_end(tmp_pa
     assert str(law.template) == "c0 + c1*p**k0 + c2*n/p"
     assert law.constants["k0"] == pytest.approx(1.4, abs=0.01)
     assert law.intervals["k0"][0] < law.constants["k0"] < law.intervals["k0"][1] < law.intervals["k0"][0] + 0.02
+
+
+def test_a_robust_loss_on_many_repeats_points_to_a_statistic_of_them():
+    from exprsearch.data import from_columns
+    from exprsearch.repeats import robust_note
+
+    p = np.repeat([1.0, 2, 4, 8], 600)
+    steps = from_columns({"p": p, "time": 2 + 40 / p}, "time")
+    note = robust_note(steps, "huber")
+    assert "each of the 2,400 rows" in note and "4 configurations are measured 600 times each" in note
+    assert "--measure median" in note
+    assert robust_note(steps, "squared") is None
+    assert robust_note(from_columns({"p": p[::3], "time": 2 + 40 / p[::3]}, "time"), "huber") is None  # 800 rows
+    distinct = np.arange(1.0, 2401)
+    assert robust_note(from_columns({"p": distinct, "time": 2 + 40 / distinct}, "time"), "absolute") is None
+
+
+def test_run_says_the_robust_loss_note_before_its_search(tmp_path):
+    rng = np.random.default_rng(3)
+    p = np.repeat([1.0, 2, 4, 8, 16], 500)
+    path = tmp_path / "steps.csv"
+    pd.DataFrame({"p": p, "time": (2 + 40 / p) * (1 + 0.02 * rng.standard_normal(len(p)))}).to_csv(path, index=False)
+    rules = tmp_path / "one.toml"
+    rules.write_text('[factors]\np = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n[rules]\nstart = "c + c/p"\n')
+    result = CliRunner().invoke(app, ["run", str(path), "-t", "time", "-g", str(rules), "--loss", "huber",
+                                      "--bootstrap", "0", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "--loss huber weighs each of the 2,500 rows" in said
+    assert said.index("--measure median") < said.index("time = ")
+
+
+@pytest.mark.parametrize("take", [np.median, np.min])
+def test_drawn_a_block_at_a_time_are_the_draws_made_all_at_once(monkeypatch, take):
+    from exprsearch import repeats
+
+    pool = np.random.default_rng(1).standard_normal(500)
+    whole = take(np.random.default_rng(0).choice(pool, (repeats.DRAWS, 7)), axis=1)
+    monkeypatch.setattr(repeats, "DRAW_VALUES", 7 * 3001)  # blocks of 3,001 draws, the last one shorter
+    np.testing.assert_array_equal(repeats._drawn(np.random.default_rng(0), pool, 7, take), whole)

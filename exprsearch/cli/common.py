@@ -103,6 +103,18 @@ def _note(message: str, soft_wrap: bool = False) -> None:
     err.print(Text("note: ", style="yellow") + Text(message), highlight=False, soft_wrap=soft_wrap)
 
 
+def robust_loss_note(datasets: dict, loss: str) -> list[str]:
+    """The note of a robust loss on many repeats (:func:`robust_note`), once, for the largest
+    series (named where there are several)."""
+    if not datasets:
+        return []
+    name, largest = max(datasets.items(), key=lambda item: len(item[1].y))
+    from ..repeats import robust_note
+
+    note = robust_note(largest, loss)
+    return [] if note is None else [f"{name}: {note}" if len(datasets) > 1 else note]
+
+
 def _warn(message: str) -> None:
     """A warning on stderr: a result to be careful with (an extrapolation, a loose constant)."""
     err.print(Text("warning: ", style="yellow") + Text(message), highlight=False)

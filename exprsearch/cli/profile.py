@@ -145,6 +145,8 @@ def profile(
     started = time.monotonic()
     cli.err.print(f"modelling {len(todo)} series on {pool.description}"
                   + (f" ({len(done)} kept from an earlier run)" if done else ""), highlight=False)
+    for note in cli.robust_loss_note(todo, settings.fit.loss):
+        cli._note(note)
     progress = Progress(TextColumn("series"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("eta"), TimeRemainingColumn(), console=cli.err, transient=True)
     stopped, ran = False, 0

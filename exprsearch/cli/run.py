@@ -50,6 +50,7 @@ from .common import (
     _warn,
     app,
     out,
+    robust_loss_note,
     too_few,
 )
 from .layout import law_column, series_cell, snug
@@ -111,7 +112,7 @@ def run(
         settings = SearchSettings(FitSettings(seed=seed, loss=loss), validation, bootstrap, jobs, time_limit, strategy,
                                   scheduler)
         rates = [] if target_kind else sorted({d.target for d in datasets.values() if kind_of(d.target, None) == "rate"})
-        for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates]:
+        for note in _data_notes(datasets) + [_RATE_NOTE.format(t) for t in rates] + robust_loss_note(datasets, loss):
             _note(note)  # said before the search
         whole = datasets  # each series before --segments splits it, for the figure of its segments
         if segments:

@@ -83,7 +83,7 @@ def suggest(
     from ..grammar import load as load_grammar
     from ..identify import unpinned_notes
     from ..optimize import named_unit, priced_unit
-    from ..repeats import check_measure, runs_each, summarised
+    from ..repeats import check_measure, robust_note, runs_each, summarised
     from ..roles import target_kind as kind_of
     from ..search import SearchSettings, search
     from ..spread import fixed
@@ -137,7 +137,7 @@ def suggest(
         check_factors(list(point), dataset.factors, "--at", held, point)
         if devices is not None:
             check_factors([law_name(devices)], dataset.factors, "--devices", held)
-        for note in dataset.notes:  # what reading the data noticed (mixed setups, a stray run), as run says it
+        for note in [*dataset.notes, *filter(None, [robust_note(dataset, loss)])]:  # as run says them
             cli._note(note)
         measured = {f: _measured(dataset.column(f)) for f in dataset.factors if f not in space}
         together = _together(dataset, measured)
