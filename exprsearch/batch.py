@@ -17,7 +17,7 @@ whether differential evolution is worth running on it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,10 +53,12 @@ def batchable(candidate: Candidate, guesses: Mapping[Term, tuple[float, ...]]) -
 
 def fit_separable(candidates: Sequence[Candidate], compiler: Compiler, y: np.ndarray,
                   settings: FitSettings = FitSettings(),
-                  guesses: Mapping[Term, tuple[float, ...]] | None = None) -> Screened:
+                  guesses: Mapping[Term, tuple[float, ...]] | None = None,
+                  done: Callable[[float], None] | None = None) -> Screened:
     """Fit every :func:`batchable` candidate in batches; see the module docstring. A candidate
     with several nonlinear constants is fitted at its ``guesses``; its ``potential`` is half that
-    cost, since refining exponents from a coarse grid can gain that much."""
+    cost, since refining exponents from a coarse grid can gain that much. ``done`` is told the
+    share of the fits done after each batch (a robust loss's batches take minutes on many rows)."""
     guesses = guesses or {}
     for candidate in candidates:
         if not batchable(candidate, guesses):
@@ -66,7 +68,7 @@ def fit_separable(candidates: Sequence[Candidate], compiler: Compiler, y: np.nda
     layouts = [table.layout(c) for c in candidates]
     table.finish()
     fits, potential = [], np.empty(len(candidates))
-    for i, (cost, mse, coef) in enumerate(table.solve(layouts)):
+    for i, (cost, mse, coef) in enumerate(table.solve(layouts, done)):
         candidate, layout = candidates[i], layouts[i]
         best = int(np.argmin(cost))
         potential[i] = _parabola(cost, best)
@@ -220,13 +222,21 @@ class _Table:
         part = self.scaled[:, columns]  # (rows, S, m)
         return np.einsum("nsk,nsl->skl", part, part) / self.n
 
-    def solve(self, layouts: list[_Layout]):
-        """Cost, mse and coefficients (original units) of every candidate at every grid value."""
+    def solve(self, layouts: list[_Layout], done: Callable[[float], None] | None = None):
+        """Cost, mse and coefficients (original units) of every candidate at every grid value;
+        ``done`` is told the share of the problems solved after each chunk."""
         grid = self.settings.grid
         groups: dict[tuple[int, bool], list[int]] = defaultdict(list)
         for i, layout in enumerate(layouts):
             groups[(len(layout.columns), layout.varying is not None)].append(i)
         out: list = [None] * len(layouts)
+        total = sum(len(members) * (grid if profiled else 1) for (_, profiled), members in groups.items())
+        solved = [0]
+
+        def step(count: int) -> None:
+            solved[0] += count
+            if done is not None:
+                done(solved[0] / total)
         for (m, profiled), members in groups.items():
             copies = grid if profiled else 1
             columns = np.repeat(np.array([layouts[i].columns for i in members], dtype=np.intp).reshape(-1, m), copies, axis=0)
@@ -235,13 +245,13 @@ class _Table:
                 columns[np.arange(len(columns)), varying] += np.tile(np.arange(grid), len(members))
             low = np.repeat(np.array([layouts[i].low for i in members], dtype=float).reshape(-1, m), copies, axis=0)
             high = np.repeat(np.array([layouts[i].high for i in members], dtype=float).reshape(-1, m), copies, axis=0)
-            cost, mse, coef = self._solve(columns, low, high)
+            cost, mse, coef = self._solve(columns, low, high, step)
             for k, i in enumerate(members):
                 part = slice(k * copies, (k + 1) * copies)
                 out[i] = (cost[part], mse[part], coef[part])
         return out
 
-    def _solve(self, columns: np.ndarray, low: np.ndarray, high: np.ndarray):
+    def _solve(self, columns: np.ndarray, low: np.ndarray, high: np.ndarray, step: Callable[[int], None]):
         cost, mse = np.empty(len(columns)), np.empty(len(columns))
         coef = np.empty(columns.shape)
         size = _CHUNK if self.settings.loss == "squared" else max(1, _CELLS // (len(self.y) * columns.shape[1]))
@@ -250,6 +260,7 @@ class _Table:
         for start in range(0, len(columns), size):
             part = slice(start, start + size)
             cost[part], mse[part], coef[part] = self._chunk(columns[part], low[part], high[part])
+            step(len(columns[part]))
         return cost, mse, coef
 
     def _chunk(self, columns: np.ndarray, low: np.ndarray, high: np.ndarray):

@@ -237,7 +237,8 @@ def fit_all(
     with nonlinear constants that may reach the front, and fit the rest one by one."""
     guesses = guesses or {}
     separable = [i for i, c in enumerate(usable) if batchable(c, guesses)]
-    screened = fit_separable([usable[i] for i in separable], compiler, y, settings, guesses)
+    told = None if progress is None else lambda share: progress(int(share * len(separable)), len(usable))
+    screened = fit_separable([usable[i] for i in separable], compiler, y, settings, guesses, told)
     fits: list[Fit | None] = [None] * len(usable)
     for i, f in zip(separable, screened.fits):
         fits[i] = f

@@ -66,6 +66,23 @@ def test_without_the_gram_matrix_of_many_columns_the_fits_are_the_same(monkeypat
             assert b.cost == pytest.approx(a.cost, rel=1e-9) and b.values == pytest.approx(a.values, rel=1e-7, abs=1e-12)
 
 
+@pytest.mark.parametrize("loss", ["squared", "huber"])
+def test_the_batches_tell_how_much_is_done_as_they_go(monkeypatch, loss):
+    """A robust loss's batches take minutes on a per-step log: the share done is told after each
+    one, rising to the whole, and the fits are those made without telling."""
+    from exprsearch import batch
+
+    monkeypatch.setattr(batch, "_CHUNK", 40)  # several chunks of the squared loss too
+    X, y = table(lambda p, n: 2 + 0.01 * n / p + 0.15 * p)
+    picked = [c for c in default_candidates() if c.separable][:120]
+    compiler = Compiler(("p", "n"), X)
+    shares = []
+    told = fit_separable(picked, compiler, y, FitSettings(loss=loss), done=shares.append)
+    assert len(shares) > 3 and shares == sorted(shares) and shares[-1] == 1.0 and shares[0] > 0
+    untold = fit_separable(picked, compiler, y, FitSettings(loss=loss))
+    assert [f.values for f in told.fits] == [f.values for f in untold.fits]
+
+
 def test_the_grid_profile_bounds_refinement_and_estimates_it():
     X, y = table(lambda p, n: 1 + 1e-4 * n**1.37 / p)
     found = [c for c in default_candidates("data-parallel") if c.separable and c.nonlinear]
