@@ -24,6 +24,11 @@ from .linear import ridge
 from .lockstep import polish, polish_pooled
 from .pooled import Pooled
 
+# past this many rows a law with exponents is refitted on each resample's configurations: below
+# it the stacked polish of the rows is faster than compiling each resample (0.18 against 0.29 s
+# for 200 refits on 72 rows of 24 configurations)
+POOLED_ROWS = 2000
+
 
 @dataclass(frozen=True)
 class Bootstrap:
@@ -45,7 +50,8 @@ def bootstrap(
 ) -> Bootstrap:
     """Refit ``fitted``'s candidate on ``resamples`` resamples of the configurations; with the
     ``compiler`` of ``compiled`` and the squared loss, a law with exponents is refitted on one
-    row per configuration drawn where configurations repeat (:func:`_pooled_refits`)."""
+    row per configuration drawn where configurations repeat among more than :data:`POOLED_ROWS`
+    rows (:func:`_pooled_refits`)."""
     names = tuple(s.name for s in compiled.candidate.constants)
     rng = np.random.default_rng(settings.seed)
     _, group = np.unique(configurations, return_inverse=True)
@@ -55,7 +61,7 @@ def bootstrap(
     if _linear(compiled) and settings.loss == "squared":
         samples = _linear_refits(compiled, y, group, order, rows, draws, settings)
     else:
-        if compiler is not None and settings.loss == "squared" and rows.max(initial=0) > 1:
+        if compiler is not None and settings.loss == "squared" and len(y) > POOLED_ROWS and rows.max(initial=0) > 1:
             refits = _pooled_refits(compiler, compiled.candidate, y, group, order, rows, draws, fitted, settings)
         else:
             resampled = [_rows_of(drawn, order, rows) for drawn in draws]

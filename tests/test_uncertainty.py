@@ -73,9 +73,12 @@ def test_batched_refits_of_a_linear_law_equal_one_by_one_refits(monkeypatch):
     np.testing.assert_allclose(batched.samples, single.samples, rtol=1e-9)
 
 
-def test_refits_on_pooled_configurations_equal_refits_on_every_row():
+def test_refits_on_pooled_configurations_equal_refits_on_every_row(monkeypatch):
     """Where configurations repeat, a law with exponents is refitted on one row per
     configuration drawn, weighted by how often: the same refits, to rounding, as on every row."""
+    from exprsearch import uncertainty
+
+    monkeypatch.setattr(uncertainty, "POOLED_ROWS", 50)  # pooled here, at 115 rows
     g = grammar.parse_text('[factors]\np = "extrinsic"\nn = "extrinsic"\n[constants]\nc = { min = 0, max = inf }\n'
                            'k = { min = -3, max = 3 }\n[rules]\nstart = "c + c*p**k + c*n/p"\n', "t.toml")
     (candidate,) = candidates.generate(grammar.bind(g, ("p", "n"))).candidates
