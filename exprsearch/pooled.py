@@ -38,7 +38,12 @@ def sums(columns: Sequence[np.ndarray], y: np.ndarray) -> tuple[np.ndarray, np.n
     squared relative cost needs of its rows (the batched fits' normal equations, :func:`pool`)."""
     key = np.column_stack(columns) if len(columns) else np.zeros((len(y), 1))
     first, inverse = row_groups(key)
-    return first, np.bincount(inverse, weights=1.0 / y), np.bincount(inverse, weights=1.0 / y**2), np.bincount(inverse)
+    return (first, *group_sums(inverse, y))
+
+
+def group_sums(group: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group (a number from 0 per row, every number taken) Σ 1/y, Σ 1/y² and the row count."""
+    return np.bincount(group, weights=1.0 / y), np.bincount(group, weights=1.0 / y**2), np.bincount(group)
 
 
 def pool(columns: Sequence[np.ndarray], y: np.ndarray, loss: str = "squared") -> Pooled | None:
@@ -47,10 +52,24 @@ def pool(columns: Sequence[np.ndarray], y: np.ndarray, loss: str = "squared") ->
     ``loss`` is robust (its weights are each row's own)."""
     if loss != "squared":
         return None
-    n = len(y)
     first, inverse_sum, inverse_square, count = sums(columns, y)
-    if len(first) == n:
+    if len(first) == len(y):
         return None
+    return pooled(first, inverse_sum, inverse_square, count)
+
+
+def pooled(first: np.ndarray, inverse_sum: np.ndarray, inverse_square: np.ndarray, count: np.ndarray,
+           times: np.ndarray | None = None) -> Pooled:
+    """Configurations pooled from their first rows and sums (as :func:`sums` gives them), each
+    counted ``times`` over where given (a bootstrap resample's draws; a configuration drawn no
+    time is left out), else once."""
+    if times is None:
+        times = np.ones(len(first))
+    else:
+        kept = np.flatnonzero(times)
+        first, inverse_sum, inverse_square, count, times = (a[kept] for a in (first, inverse_sum, inverse_square,
+                                                                              count, times))
+    n = float(np.sum(times * count))
     weight = inverse_sum**2 / inverse_square
-    return Pooled(first, inverse_sum / inverse_square, weight * len(first) / n,
-                  float(np.sum(count - weight) / n))
+    return Pooled(first, inverse_sum / inverse_square, times * weight * len(first) / n,
+                  float(np.sum(times * (count - weight)) / n))

@@ -22,7 +22,7 @@ from .fit import Fit, FitSettings
 from .law import Law
 from .linear import ridge
 from .lockstep import polish, polish_pooled
-from .pooled import Pooled
+from .pooled import group_sums, pooled
 
 # past this many rows a law with exponents is refitted on each resample's configurations: below
 # it the stacked polish of the rows is faster than compiling each resample (0.18 against 0.29 s
@@ -102,21 +102,11 @@ def _pooled_refits(compiler: Compiler, candidate: Candidate, y: np.ndarray, grou
     weighted by how often it was drawn (:mod:`exprsearch.pooled`): the same constants, to
     rounding, as the refits on every row, and a per-step log of 24 configurations measured
     4,000 times each is refitted on 24 rows instead of 96,000."""
-    inverse_sum = np.bincount(group, weights=1.0 / y)
-    inverse_square = np.bincount(group, weights=1.0 / y**2)
-    weight = inverse_sum**2 / inverse_square
-    first = order[np.cumsum(rows) - rows]  # each configuration's first row
-    compiled, pooled = [], []
-    for drawn in draws:
-        times = np.bincount(drawn, minlength=len(rows)).astype(float)
-        kept = np.flatnonzero(times)
-        size = float(times @ rows)
-        pooled.append(Pooled(first[kept], inverse_sum[kept] / inverse_square[kept],
-                             times[kept] * weight[kept] * len(kept) / size,
-                             float(times[kept] @ (rows[kept] - weight[kept]) / size)))
-        compiled.append(compiler.subset(first[kept]).compile(candidate))
+    per_configuration = (order[np.cumsum(rows) - rows], *group_sums(group, y))  # each one's first row and sums
+    resamples = [pooled(*per_configuration, np.bincount(drawn, minlength=len(rows)).astype(float)) for drawn in draws]
+    compiled = [compiler.subset(resample.rows).compile(candidate) for resample in resamples]
     # warm start: exponents polished locally from the full-data fit, not searched afresh
-    return polish_pooled(compiled, pooled, settings, [fitted] * len(draws))
+    return polish_pooled(compiled, resamples, settings, [fitted] * len(draws))
 
 
 def _linear(compiled: CompiledCandidate) -> bool:
