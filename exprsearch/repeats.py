@@ -132,7 +132,7 @@ def robust_note(dataset: Dataset, loss: str) -> str | None:
     """A note where a robust ``loss`` meets a table whose configurations repeat many times (a
     per-step log): its weights are refitted row by row for every law, minutes to hours there,
     while each configuration's median resists stray runs as well and is fitted on one row each."""
-    rows, configurations = len(dataset.y), int(row_groups(dataset.X)[1].max(initial=-1)) + 1
+    rows, configurations = len(dataset.y), int(dataset.configurations().max(initial=-1)) + 1
     if loss == "squared" or rows < ROBUST_ROWS or rows < 10 * configurations:
         return None
     return (f"--loss {loss} weighs each of the {rows:,} rows again for every law it fits, which takes long where "
